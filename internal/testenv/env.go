@@ -1,0 +1,316 @@
+package testenv
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// DefaultNodes are the node identities in the token file when Options.Nodes is empty.
+var DefaultNodes = []string{"node-a", "node-b", "node-c"}
+
+// Options configure Start. The zero value is a production-like control plane with the
+// DefaultNodes identities.
+type Options struct {
+	// BinDir holds kube-apiserver and etcd; default $VK_STATIC_TESTBIN or the Makefile's cache.
+	BinDir string
+	// Nodes get a bearer token each (system:node:<name>, group system:nodes).
+	Nodes []string
+	// ExtraAPIServerArgs are appended to the API server's command line.
+	ExtraAPIServerArgs []string
+}
+
+// Env is a running control plane. Its fields are read-only.
+type Env struct {
+	// Dir holds certificates, the token file, etcd's data (unless on tmpfs) and both logs.
+	Dir string
+	// Host is the API server's URL (https://127.0.0.1:PORT).
+	Host string
+	// CAFile / CAData is the CA that signed the API server's serving certificate and every
+	// client certificate, including the kubelet client certificate; an agent trusts it to
+	// authenticate the API server calling its HTTP API (--client-ca-file).
+	CAFile string
+	CAData []byte
+	// Admin is a system:masters client for test set-up and assertions.
+	Admin       kubernetes.Interface
+	AdminConfig *rest.Config
+
+	ca         *authority
+	nodeTokens map[string]string
+	etcdDir    string
+	etcd       *process
+	apiserver  *process
+}
+
+// Start launches etcd and kube-apiserver and returns once the API server is ready and the
+// default namespace has its ServiceAccount.
+func Start(ctx context.Context, opts Options) (*Env, error) {
+	bin, err := binDir(opts.BinDir)
+	if err != nil {
+		return nil, err
+	}
+	var lastErr error
+	for attempt := 0; attempt < 2; attempt++ { // a second try covers a lost free-port race
+		env, err := start(ctx, bin, opts)
+		if err == nil {
+			return env, nil
+		}
+		lastErr = err
+	}
+	return nil, lastErr
+}
+
+func binDir(dir string) (string, error) {
+	if dir == "" {
+		dir = os.Getenv("VK_STATIC_TESTBIN")
+	}
+	if dir == "" {
+		var err error
+		if dir, err = defaultBinDir(); err != nil {
+			return "", fmt.Errorf("locate the test control plane: %w (run `make testbin` or set VK_STATIC_TESTBIN)", err)
+		}
+	}
+	for _, name := range []string{"kube-apiserver", "etcd"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			return "", fmt.Errorf("test control plane binary %s missing in %s: run `make testbin` (or set VK_STATIC_TESTBIN): %w", name, dir, err)
+		}
+	}
+	return dir, nil
+}
+
+// defaultBinDir is the Makefile's TESTBIN: the user cache directory keyed by the first 12 hex
+// digits of hack/tools/go.sum's SHA-256, found by walking up from the working directory.
+func defaultBinDir() (string, error) {
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		sum, err := os.ReadFile(filepath.Join(d, "hack", "tools", "go.sum"))
+		if err == nil {
+			h := sha256.Sum256(sum)
+			return filepath.Join(cache, "vk-static", "testbin", "v1.36.3-"+hex.EncodeToString(h[:])[:12]), nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no hack/tools/go.sum above %s", wd)
+		}
+	}
+}
+
+func start(ctx context.Context, bin string, opts Options) (_ *Env, err error) {
+	dir, err := os.MkdirTemp("", "vk-static-testenv-")
+	if err != nil {
+		return nil, err
+	}
+	env := &Env{Dir: dir, nodeTokens: map[string]string{}}
+	defer func() {
+		if err != nil {
+			env.stop()
+			err = fmt.Errorf("%w (logs in %s)", err, dir)
+		}
+	}()
+	if env.ca, err = newAuthority(); err != nil {
+		return nil, err
+	}
+	env.CAData = env.ca.certPEM
+	env.CAFile = filepath.Join(dir, "ca.crt")
+	if err := os.WriteFile(env.CAFile, env.CAData, 0o600); err != nil {
+		return nil, err
+	}
+
+	etcdPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	peerPort, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	env.etcdDir = etcdDataDir(dir)
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(etcdPort)
+	peerURL := "http://127.0.0.1:" + strconv.Itoa(peerPort)
+	env.etcd, err = startProcess("etcd", filepath.Join(dir, "etcd.log"), filepath.Join(bin, "etcd"),
+		"--data-dir", env.etcdDir,
+		"--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
+		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
+		"--initial-cluster", "default="+peerURL,
+		"--unsafe-no-fsync", // tests never need durability across a crash
+		"--log-level", "warn",
+	)
+	if err != nil {
+		return nil, err
+	}
+
+	args, err := env.apiServerFlags(opts, etcdURL)
+	if err != nil {
+		return nil, err
+	}
+	env.apiserver, err = startProcess("kube-apiserver", filepath.Join(dir, "kube-apiserver.log"),
+		filepath.Join(bin, "kube-apiserver"), append(args, opts.ExtraAPIServerArgs...)...)
+	if err != nil {
+		return nil, err
+	}
+	if err := env.waitReady(ctx); err != nil {
+		return nil, err
+	}
+	if err := env.ensureDefaultServiceAccount(ctx, "default"); err != nil {
+		return nil, err
+	}
+	return env, nil
+}
+
+// etcdDataDir prefers tmpfs: etcd's fsyncs dominate API latency on a disk.
+func etcdDataDir(dir string) string {
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		if d, err := os.MkdirTemp("/dev/shm", "vk-static-etcd-"); err == nil {
+			return d
+		}
+	}
+	return filepath.Join(dir, "etcd")
+}
+
+func (e *Env) apiServerFlags(opts Options, etcdURL string) ([]string, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	e.Host = "https://127.0.0.1:" + strconv.Itoa(port)
+
+	serving, err := e.ca.issue(pkix.Name{CommonName: "kube-apiserver"},
+		[]string{"127.0.0.1", "localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "10.0.0.1"},
+		x509.ExtKeyUsageServerAuth)
+	if err != nil {
+		return nil, err
+	}
+	servingCert, servingKey, err := writeKeyPair(e.Dir, "apiserver", serving)
+	if err != nil {
+		return nil, err
+	}
+	// The identity the API server presents to the agent for logs/exec, as kubeadm names it.
+	kubeletClient, err := e.ca.issue(pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}},
+		nil, x509.ExtKeyUsageClientAuth)
+	if err != nil {
+		return nil, err
+	}
+	kubeletCert, kubeletKey, err := writeKeyPair(e.Dir, "apiserver-kubelet-client", kubeletClient)
+	if err != nil {
+		return nil, err
+	}
+	// Service-account tokens are signed with a key of their own.
+	saKey, err := e.ca.issue(pkix.Name{CommonName: "service-accounts"}, nil, x509.ExtKeyUsageClientAuth)
+	if err != nil {
+		return nil, err
+	}
+	_, saKeyFile, err := writeKeyPair(e.Dir, "sa", saKey)
+	if err != nil {
+		return nil, err
+	}
+	tokenFile, adminToken, err := e.writeTokenFile(opts.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	e.AdminConfig = e.tokenConfig(adminToken)
+	if e.Admin, err = kubernetes.NewForConfig(e.AdminConfig); err != nil {
+		return nil, err
+	}
+	return []string{
+		"--etcd-servers", etcdURL,
+		"--bind-address", "127.0.0.1",
+		"--advertise-address", "127.0.0.1",
+		"--secure-port", strconv.Itoa(port),
+		"--tls-cert-file", servingCert, "--tls-private-key-file", servingKey,
+		"--cert-dir", filepath.Join(e.Dir, "certs"),
+		"--authorization-mode", "Node,RBAC",
+		"--enable-admission-plugins", "NodeRestriction",
+		"--token-auth-file", tokenFile,
+		"--client-ca-file", e.CAFile,
+		"--kubelet-client-certificate", kubeletCert, "--kubelet-client-key", kubeletKey,
+		"--kubelet-preferred-address-types", "InternalIP",
+		"--service-account-issuer", "https://kubernetes.default.svc",
+		"--service-account-key-file", saKeyFile,
+		"--service-account-signing-key-file", saKeyFile,
+		"--service-cluster-ip-range", "10.0.0.0/24",
+		"--allow-privileged=true", // kubeadm-style static pods (hostNetwork, privileged) must mirror
+		"--profiling=false",
+		"--v=1",
+	}, nil
+}
+
+// writeTokenFile writes the static token file: one admin and one identity per node, as
+// "token,user,uid,groups".
+func (e *Env) writeTokenFile(nodes []string) (path, adminToken string, err error) {
+	if len(nodes) == 0 {
+		nodes = DefaultNodes
+	}
+	adminToken = randomToken()
+	lines := []string{adminToken + ",admin,admin-uid,\"system:masters\""}
+	for _, n := range nodes {
+		tok := randomToken()
+		e.nodeTokens[n] = tok
+		lines = append(lines, fmt.Sprintf("%s,system:node:%s,node-%s-uid,\"system:nodes\"", tok, n, n))
+	}
+	path = filepath.Join(e.Dir, "tokens.csv")
+	return path, adminToken, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+}
+
+func randomToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// waitReady polls /readyz until it answers ok, a process dies, or 60 s pass.
+func (e *Env) waitReady(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	rc := e.Admin.Discovery().RESTClient()
+	for {
+		body, err := rc.Get().AbsPath("/readyz").DoRaw(ctx)
+		if err == nil && string(body) == "ok" {
+			return nil
+		}
+		for _, p := range []*process{e.etcd, e.apiserver} {
+			if p.exited() {
+				return fmt.Errorf("%s exited during start-up", p.name)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kube-apiserver not ready: %w (last: %v)", ctx.Err(), err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Stop kills both processes and removes the environment's files. keepLogs leaves Dir (with
+// both logs) in place and returns its path in the error-free case for the caller to print.
+func (e *Env) Stop(keepLogs bool) {
+	e.stop()
+	if !keepLogs {
+		_ = os.RemoveAll(e.Dir)
+	}
+}
+
+func (e *Env) stop() {
+	e.apiserver.stop(5 * time.Second)
+	e.etcd.stop(5 * time.Second)
+	if e.etcdDir != "" && strings.HasPrefix(e.etcdDir, "/dev/shm/") {
+		_ = os.RemoveAll(e.etcdDir)
+	}
+}

@@ -1,0 +1,30 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Provider errors are classified by kind, through any amount of %w wrapping.
+var (
+	// ErrNotFound: the provider does not run the pod (GetPod, GetPodStatus, DeletePod).
+	ErrNotFound = errors.New("not found")
+	// ErrInvalidInput: the pod cannot be run as specified; retrying will not help.
+	ErrInvalidInput = errors.New("invalid input")
+)
+
+// NotFound returns an error that IsNotFound recognises.
+func NotFound(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrNotFound, fmt.Sprintf(format, args...))
+}
+
+// InvalidInput returns an error that IsInvalidInput recognises.
+func InvalidInput(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidInput, fmt.Sprintf(format, args...))
+}
+
+// IsNotFound reports whether err, or any error it wraps, is a not-found error.
+func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// IsInvalidInput reports whether err, or any error it wraps, is an invalid-input error.
+func IsInvalidInput(err error) bool { return errors.Is(err, ErrInvalidInput) }
