@@ -1,0 +1,42 @@
+package sources
+
+import (
+	"fmt"
+)
+
+// Problem is a rejected manifest or pod: a file or HTTP body that failed to decode, or a pod
+// refused by the merger (duplicate name). The lifecycle loop turns Problems into Events on the
+// Node and a metric; sources only report them.
+type Problem struct {
+	// Source is podutil.FileSource, podutil.HTTPSource or podutil.APIServerSource.
+	Source string
+	// Location is the file path or URL (credentials redacted), or the pod's full name when the
+	// pod has no better location.
+	Location string
+	// Err says what is wrong; for decode failures it is a *DecodeError and errors.Is works with
+	// ErrInvalid, ErrForbiddenReference, ErrTooLarge, ErrSyntax, ErrNotAPod and ErrDuplicateName.
+	Err error
+}
+
+func (p Problem) String() string {
+	return fmt.Sprintf("%s source: %s: %v", p.Source, p.Location, p.Err)
+}
+
+// ProblemReporter receives Problems. ReportProblem must not block: it is called from the
+// sources' own loops. Each distinct problem is reported once, not on every re-list or poll.
+type ProblemReporter interface {
+	ReportProblem(Problem)
+}
+
+// ProblemReporterFunc adapts a function to ProblemReporter.
+type ProblemReporterFunc func(Problem)
+
+// ReportProblem calls f(p).
+func (f ProblemReporterFunc) ReportProblem(p Problem) { f(p) }
+
+// report sends p to r; a nil reporter is allowed and drops it.
+func report(r ProblemReporter, p Problem) {
+	if r != nil {
+		r.ReportProblem(p)
+	}
+}

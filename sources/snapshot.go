@@ -1,0 +1,65 @@
+package sources
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Snapshot is one source's complete set of pods at one moment. Sources only ever send full
+// snapshots: a pod missing from a snapshot is gone from that source.
+//
+// Pods in a snapshot are read-only: the sender may reuse them in later snapshots and the
+// receiver may keep them.
+type Snapshot struct {
+	// Source is podutil.FileSource, podutil.HTTPSource or podutil.APIServerSource.
+	Source string
+	// Pods in the order the source found them (files by name, documents by position). When two
+	// pods of one snapshot claim the same full name, the earlier one keeps it.
+	Pods []*corev1.Pod
+	// Locations optionally names where each pod came from (file path, URL), by UID. It is only
+	// used to make Problems precise.
+	Locations map[types.UID]string
+}
+
+// Op is the kind of a PodUpdate.
+type Op int
+
+// The operations, in the order the merger emits them for one snapshot.
+const (
+	// REMOVE: the pod is gone from its source; stop it (honouring its grace period) and forget it.
+	REMOVE Op = iota
+	// ADD: a pod the agent has not seen before.
+	ADD
+	// UPDATE: the pod's spec, labels, annotations or owner references changed.
+	UPDATE
+	// DELETE: graceful deletion of an API pod started (deletionTimestamp newly set, or its
+	// grace period changed).
+	DELETE
+	// RECONCILE: only the pod's status changed in the API server.
+	RECONCILE
+)
+
+func (o Op) String() string {
+	switch o {
+	case REMOVE:
+		return "REMOVE"
+	case ADD:
+		return "ADD"
+	case UPDATE:
+		return "UPDATE"
+	case DELETE:
+		return "DELETE"
+	case RECONCILE:
+		return "RECONCILE"
+	}
+	return fmt.Sprintf("Op(%d)", int(o))
+}
+
+// PodUpdate is what the merger emits: one operation on pods of one source. Pods are read-only.
+type PodUpdate struct {
+	Op     Op
+	Source string
+	Pods   []*corev1.Pod
+}
