@@ -1,0 +1,201 @@
+package mock
+
+import (
+	"container/heap"
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// background is the provider's pending work: status notifications not yet delivered and delayed
+// transitions not yet due. Its fields are guarded by Provider.mu; one goroutine (run) does
+// the work while the context given to NotifyPods lives.
+type background struct {
+	callback func(*corev1.Pod)
+	running  bool
+
+	// order and pending coalesce notifications: a pod's key is queued once, and delivery sends
+	// the newest state stored in pending at that time.
+	order   []string
+	pending map[string]*corev1.Pod
+
+	due  transitionHeap
+	wake chan struct{} // capacity 1: "there is new work"
+}
+
+func newBackground(size int) background {
+	return background{
+		pending: make(map[string]*corev1.Pod, size),
+		wake:    make(chan struct{}, 1),
+	}
+}
+
+func (b *background) signal() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// notifyLocked queues pod (read-only from now on) for delivery.
+func (b *background) notifyLocked(key string, pod *corev1.Pod) {
+	if _, queued := b.pending[key]; !queued {
+		b.order = append(b.order, key)
+	}
+	b.pending[key] = pod
+	b.signal()
+}
+
+// transitionKind is a delayed change of a pod's state.
+type transitionKind int
+
+const (
+	becomeRunning transitionKind = iota // create-delay over
+	finish                              // run-duration over: containers exit on their own
+	terminate                           // delete-delay over: containers stopped
+)
+
+type transition struct {
+	at   time.Time
+	key  string
+	uid  types.UID
+	kind transitionKind
+}
+
+func (b *background) scheduleLocked(at time.Time, key string, uid types.UID, kind transitionKind) {
+	heap.Push(&b.due, transition{at: at, key: key, uid: uid, kind: kind})
+	b.signal()
+}
+
+// NotifyPods registers cb for status changes and starts the background goroutine, which stops
+// with ctx. A later call replaces cb (and restarts the goroutine if its context has ended).
+func (p *Provider) NotifyPods(ctx context.Context, cb func(*corev1.Pod)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.bg.callback = cb
+	if p.bg.running {
+		return
+	}
+	p.bg.running = true
+	go p.run(ctx)
+}
+
+// run delivers notifications and applies due transitions until ctx ends.
+func (p *Provider) run(ctx context.Context) {
+	for {
+		p.mu.Lock()
+		now := p.cfg.Clock.Now()
+		p.applyDueLocked(now)
+		order, pending, cb := p.bg.order, p.bg.pending, p.bg.callback
+		if len(order) > 0 {
+			p.bg.order, p.bg.pending = nil, make(map[string]*corev1.Pod, len(pending))
+		}
+		var next time.Time
+		if len(p.bg.due) > 0 {
+			next = p.bg.due[0].at
+		}
+		if ctx.Err() != nil {
+			p.bg.running = false
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+
+		if len(order) > 0 {
+			for _, key := range order {
+				if ctx.Err() != nil {
+					p.requeue(order, pending)
+					break
+				}
+				cb(pending[key])
+				delete(pending, key)
+			}
+			continue // more may have arrived while delivering
+		}
+
+		p.wait(ctx, now, next)
+	}
+}
+
+// wait returns when ctx ends, new work arrives or next (unless zero) is due.
+func (p *Provider) wait(ctx context.Context, now, next time.Time) {
+	var fire <-chan time.Time
+	if !next.IsZero() {
+		t := p.cfg.Clock.NewTimer(next.Sub(now))
+		defer t.Stop()
+		fire = t.C()
+	}
+	select {
+	case <-ctx.Done():
+	case <-p.bg.wake:
+	case <-fire:
+	}
+}
+
+// requeue puts undelivered notifications back (behind newer ones) for a later NotifyPods.
+func (p *Provider) requeue(order []string, pending map[string]*corev1.Pod) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, key := range order {
+		pod, ok := pending[key]
+		if !ok {
+			continue
+		}
+		if _, newer := p.bg.pending[key]; newer {
+			continue
+		}
+		p.bg.order = append(p.bg.order, key)
+		p.bg.pending[key] = pod
+	}
+}
+
+// applyDueLocked applies every transition due at now. A transition whose pod is gone, was
+// replaced (another UID) or changed state meanwhile is dropped.
+func (p *Provider) applyDueLocked(now time.Time) {
+	for len(p.bg.due) > 0 && !p.bg.due[0].at.After(now) {
+		tr := heap.Pop(&p.bg.due).(transition)
+		e, ok := p.pods[tr.key]
+		if !ok || e.pod.UID != tr.uid {
+			continue
+		}
+		t := metav1.NewTime(now)
+		switch tr.kind {
+		case becomeRunning:
+			if e.terminating || e.pod.Status.Phase != corev1.PodPending {
+				continue
+			}
+			running := e.pod.DeepCopy()
+			running.Status = p.runningStatus(running, &e.pod.Status, t)
+			p.storeLocked(tr.key, e, running)
+			p.scheduleFinishLocked(tr.key, e, running, now)
+		case finish:
+			if e.terminating || e.pod.Status.Phase != corev1.PodRunning {
+				continue
+			}
+			done := e.pod.DeepCopy()
+			done.Status = terminatedStatus(done.Status, e.behaviour.exitCode, t)
+			p.storeLocked(tr.key, e, done)
+		case terminate:
+			if e.terminating {
+				p.terminateLocked(tr.key, e, t)
+			}
+		}
+	}
+}
+
+// transitionHeap orders transitions by due time (container/heap).
+type transitionHeap []transition
+
+func (h transitionHeap) Len() int           { return len(h) }
+func (h transitionHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h transitionHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *transitionHeap) Push(x any)        { *h = append(*h, x.(transition)) }
+func (h *transitionHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,95 @@
+package mock
+
+import (
+	"context"
+	"runtime"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Ping reports the error set with SetPingError, nil by default.
+func (p *Provider) Ping(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pingErr
+}
+
+// SetPingError makes Ping fail with err (nil: healthy again), to simulate a broken backend.
+func (p *Provider) SetPingError(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pingErr = err
+}
+
+// NotifyNodeStatus registers cb; ReportNodeStatus calls it.
+func (p *Provider) NotifyNodeStatus(ctx context.Context, cb func(*corev1.Node)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.nodeNotifier = cb
+}
+
+// ReportNodeStatus hands node to the NotifyNodeStatus callback (if any) on the calling
+// goroutine, to simulate a change of the node's health or capacity.
+func (p *Provider) ReportNodeStatus(node *corev1.Node) {
+	p.mu.Lock()
+	cb := p.nodeNotifier
+	p.mu.Unlock()
+	if cb != nil {
+		cb(node)
+	}
+}
+
+// Capacity is the simulated node's capacity (and allocatable): cpu, memory and pods.
+func (p *Provider) Capacity() corev1.ResourceList {
+	return corev1.ResourceList{
+		corev1.ResourceCPU:    p.cfg.CPU.DeepCopy(),
+		corev1.ResourceMemory: p.cfg.Memory.DeepCopy(),
+		corev1.ResourcePods:   p.cfg.Pods.DeepCopy(),
+	}
+}
+
+// NodeConditions are the simulated node's conditions: Ready, and no memory, disk or PID pressure.
+func (p *Provider) NodeConditions() []corev1.NodeCondition {
+	now := p.now()
+	cond := func(typ corev1.NodeConditionType, status corev1.ConditionStatus, reason, message string) corev1.NodeCondition {
+		return corev1.NodeCondition{
+			Type: typ, Status: status, Reason: reason, Message: message,
+			LastHeartbeatTime: now, LastTransitionTime: now,
+		}
+	}
+	return []corev1.NodeCondition{
+		cond(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady", "mock provider is ready"),
+		cond(corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory", "mock provider has sufficient memory available"),
+		cond(corev1.NodeDiskPressure, corev1.ConditionFalse, "KubeletHasNoDiskPressure", "mock provider has no disk pressure"),
+		cond(corev1.NodePIDPressure, corev1.ConditionFalse, "KubeletHasSufficientPID", "mock provider has sufficient PID available"),
+	}
+}
+
+// ConfigureNode fills node's capacity, allocatable, conditions and InternalIP address, leaving
+// what the caller already set in place (labels, taints, nodeInfo, daemon endpoints).
+func (p *Provider) ConfigureNode(node *corev1.Node) {
+	node.Status.Capacity = p.Capacity()
+	node.Status.Allocatable = p.Capacity()
+	node.Status.Conditions = p.NodeConditions()
+	if !hasAddress(node, corev1.NodeInternalIP) {
+		node.Status.Addresses = append(node.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: p.cfg.InternalIP})
+	}
+	if node.Status.NodeInfo.OperatingSystem == "" {
+		node.Status.NodeInfo.OperatingSystem = runtime.GOOS
+	}
+	if node.Status.NodeInfo.Architecture == "" {
+		node.Status.NodeInfo.Architecture = runtime.GOARCH
+	}
+}
+
+func hasAddress(node *corev1.Node, typ corev1.NodeAddressType) bool {
+	for _, a := range node.Status.Addresses {
+		if a.Type == typ {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,278 @@
+package mock
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vk-static/vk-static/node"
+)
+
+// Provider simulates pods. It is safe for concurrent use; create it with New.
+type Provider struct {
+	cfg Config
+
+	mu sync.Mutex
+	// pods holds every pod the provider runs, by namespace/name. A stored *corev1.Pod is never
+	// modified: a change stores a new copy, so a notification can hand out the stored pointer.
+	pods  map[string]*podEntry
+	calls map[types.UID]*Calls
+	bg    background // notification queue and delayed transitions, guarded by mu
+
+	pingErr      error
+	nodeNotifier func(*corev1.Node)
+}
+
+// podEntry is one pod the provider runs.
+type podEntry struct {
+	pod         *corev1.Pod
+	behaviour   behaviour
+	terminating bool
+}
+
+var (
+	_ node.PodLifecycleHandler = (*Provider)(nil)
+	_ node.PodNotifier         = (*Provider)(nil)
+	_ node.NodeProvider        = (*Provider)(nil)
+)
+
+// New returns a provider for the node cfg describes.
+func New(cfg Config) (*Provider, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	size := int(cfg.Pods.Value())
+	return &Provider{
+		cfg:   cfg,
+		pods:  make(map[string]*podEntry, size),
+		calls: make(map[types.UID]*Calls, size),
+		bg:    newBackground(size),
+	}, nil
+}
+
+func podKey(namespace, name string) string { return namespace + "/" + name }
+
+func (p *Provider) now() metav1.Time { return metav1.NewTime(p.cfg.Clock.Now()) }
+
+// countLocked returns the call counters of uid, creating them on first use.
+func (p *Provider) countLocked(uid types.UID) *Calls {
+	c := p.calls[uid]
+	if c == nil {
+		c = &Calls{}
+		p.calls[uid] = c
+	}
+	return c
+}
+
+// storeLocked makes pod the current state of its entry and queues its notification.
+func (p *Provider) storeLocked(key string, e *podEntry, pod *corev1.Pod) {
+	e.pod = pod
+	p.bg.notifyLocked(key, pod)
+}
+
+// CreatePod starts pod: Running at once, or Pending for its create-delay.
+func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
+	key := podKey(pod.Namespace, pod.Name)
+	b, err := parseBehaviour(pod)
+	if err != nil {
+		return node.InvalidInput("mock: pod %s: %v", key, err)
+	}
+	stored := pod.DeepCopy()
+	if stored.Spec.NodeName == "" {
+		stored.Spec.NodeName = p.cfg.NodeName
+	}
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	calls := p.countLocked(pod.UID)
+	calls.Create++
+	if b.createInvalid != "" {
+		return node.InvalidInput("mock: pod %s: %s", key, b.createInvalid)
+	}
+	if b.createError != "" && (b.createErrorTimes == 0 || calls.Create <= b.createErrorTimes) {
+		return fmt.Errorf("mock: create pod %s: %s", key, b.createError)
+	}
+	if old, ok := p.pods[key]; ok {
+		if old.pod.UID == pod.UID {
+			return nil // already running: creating again changes nothing
+		}
+		if !isTerminal(&old.pod.Status) {
+			// The caller must let the old pod terminate first (an edited static pod).
+			return fmt.Errorf("mock: create pod %s (UID %s): the name is still used by UID %s", key, pod.UID, old.pod.UID)
+		}
+	}
+
+	now := p.now()
+	e := &podEntry{behaviour: b}
+	p.pods[key] = e
+	if b.createDelay > 0 {
+		stored.Status = p.pendingStatus(stored, now)
+		p.bg.scheduleLocked(now.Add(b.createDelay), key, pod.UID, becomeRunning)
+	} else {
+		stored.Status = p.runningStatus(stored, nil, now)
+		p.scheduleFinishLocked(key, e, stored, now.Time)
+	}
+	p.storeLocked(key, e, stored)
+	return nil
+}
+
+// scheduleFinishLocked schedules the end of a pod that finishes on its own.
+func (p *Provider) scheduleFinishLocked(key string, e *podEntry, pod *corev1.Pod, now time.Time) {
+	if e.behaviour.finishesOnItsOwn(pod) {
+		p.bg.scheduleLocked(now.Add(e.behaviour.runDuration), key, pod.UID, finish)
+	}
+}
+
+// UpdatePod applies a spec change; a container whose image changed restarts with it.
+func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
+	key := podKey(pod.Namespace, pod.Name)
+	spec := pod.Spec.DeepCopy()
+	labels, annotations := copyMap(pod.Labels), copyMap(pod.Annotations)
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.countLocked(pod.UID).Update++
+	e, ok := p.pods[key]
+	if !ok || (pod.UID != "" && e.pod.UID != pod.UID) {
+		return node.NotFound("mock: pod %s (UID %s)", key, pod.UID)
+	}
+	if e.terminating || isTerminal(&e.pod.Status) {
+		return nil // nothing left to update
+	}
+	updated := e.pod.DeepCopy()
+	updated.Spec, updated.Labels, updated.Annotations = *spec, labels, annotations
+	if updated.Spec.NodeName == "" {
+		updated.Spec.NodeName = p.cfg.NodeName
+	}
+	now := p.now()
+	images := make(map[string]string, len(spec.Containers))
+	for _, c := range spec.Containers {
+		images[c.Name] = c.Image
+	}
+	for i := range updated.Status.ContainerStatuses {
+		cs := &updated.Status.ContainerStatuses[i]
+		image, ok := images[cs.Name]
+		if !ok || image == cs.Image {
+			continue
+		}
+		cs.Image, cs.RestartCount = image, cs.RestartCount+1
+		if cs.State.Running != nil {
+			cs.ImageID = imageID(image)
+			cs.State.Running = &corev1.ContainerStateRunning{StartedAt: now}
+		}
+	}
+	p.storeLocked(key, e, updated)
+	return nil
+}
+
+// DeletePod stops pod: at once, or after its delete-delay (capped at its grace period). The
+// terminal status is delivered through NotifyPods and the pod is forgotten.
+func (p *Provider) DeletePod(ctx context.Context, pod *corev1.Pod) error {
+	key := podKey(pod.Namespace, pod.Name)
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.countLocked(pod.UID).Delete++
+	e, ok := p.pods[key]
+	if !ok || (pod.UID != "" && e.pod.UID != pod.UID) {
+		return node.NotFound("mock: pod %s (UID %s)", key, pod.UID)
+	}
+	if e.behaviour.deleteError != "" {
+		return fmt.Errorf("mock: delete pod %s: %s", key, e.behaviour.deleteError)
+	}
+	if e.terminating {
+		return nil // already stopping
+	}
+	e.terminating = true
+	now := p.now()
+	stopping := e.pod.DeepCopy()
+	if pod.DeletionTimestamp != nil {
+		stopping.DeletionTimestamp = pod.DeletionTimestamp.DeepCopy()
+	} else {
+		stopping.DeletionTimestamp = &now
+	}
+	if pod.DeletionGracePeriodSeconds != nil {
+		grace := *pod.DeletionGracePeriodSeconds
+		stopping.DeletionGracePeriodSeconds = &grace
+	}
+	if delay := e.behaviour.shutdownDelay(stopping); delay > 0 && !isTerminal(&stopping.Status) {
+		p.storeLocked(key, e, stopping)
+		p.bg.scheduleLocked(now.Add(delay), key, stopping.UID, terminate)
+		return nil
+	}
+	e.pod = stopping
+	p.terminateLocked(key, e, now)
+	return nil
+}
+
+// terminateLocked ends a deleted pod's containers, reports it and forgets it.
+func (p *Provider) terminateLocked(key string, e *podEntry, now metav1.Time) {
+	done := e.pod.DeepCopy()
+	if !isTerminal(&done.Status) {
+		done.Status = terminatedStatus(done.Status, e.behaviour.exitCode, now)
+	}
+	delete(p.pods, key)
+	p.bg.notifyLocked(key, done)
+}
+
+// GetPod returns a copy of the pod as the provider runs it.
+func (p *Provider) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
+	p.mu.Lock()
+	e, ok := p.pods[podKey(namespace, name)]
+	var pod *corev1.Pod
+	if ok {
+		pod = e.pod // immutable: copied outside the lock
+	}
+	p.mu.Unlock()
+	if !ok {
+		return nil, node.NotFound("mock: pod %s/%s", namespace, name)
+	}
+	return pod.DeepCopy(), nil
+}
+
+// GetPodStatus returns a copy of the pod's current status.
+func (p *Provider) GetPodStatus(ctx context.Context, namespace, name string) (*corev1.PodStatus, error) {
+	pod, err := p.GetPod(ctx, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return &pod.Status, nil
+}
+
+// GetPods returns a copy of every pod the provider runs, including finished ones not yet deleted.
+func (p *Provider) GetPods(ctx context.Context) ([]*corev1.Pod, error) {
+	p.mu.Lock()
+	pods := make([]*corev1.Pod, 0, len(p.pods))
+	for _, e := range p.pods {
+		pods = append(pods, e.pod)
+	}
+	p.mu.Unlock()
+	for i, pod := range pods {
+		pods[i] = pod.DeepCopy()
+	}
+	return pods, nil
+}
+
+// Len is the number of pods the provider runs (finished pods included until deleted).
+func (p *Provider) Len() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.pods)
+}
+
+func copyMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}

@@ -1,0 +1,163 @@
+package mock
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The status builders below write what the kubelet would report for a pod whose containers
+// are simulated; timestamps come from the provider's clock.
+
+// podConditionTypes are the conditions the kubelet reports, in its order.
+var podConditionTypes = [...]corev1.PodConditionType{
+	corev1.PodScheduled,
+	corev1.PodReadyToStartContainers,
+	corev1.PodInitialized,
+	corev1.ContainersReady,
+	corev1.PodReady,
+}
+
+// setCondition sets condition typ to status, moving lastTransitionTime only on a change.
+func setCondition(st *corev1.PodStatus, typ corev1.PodConditionType, status corev1.ConditionStatus, reason string, now metav1.Time) {
+	for i := range st.Conditions {
+		c := &st.Conditions[i]
+		if c.Type != typ {
+			continue
+		}
+		if c.Status != status {
+			c.Status, c.LastTransitionTime = status, now
+		}
+		c.Reason = reason
+		return
+	}
+	st.Conditions = append(st.Conditions, corev1.PodCondition{Type: typ, Status: status, Reason: reason, LastTransitionTime: now})
+}
+
+func (p *Provider) addresses(st *corev1.PodStatus) {
+	st.HostIP, st.HostIPs = p.cfg.InternalIP, []corev1.HostIP{{IP: p.cfg.InternalIP}}
+	st.PodIP, st.PodIPs = p.cfg.PodIP, []corev1.PodIP{{IP: p.cfg.PodIP}}
+}
+
+func containerID(pod *corev1.Pod, name string) string {
+	return fmt.Sprintf("mock://%s/%s", pod.UID, name)
+}
+
+func imageID(image string) string { return "mock://" + image }
+
+// isSidecar reports whether an init container keeps running beside the main containers.
+func isSidecar(c *corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+}
+
+// pendingStatus is a pod accepted but still creating its containers (create-delay).
+func (p *Provider) pendingStatus(pod *corev1.Pod, now metav1.Time) corev1.PodStatus {
+	st := corev1.PodStatus{Phase: corev1.PodPending, StartTime: &now}
+	p.addresses(&st)
+	for _, typ := range podConditionTypes {
+		status := corev1.ConditionFalse
+		if typ == corev1.PodScheduled {
+			status = corev1.ConditionTrue
+		}
+		setCondition(&st, typ, status, "", now)
+	}
+	waiting := func(c *corev1.Container) corev1.ContainerStatus {
+		return corev1.ContainerStatus{
+			Name: c.Name, Image: c.Image,
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}},
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		st.InitContainerStatuses = append(st.InitContainerStatuses, waiting(&pod.Spec.InitContainers[i]))
+	}
+	for i := range pod.Spec.Containers {
+		st.ContainerStatuses = append(st.ContainerStatuses, waiting(&pod.Spec.Containers[i]))
+	}
+	return st
+}
+
+// runningStatus turns prev (nil for a new pod) into Running: init containers completed (sidecars
+// running), every container running, ready and started, every condition True.
+func (p *Provider) runningStatus(pod *corev1.Pod, prev *corev1.PodStatus, now metav1.Time) corev1.PodStatus {
+	var st corev1.PodStatus
+	if prev != nil {
+		st.Conditions = prev.Conditions
+		st.StartTime = prev.StartTime
+	}
+	if st.StartTime == nil {
+		st.StartTime = &now
+	}
+	st.Phase = corev1.PodRunning
+	p.addresses(&st)
+	for _, typ := range podConditionTypes {
+		setCondition(&st, typ, corev1.ConditionTrue, "", now)
+	}
+	running := func(c *corev1.Container) corev1.ContainerStatus {
+		started := true
+		return corev1.ContainerStatus{
+			Name: c.Name, Image: c.Image, ImageID: imageID(c.Image), ContainerID: containerID(pod, c.Name),
+			Ready: true, Started: &started,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+		}
+	}
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		if isSidecar(c) {
+			st.InitContainerStatuses = append(st.InitContainerStatuses, running(c))
+			continue
+		}
+		started := false
+		st.InitContainerStatuses = append(st.InitContainerStatuses, corev1.ContainerStatus{
+			Name: c.Name, Image: c.Image, ImageID: imageID(c.Image), ContainerID: containerID(pod, c.Name),
+			Ready: true, Started: &started,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 0, Reason: "Completed", StartedAt: now, FinishedAt: now, ContainerID: containerID(pod, c.Name),
+			}},
+		})
+	}
+	for i := range pod.Spec.Containers {
+		st.ContainerStatuses = append(st.ContainerStatuses, running(&pod.Spec.Containers[i]))
+	}
+	return st
+}
+
+// terminatedStatus ends every running (or still waiting) container of prev with exitCode.
+// Phase is Succeeded for exit code 0, else Failed.
+func terminatedStatus(prev corev1.PodStatus, exitCode int32, now metav1.Time) corev1.PodStatus {
+	st := *prev.DeepCopy()
+	reason, phase := "Completed", corev1.PodSucceeded
+	if exitCode != 0 {
+		reason, phase = "Error", corev1.PodFailed
+	}
+	st.Phase = phase
+	end := func(cs *corev1.ContainerStatus) {
+		if cs.State.Terminated != nil {
+			return
+		}
+		startedAt := now
+		if cs.State.Running != nil {
+			startedAt = cs.State.Running.StartedAt
+		}
+		cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: exitCode, Reason: reason, StartedAt: startedAt, FinishedAt: now, ContainerID: cs.ContainerID,
+		}}
+		started := false
+		cs.Ready, cs.Started = false, &started
+	}
+	for i := range st.InitContainerStatuses {
+		end(&st.InitContainerStatuses[i])
+	}
+	for i := range st.ContainerStatuses {
+		end(&st.ContainerStatuses[i])
+	}
+	setCondition(&st, corev1.PodReadyToStartContainers, corev1.ConditionFalse, "", now)
+	setCondition(&st, corev1.ContainersReady, corev1.ConditionFalse, "PodCompleted", now)
+	setCondition(&st, corev1.PodReady, corev1.ConditionFalse, "PodCompleted", now)
+	return st
+}
+
+// isTerminal reports whether the pod's phase is final.
+func isTerminal(st *corev1.PodStatus) bool {
+	return st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed
+}
