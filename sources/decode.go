@@ -218,7 +218,7 @@ func strictUnmarshal(raw []byte, into any, p problems) bool {
 func checkQuantities(raw []byte, p problems) {
 	var shape struct {
 		Spec struct {
-			Overhead       map[string]any `json:"overhead"`
+			Overhead       map[string]any       `json:"overhead"`
 			Containers     []containerResources `json:"containers"`
 			InitContainers []containerResources `json:"initContainers"`
 		} `json:"spec"`
