@@ -1,0 +1,341 @@
+package sources
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/vk-static/vk-static/podutil"
+)
+
+// DefaultFileCheckFrequency is how often the file source re-lists as a safety net for missed
+// fsnotify events (the kubelet's --file-check-frequency default).
+const DefaultFileCheckFrequency = 20 * time.Second
+
+// fileDebounce lets an editor's burst of events (write, rename, chmod) settle into one re-list.
+const fileDebounce = 50 * time.Millisecond
+
+// Back-off for re-establishing file watches that could not be set up.
+const (
+	watchRetryInitial = 100 * time.Millisecond
+	watchRetryMax     = 10 * time.Second
+)
+
+// FileConfig configures a FileSource.
+type FileConfig struct {
+	// Path is a directory (every *.yaml, *.yml and *.json in it, not recursive; dotfiles and
+	// other names ignored) or a single manifest file. Symlinks are followed. Required.
+	Path string
+	// NodeName is the node the static pods are for. Required.
+	NodeName string
+	// CheckFrequency is the period of the full re-list; 0 means DefaultFileCheckFrequency.
+	CheckFrequency time.Duration
+	// Problems receives manifests that fail to decode (once per distinct failure); may be nil.
+	Problems ProblemReporter
+	// Clock drives the re-list, debounce and back-off; nil means the real clock.
+	Clock clock.WithTicker
+}
+
+// FileSource reads static pod manifests from a directory or a file and sends full snapshots
+// whenever they change: on fsnotify events and on a periodic re-list.
+//
+// A file that fails to decode keeps the pods it last decoded to (the kubelet would drop them
+// and kill the pods) and is reported once per distinct content. A missing or empty directory is
+// an empty snapshot.
+type FileSource struct {
+	cfg FileConfig
+	// files is the last read of every manifest file, by path. Only Run's goroutine uses it.
+	files map[string]*manifestFile
+}
+
+// manifestFile is what the source knows about one file.
+type manifestFile struct {
+	digest  [sha256.Size]byte // of the content last read
+	failure string            // non-empty when that content was rejected (already reported)
+	pods    []*corev1.Pod     // the last good decode (kept while the file is bad)
+}
+
+// NewFileSource validates cfg and returns a source ready to Run.
+func NewFileSource(cfg FileConfig) (*FileSource, error) {
+	if cfg.Path == "" {
+		return nil, errors.New("sources: FileConfig.Path is required")
+	}
+	if cfg.NodeName == "" {
+		return nil, errors.New("sources: FileConfig.NodeName is required")
+	}
+	if cfg.CheckFrequency < 0 {
+		return nil, fmt.Errorf("sources: FileConfig.CheckFrequency must not be negative, got %v", cfg.CheckFrequency)
+	}
+	if cfg.CheckFrequency == 0 {
+		cfg.CheckFrequency = DefaultFileCheckFrequency
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	cfg.Path = filepath.Clean(cfg.Path)
+	return &FileSource{cfg: cfg, files: map[string]*manifestFile{}}, nil
+}
+
+// Name is podutil.FileSource.
+func (s *FileSource) Name() string { return podutil.FileSource }
+
+// Run sends a snapshot at once, then one after every change, until ctx is done. It returns only
+// after its goroutines have stopped.
+func (s *FileSource) Run(ctx context.Context, out chan<- Snapshot) {
+	logger := klog.FromContext(ctx).WithValues("source", podutil.FileSource, "path", s.cfg.Path)
+	ctx = klog.NewContext(ctx, logger)
+	clk := s.cfg.Clock
+	w := newDirWatch(s.cfg.Path)
+	defer w.close()
+
+	// retry re-establishes watches that could not be set up, with back-off. The parent watch
+	// makes the common case (the directory removed and recreated) immediate; this covers the
+	// rest (the parent missing too, inotify limits).
+	var retry clock.Timer
+	var retryC <-chan time.Time
+	backoff := watchRetryInitial
+	establish := func() {
+		if w.establish(logger) {
+			backoff = watchRetryInitial
+			return
+		}
+		if retry == nil {
+			retry = clk.NewTimer(backoff)
+			retryC = retry.C()
+			backoff = min(2*backoff, watchRetryMax)
+		}
+	}
+	defer func() {
+		if retry != nil {
+			retry.Stop()
+		}
+	}()
+
+	// debounce lets an editor's burst of events (write, rename, chmod) settle into one re-list.
+	var debounce clock.Timer
+	var debounceC <-chan time.Time
+	defer func() {
+		if debounce != nil {
+			debounce.Stop()
+		}
+	}()
+
+	ticker := clk.NewTicker(s.cfg.CheckFrequency)
+	defer ticker.Stop()
+
+	var last []*corev1.Pod
+	first := true
+	send := func() bool {
+		snap := s.list(ctx)
+		if !first && samePods(last, snap.Pods) {
+			return true
+		}
+		select {
+		case out <- snap:
+			first, last = false, snap.Pods
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+
+	establish() // before the first list, so that nothing written after the list is missed
+	if !send() {
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C():
+			logger.V(5).Info("Periodic re-list")
+			if !send() {
+				return
+			}
+		case <-w.changed():
+			if debounce == nil {
+				debounce = clk.NewTimer(fileDebounce)
+				debounceC = debounce.C()
+			}
+		case <-debounceC:
+			debounce, debounceC = nil, nil
+			establish() // the directory may have been replaced
+			if !send() {
+				return
+			}
+		case <-retryC:
+			retry, retryC = nil, nil
+			establish()
+			if !send() {
+				return
+			}
+		}
+	}
+}
+
+// list reads every manifest and returns the full snapshot.
+func (s *FileSource) list(ctx context.Context) Snapshot {
+	logger := klog.FromContext(ctx)
+	paths, err := s.manifestPaths()
+	if err != nil {
+		// Not "missing" (that is an empty set): keep what we had and say why.
+		logger.Error(err, "Cannot list manifests; keeping the last good set")
+		paths = make([]string, 0, len(s.files))
+		for p := range s.files {
+			paths = append(paths, p)
+		}
+	}
+	snap := Snapshot{Source: podutil.FileSource, Locations: map[types.UID]string{}}
+	present := map[string]bool{}
+	for _, path := range paths {
+		f, ok := s.read(ctx, path)
+		if !ok {
+			continue
+		}
+		present[path] = true
+		for _, pod := range f.pods {
+			snap.Pods = append(snap.Pods, pod)
+			snap.Locations[pod.UID] = path
+		}
+	}
+	for path := range s.files {
+		if !present[path] {
+			delete(s.files, path)
+		}
+	}
+	return snap
+}
+
+// manifestPaths lists the files to read, sorted by name.
+func (s *FileSource) manifestPaths() ([]string, error) {
+	info, err := os.Stat(s.cfg.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		return []string{s.cfg.Path}, nil
+	}
+	entries, err := os.ReadDir(s.cfg.Path) // sorted by name
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, e := range entries {
+		if isManifestName(e.Name()) {
+			paths = append(paths, filepath.Join(s.cfg.Path, e.Name()))
+		}
+	}
+	return paths, nil
+}
+
+// isManifestName accepts *.yaml, *.yml and *.json that are not dotfiles; editor leftovers
+// (*~, *.swp) and everything else are ignored.
+func isManifestName(name string) bool {
+	if strings.HasPrefix(name, ".") {
+		return false
+	}
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+// read reads and decodes one file, reusing the previous decode when the content is unchanged.
+// It returns false when the file is gone (or is a directory).
+func (s *FileSource) read(ctx context.Context, path string) (*manifestFile, bool) {
+	logger := klog.FromContext(ctx)
+	prev := s.files[path]
+	data, err := readLimited(path)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errIsDirectory) {
+		return nil, false
+	}
+	if err != nil {
+		// Unreadable for now (permissions, I/O): keep the last good pods.
+		f := prev
+		if f == nil {
+			f = &manifestFile{}
+			s.files[path] = f
+		}
+		s.reject(logger, path, f, "read:"+err.Error(), err)
+		return f, true
+	}
+	digest := sha256.Sum256(data)
+	if prev != nil && prev.digest == digest && !strings.HasPrefix(prev.failure, "read:") {
+		return prev, true
+	}
+	f := &manifestFile{digest: digest}
+	if prev != nil {
+		f.pods, f.failure = prev.pods, prev.failure
+	}
+	s.files[path] = f
+	pods, err := DecodeManifest(data, DecodeOptions{NodeName: s.cfg.NodeName, Source: podutil.FileSource, Location: path, Clock: s.cfg.Clock})
+	if err != nil {
+		s.reject(logger, path, f, fmt.Sprintf("content:%x", digest), err)
+		return f, true
+	}
+	f.pods, f.failure = pods, ""
+	return f, true
+}
+
+// reject logs and reports a bad file once per distinct failure; its last good pods stay.
+func (s *FileSource) reject(logger klog.Logger, path string, f *manifestFile, key string, err error) {
+	if f.failure == key {
+		return
+	}
+	f.failure = key
+	logger.Error(err, "Rejected manifest; keeping its last good pods", "file", path, "keptPods", len(f.pods))
+	report(s.cfg.Problems, Problem{Source: podutil.FileSource, Location: path, Err: err})
+}
+
+var errIsDirectory = errors.New("is a directory")
+
+// readLimited reads at most MaxManifestBytes+1 bytes, so an oversized file is an error from
+// DecodeManifest and never an out-of-memory.
+func readLimited(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if info.IsDir() {
+		return nil, errIsDirectory
+	}
+	return io.ReadAll(io.LimitReader(f, MaxManifestBytes+1))
+}
+
+// samePods reports whether two snapshots hold the very same pod objects in the same order
+// (the source reuses a file's pods while its content is unchanged).
+func samePods(a, b []*corev1.Pod) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
