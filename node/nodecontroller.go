@@ -1,0 +1,376 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	coordclientv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// NodeController registers the Node, keeps its status current and renews its Lease.
+//
+// It owns the fields of the Node its caller set (and the provider reports): labels, capacity,
+// allocatable, addresses, daemon endpoints, nodeInfo and its conditions by type. It writes
+// only those, as strategic-merge patches to the status subresource, and never touches labels,
+// conditions or resources someone else set. Taints are set at registration only.
+//
+// The status is written at every status-update interval (a heartbeat) and at once when the
+// provider reports a change or its Ping starts or stops failing; nothing is written between
+// heartbeats when nothing changed. While Ping fails, Ready is False and the Lease is not
+// renewed, so the cluster sees the node go NotReady. A deleted Node is re-created.
+type NodeController struct {
+	provider NodeProvider
+	nodes    corev1client.NodeInterface
+	name     string
+
+	leases                   coordclientv1.LeaseInterface // nil: no lease
+	leaseDurationSeconds     int32
+	leaseRenewInterval       time.Duration
+	pingInterval             time.Duration
+	pingTimeout              time.Duration
+	statusUpdateInterval     time.Duration
+	statusUpdateErrorHandler ErrorHandler
+	clock                    clock.WithTicker
+
+	mu      sync.Mutex
+	desired *corev1.Node // the caller's node plus what the provider reported
+	pingErr error        // the latest Ping's result
+	nodeUID types.UID    // the registered Node's UID, for the Lease's owner reference
+	started bool
+	err     error
+
+	statusChanged chan struct{} // capacity 1: write the status now
+	pingRecovered chan struct{} // capacity 1: renew the lease now
+	ready, done   chan struct{}
+}
+
+// NewNodeController returns a controller for node, which describes the Node to register:
+// name, labels, taints, capacity/allocatable (including pods), addresses, daemon endpoints and
+// nodeInfo. Conditions it lacks default to Ready and no pressure. nodes is a client with the
+// node's own identity; node is copied.
+func NewNodeController(p NodeProvider, node *corev1.Node, nodes corev1client.NodeInterface, opts ...NodeControllerOpt) (*NodeController, error) {
+	if p == nil {
+		return nil, errors.New("node controller: provider is nil")
+	}
+	if node == nil || node.Name == "" {
+		return nil, errors.New("node controller: node with a name is required")
+	}
+	if nodes == nil {
+		return nil, errors.New("node controller: node client is nil")
+	}
+	desired := node.DeepCopy()
+	desired.Status.Conditions = withDefaultConditions(desired.Status.Conditions)
+	c := &NodeController{
+		provider:             p,
+		nodes:                nodes,
+		name:                 node.Name,
+		pingInterval:         DefaultPingInterval,
+		statusUpdateInterval: DefaultStatusUpdateInterval,
+		clock:                clock.RealClock{},
+		desired:              desired,
+		statusChanged:        make(chan struct{}, 1),
+		pingRecovered:        make(chan struct{}, 1),
+		ready:                make(chan struct{}),
+		done:                 make(chan struct{}),
+	}
+	for _, opt := range opts {
+		if err := opt(c); err != nil {
+			return nil, fmt.Errorf("node controller: %w", err)
+		}
+	}
+	if c.pingTimeout == 0 {
+		c.pingTimeout = c.pingInterval
+	}
+	return c, nil
+}
+
+// Ready is closed once the Node is registered.
+func (c *NodeController) Ready() <-chan struct{} { return c.ready }
+
+// Done is closed when Run has returned.
+func (c *NodeController) Done() <-chan struct{} { return c.done }
+
+// Err is what Run returned, once Done is closed.
+func (c *NodeController) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Run registers the Node (retrying until it succeeds), then pings the provider, writes the
+// status and renews the Lease until ctx is cancelled. It returns after all its goroutines
+// have; nil when ctx was cancelled, or the error a status-update error handler returned.
+// Run may be called once.
+func (c *NodeController) Run(ctx context.Context) (err error) {
+	c.mu.Lock()
+	if c.started {
+		c.mu.Unlock()
+		return errors.New("node controller: Run called twice")
+	}
+	c.started = true
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.err = err
+		c.mu.Unlock()
+		close(c.done)
+	}()
+
+	ctx, cancel := context.WithCancel(klog.NewContext(ctx, klog.FromContext(ctx).WithValues("node", c.name)))
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+
+	c.ping(ctx)
+	c.provider.NotifyNodeStatus(ctx, c.onProviderNodeStatus)
+	if !c.register(ctx) {
+		return nil
+	}
+	close(c.ready)
+
+	wg.Go(func() { c.pingLoop(ctx) })
+	if c.leases != nil {
+		wg.Go(func() { c.leaseLoop(ctx) })
+	}
+	err = c.statusLoop(ctx)
+	cancel()
+	return err
+}
+
+// register creates the Node, or patches the existing one, retrying with backoff. It reports
+// false when ctx ended first.
+func (c *NodeController) register(ctx context.Context) bool {
+	logger := klog.FromContext(ctx)
+	retry := newBackoff(c.clock)
+	for {
+		err := c.ensureNode(ctx)
+		if err == nil {
+			logger.Info("Node registered")
+			return true
+		}
+		logger.Error(err, "Registering the node failed; retrying", "delay", retry.delay)
+		if !retry.wait(ctx) {
+			return false
+		}
+	}
+}
+
+// ensureNode creates the Node; if it exists, its owned fields are patched instead.
+func (c *NodeController) ensureNode(ctx context.Context) error {
+	err := c.createNode(ctx)
+	if apierrors.IsAlreadyExists(err) {
+		return c.updateStatus(ctx, true)
+	}
+	return err
+}
+
+func (c *NodeController) createNode(ctx context.Context) error {
+	created, err := c.nodes.Create(ctx, nodeForCreate(c.desiredNode(), c.clock.Now()), metav1.CreateOptions{})
+	if err != nil {
+		return fmt.Errorf("create node %s: %w", c.name, err)
+	}
+	c.setNodeUID(created.UID)
+	klog.FromContext(ctx).V(2).Info("Node created", "uid", created.UID)
+	return nil
+}
+
+// desiredNode is a copy of the node the controller wants, Ready reflecting the latest Ping.
+func (c *NodeController) desiredNode() *corev1.Node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.desired.DeepCopy()
+	n.Status.Conditions = withPingResult(n.Status.Conditions, c.pingErr)
+	return n
+}
+
+func (c *NodeController) setNodeUID(uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.nodeUID = uid
+}
+
+func (c *NodeController) registeredUID() types.UID {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nodeUID
+}
+
+func (c *NodeController) healthy() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pingErr == nil
+}
+
+// onProviderNodeStatus is the provider's NotifyNodeStatus callback; it never blocks.
+func (c *NodeController) onProviderNodeStatus(reported *corev1.Node) {
+	c.mu.Lock()
+	mergeProviderNode(c.desired, reported)
+	c.mu.Unlock()
+	kick(c.statusChanged)
+}
+
+// kick signals ch without blocking; signals coalesce.
+func kick(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+// statusLoop writes the status at every interval (with heartbeats) and on every change.
+func (c *NodeController) statusLoop(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	ticker := c.clock.NewTicker(c.statusUpdateInterval)
+	defer ticker.Stop()
+	retry := newBackoff(c.clock)
+	var retryC <-chan time.Time
+	heartbeatDue := false
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C():
+			heartbeatDue = true
+		case <-c.statusChanged:
+		case <-retryC:
+		}
+		err := c.updateStatus(ctx, heartbeatDue)
+		if err != nil && ctx.Err() == nil && c.statusUpdateErrorHandler != nil {
+			if herr := c.statusUpdateErrorHandler(ctx, err); herr != nil {
+				return fmt.Errorf("node status update: %w", herr)
+			}
+			err = c.updateStatus(ctx, heartbeatDue)
+		}
+		if err == nil {
+			heartbeatDue, retryC = false, nil
+			retry.reset()
+			continue
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		logger.Error(err, "Updating the node status failed; retrying", "delay", retry.delay)
+		retryC = retry.after()
+	}
+}
+
+// updateStatus patches the owned fields of the Node that differ from the server's, or all
+// heartbeats when heartbeat is set. A Node that no longer exists is re-created.
+func (c *NodeController) updateStatus(ctx context.Context, heartbeat bool) error {
+	server, err := c.nodes.Get(ctx, c.name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return c.recreateNode(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("get node %s: %w", c.name, err)
+	}
+	c.setNodeUID(server.UID)
+	updated, write := applyOwnedFields(server, c.desiredNode(), c.clock.Now(), heartbeat)
+	if !write {
+		return nil
+	}
+	patch, err := nodeStatusPatch(server, updated)
+	if err != nil {
+		return err
+	}
+	if string(patch) == "{}" {
+		return nil // the change is below the API's timestamp resolution
+	}
+	patched, err := c.nodes.Patch(ctx, c.name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	if apierrors.IsNotFound(err) {
+		return c.recreateNode(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("patch node %s status: %w", c.name, err)
+	}
+	c.setNodeUID(patched.UID)
+	klog.FromContext(ctx).V(4).Info("Node status written", "patch", string(patch))
+	return nil
+}
+
+func (c *NodeController) recreateNode(ctx context.Context) error {
+	klog.FromContext(ctx).Info("Node was deleted; registering it again")
+	err := c.createNode(ctx)
+	if apierrors.IsAlreadyExists(err) {
+		// Someone re-created it meanwhile: the next update patches it.
+		kick(c.statusChanged)
+		return nil
+	}
+	return err
+}
+
+// pingLoop pings the provider at every ping interval.
+func (c *NodeController) pingLoop(ctx context.Context) {
+	ticker := c.clock.NewTicker(c.pingInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C():
+			c.ping(ctx)
+		}
+	}
+}
+
+// ping records the provider's health; a change between healthy and failing is written to the
+// status at once, and a recovery renews the lease at once.
+func (c *NodeController) ping(ctx context.Context) {
+	pctx, cancel := context.WithTimeout(ctx, c.pingTimeout)
+	err := c.provider.Ping(pctx)
+	cancel()
+	if ctx.Err() != nil {
+		return // shutting down: not the provider's fault
+	}
+	c.mu.Lock()
+	wasHealthy := c.pingErr == nil
+	c.pingErr = err
+	c.mu.Unlock()
+	logger := klog.FromContext(ctx)
+	switch {
+	case wasHealthy && err != nil:
+		logger.Error(err, "Provider ping failed; the node is not ready and its lease is not renewed")
+		kick(c.statusChanged)
+	case !wasHealthy && err == nil:
+		logger.Info("Provider ping succeeded again; the node is ready")
+		kick(c.statusChanged)
+		kick(c.pingRecovered)
+	}
+}
+
+// backoff spaces out retries of a failed write: minRetryDelay doubling up to maxRetryDelay.
+type backoff struct {
+	clock clock.Clock
+	delay time.Duration
+}
+
+func newBackoff(clk clock.Clock) *backoff { return &backoff{clock: clk, delay: minRetryDelay} }
+
+func (b *backoff) reset() { b.delay = minRetryDelay }
+
+// after returns a channel that fires after the current delay, and doubles the delay.
+func (b *backoff) after() <-chan time.Time {
+	c := b.clock.After(b.delay)
+	b.delay = min(2*b.delay, maxRetryDelay)
+	return c
+}
+
+// wait sleeps for the current delay (doubling it); false if ctx ended first.
+func (b *backoff) wait(ctx context.Context) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-b.after():
+		return true
+	}
+}

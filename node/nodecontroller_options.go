@@ -1,0 +1,124 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	coordclientv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	"k8s.io/utils/clock"
+)
+
+// Defaults of the NodeController options (the kubelet's values).
+const (
+	// DefaultLeaseDurationSeconds is how long the Lease is valid without a renewal.
+	DefaultLeaseDurationSeconds int32 = 40
+	// DefaultLeaseRenewFraction: the Lease is renewed every duration × fraction (10 s of 40 s).
+	DefaultLeaseRenewFraction = 0.25
+	// DefaultPingInterval is how often the provider is pinged.
+	DefaultPingInterval = 10 * time.Second
+	// DefaultStatusUpdateInterval is how often the Node's status is written when nothing changes
+	// (the heartbeat); a change is written at once.
+	DefaultStatusUpdateInterval = time.Minute
+)
+
+// retry bounds for writes that failed (API server unreachable): retried quickly, so the node
+// and its lease converge within seconds of the API server coming back.
+const (
+	minRetryDelay = 200 * time.Millisecond
+	maxRetryDelay = 5 * time.Second
+)
+
+// NodeControllerOpt configures a NodeController.
+type NodeControllerOpt func(*NodeController) error
+
+// WithNodeEnableLeaseV1 renews a coordination.k8s.io/v1 Lease named after the node in leases
+// (a client for the kube-node-lease namespace), valid for leaseDurationSeconds (0: the
+// default) and renewed every quarter of it.
+func WithNodeEnableLeaseV1(leases coordclientv1.LeaseInterface, leaseDurationSeconds int32) NodeControllerOpt {
+	if leaseDurationSeconds == 0 {
+		leaseDurationSeconds = DefaultLeaseDurationSeconds
+	}
+	interval := time.Duration(float64(leaseDurationSeconds) * DefaultLeaseRenewFraction * float64(time.Second))
+	return WithNodeEnableLeaseV1WithRenewInterval(leases, leaseDurationSeconds, interval)
+}
+
+// WithNodeEnableLeaseV1WithRenewInterval is WithNodeEnableLeaseV1 with an explicit renew
+// interval, which must be shorter than the lease duration.
+func WithNodeEnableLeaseV1WithRenewInterval(leases coordclientv1.LeaseInterface, leaseDurationSeconds int32, interval time.Duration) NodeControllerOpt {
+	return func(c *NodeController) error {
+		if leases == nil {
+			return fmt.Errorf("lease client is nil")
+		}
+		if leaseDurationSeconds == 0 {
+			leaseDurationSeconds = DefaultLeaseDurationSeconds
+		}
+		if leaseDurationSeconds < 0 {
+			return fmt.Errorf("lease duration %ds must be positive", leaseDurationSeconds)
+		}
+		if interval <= 0 || interval >= time.Duration(leaseDurationSeconds)*time.Second {
+			return fmt.Errorf("lease renew interval %v must be positive and shorter than the lease duration %ds", interval, leaseDurationSeconds)
+		}
+		c.leases, c.leaseDurationSeconds, c.leaseRenewInterval = leases, leaseDurationSeconds, interval
+		return nil
+	}
+}
+
+// WithNodePingInterval sets how often the provider is pinged.
+func WithNodePingInterval(d time.Duration) NodeControllerOpt {
+	return func(c *NodeController) error {
+		if d <= 0 {
+			return fmt.Errorf("ping interval %v must be positive", d)
+		}
+		c.pingInterval = d
+		return nil
+	}
+}
+
+// WithNodePingTimeout bounds one Ping; default the ping interval.
+func WithNodePingTimeout(d time.Duration) NodeControllerOpt {
+	return func(c *NodeController) error {
+		if d <= 0 {
+			return fmt.Errorf("ping timeout %v must be positive", d)
+		}
+		c.pingTimeout = d
+		return nil
+	}
+}
+
+// WithNodeStatusUpdateInterval sets how often the status is written when nothing changed.
+func WithNodeStatusUpdateInterval(d time.Duration) NodeControllerOpt {
+	return func(c *NodeController) error {
+		if d <= 0 {
+			return fmt.Errorf("status update interval %v must be positive", d)
+		}
+		c.statusUpdateInterval = d
+		return nil
+	}
+}
+
+// ErrorHandler decides what a failed status update means. Returning nil retries the update once
+// at once (the handler may have repaired something); returning an error stops the controller,
+// and Run returns that error.
+type ErrorHandler func(ctx context.Context, err error) error
+
+// WithNodeStatusUpdateErrorHandler sets the handler of failed status updates. Without one, a
+// failure is logged and retried with backoff. A deleted Node is always re-created, without
+// consulting the handler.
+func WithNodeStatusUpdateErrorHandler(h ErrorHandler) NodeControllerOpt {
+	return func(c *NodeController) error {
+		c.statusUpdateErrorHandler = h
+		return nil
+	}
+}
+
+// WithNodeClock sets the clock of every interval and timestamp (a fake clock in tests).
+func WithNodeClock(clk clock.WithTicker) NodeControllerOpt {
+	return func(c *NodeController) error {
+		if clk == nil {
+			return fmt.Errorf("clock is nil")
+		}
+		c.clock = clk
+		return nil
+	}
+}
