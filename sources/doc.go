@@ -1,0 +1,33 @@
+// Package sources produces the pods a node must run, from three sources, merged with the
+// kubelet's semantics:
+//
+//   - FileSource: static pod manifests in a directory (or one file), via fsnotify plus a periodic
+//     re-list;
+//   - HTTPSource: a manifest URL, polled with conditional requests;
+//   - APISource: the pods bound to the node in the API server (an informer with the field
+//     selector spec.nodeName=<node>, all the node identity may read), mirror pods included.
+//
+// Every source sends full Snapshots. The Merger, a pure state machine, turns them into ordered
+// PodUpdates (REMOVE, ADD, UPDATE, DELETE, RECONCILE) and keeps full names unique across sources.
+// Mux runs the sources and one Merger and delivers the updates on a channel. DecodeManifest is
+// the one decoder for files, URLs and `vk-static validate`: it applies the static-pod defaults
+// (name "<name>-<node>", a UID hashed from the manifest, node and location, the
+// kubernetes.io/config.* annotations, the API server's defaults), validates like the API server,
+// and rejects pods that reference API objects.
+//
+// Contract: sources only read; they never talk to the provider or write to the API server. Bad
+// input never takes a running pod down: a manifest that fails to decode keeps its last good
+// pods and is reported once to the ProblemReporter; an HTTP error keeps the last good set. Pods in
+// snapshots and updates are shared and read-only. Every goroutine stops when its context is
+// cancelled, and Run methods return only after their goroutines have.
+//
+// The smallest use:
+//
+//	files, err := sources.NewFileSource(sources.FileConfig{Path: "/etc/kubernetes/manifests", NodeName: node})
+//	if err != nil { ... }
+//	mux := sources.NewMux(reporter, files, sources.NewAPISource(clientset, node))
+//	go mux.Run(ctx)
+//	for u := range mux.Updates() {
+//		handle(u.Op, u.Source, u.Pods) // e.g. node.PodController
+//	}
+package sources

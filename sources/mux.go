@@ -1,0 +1,164 @@
+package sources
+
+import (
+	"context"
+	"sync"
+
+	"k8s.io/klog/v2"
+)
+
+// Source is what Mux runs: FileSource, HTTPSource, APISource, or a library user's own.
+type Source interface {
+	// Name is the source's name, the value of Snapshot.Source it sends.
+	Name() string
+	// Run sends full snapshots on out until ctx is done; it must stop sending then.
+	Run(ctx context.Context, out chan<- Snapshot)
+}
+
+// Mux runs sources, feeds their snapshots through one Merger and delivers the resulting updates,
+// in order and never dropping one, on Updates. Problems (undecodable manifests are reported by
+// the sources themselves; duplicate names by the Merger) go to the ProblemReporter.
+//
+// A source counts as seen once every update caused by its first snapshot has been received from
+// Updates — so a consumer that sees Seen(source) also has that source's pods.
+type Mux struct {
+	sources  []Source
+	problems ProblemReporter
+	updates  chan PodUpdate
+
+	mu      sync.Mutex
+	seen    map[string]bool
+	ready   chan struct{} // closed when every source is seen
+	done    chan struct{}
+	started bool
+}
+
+// NewMux returns a Mux for sources; problems may be nil.
+func NewMux(problems ProblemReporter, sources ...Source) *Mux {
+	return &Mux{
+		sources:  sources,
+		problems: problems,
+		updates:  make(chan PodUpdate),
+		seen:     map[string]bool{},
+		ready:    make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+}
+
+// Updates delivers the merged updates; it is closed when Run returns.
+func (m *Mux) Updates() <-chan PodUpdate { return m.updates }
+
+// Seen reports whether source is seen (see Mux). Safe for concurrent use.
+func (m *Mux) Seen(source string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.seen[source]
+}
+
+// AllSeen reports whether every source is seen. Safe for concurrent use.
+func (m *Mux) AllSeen() bool {
+	select {
+	case <-m.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// Ready is closed once every source is seen.
+func (m *Mux) Ready() <-chan struct{} { return m.ready }
+
+// Done is closed when Run has returned.
+func (m *Mux) Done() <-chan struct{} { return m.done }
+
+// Err is always nil: sources retry on their own and never fail the Mux.
+func (m *Mux) Err() error { return nil }
+
+// queued is an update waiting for the consumer, or (update nil) the marker that a source's
+// first snapshot has been fully delivered.
+type queued struct {
+	update   *PodUpdate
+	seenMark string
+}
+
+// Run starts the sources and delivers updates until ctx is done, then waits for the sources to
+// stop, closes Updates and returns. Updates not yet received when ctx is done are dropped with
+// everything else. Run may be called once.
+func (m *Mux) Run(ctx context.Context) {
+	m.mu.Lock()
+	if m.started {
+		m.mu.Unlock()
+		panic("sources: Mux.Run called twice")
+	}
+	m.started = true
+	m.mu.Unlock()
+
+	logger := klog.FromContext(ctx)
+	defer close(m.done)
+	defer close(m.updates)
+	if len(m.sources) == 0 {
+		close(m.ready)
+	}
+
+	snapshots := make(chan Snapshot)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for _, src := range m.sources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			src.Run(ctx, snapshots)
+		}()
+	}
+
+	merger := NewMerger()
+	var queue []queued
+	for {
+		// Markers at the head mean a first snapshot has been delivered in full.
+		for len(queue) > 0 && queue[0].update == nil {
+			m.markSeen(queue[0].seenMark)
+			queue = queue[1:]
+		}
+		var out chan<- PodUpdate
+		var head PodUpdate
+		if len(queue) > 0 {
+			out, head = m.updates, *queue[0].update
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case out <- head:
+			queue = queue[1:]
+		case snap := <-snapshots:
+			first := !merger.Seen(snap.Source)
+			updates, problems := merger.MergeAndReport(snap)
+			for _, p := range problems {
+				logger.Error(p.Err, "Rejected pod", "source", p.Source, "location", p.Location)
+				report(m.problems, p)
+			}
+			logger.V(4).Info("Merged snapshot", "source", snap.Source, "pods", len(snap.Pods), "updates", len(updates))
+			for i := range updates {
+				queue = append(queue, queued{update: &updates[i]})
+			}
+			if first {
+				queue = append(queue, queued{seenMark: snap.Source})
+			}
+		}
+	}
+}
+
+func (m *Mux) markSeen(source string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.seen[source] = true
+	for _, src := range m.sources {
+		if !m.seen[src.Name()] {
+			return
+		}
+	}
+	select {
+	case <-m.ready:
+	default:
+		close(m.ready)
+	}
+}
