@@ -1,0 +1,234 @@
+package mirror
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/vk-static/vk-static/podutil"
+)
+
+var podsResource = schema.GroupResource{Resource: "pods"}
+
+func liveNode() *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a", UID: "node-uid-1"}}
+}
+
+func nodeGetter(node *corev1.Node, err error) NodeGetter {
+	return NodeGetterFunc(func(name string) (*corev1.Node, error) {
+		if name != "node-a" {
+			return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "nodes"}, name)
+		}
+		return node, err
+	})
+}
+
+func staticWithMeta() *corev1.Pod {
+	p := static("h1")
+	p.Labels = map[string]string{"component": "etcd"}
+	p.Annotations["example.com/note"] = "kept"
+	p.ResourceVersion = "17"
+	p.Status.Phase = corev1.PodRunning
+	p.Spec.Containers = []corev1.Container{{Name: "etcd", Image: "registry.k8s.io/etcd:3.6"}}
+	return p
+}
+
+// TestCreateMirrorPodRequest pins the exact object sent: the static pod's name, namespace,
+// labels, annotations (plus config.mirror) and spec, one controller owner reference to the
+// live Node, and nothing that belongs to the agent (UID, resource version, status).
+func TestCreateMirrorPodRequest(t *testing.T) {
+	cs := fake.NewClientset()
+	c := NewBasicMirrorClient(cs, "node-a", nodeGetter(liveNode(), nil))
+	pod := staticWithMeta()
+	before := pod.DeepCopy()
+	require.NoError(t, c.CreateMirrorPod(context.Background(), pod))
+	assert.Equal(t, before, pod, "the static pod must not be modified")
+
+	actions := cs.Actions()
+	require.Len(t, actions, 1)
+	create, ok := actions[0].(k8stesting.CreateAction)
+	require.True(t, ok, "want a create, got %v", actions[0])
+	assert.Equal(t, "kube-system", create.GetNamespace())
+	sent := create.GetObject().(*corev1.Pod)
+
+	want := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "etcd-node-a", Namespace: "kube-system",
+			Labels: map[string]string{"component": "etcd"},
+			Annotations: map[string]string{
+				podutil.ConfigSourceAnnotationKey: podutil.FileSource,
+				podutil.ConfigHashAnnotationKey:   "h1",
+				podutil.ConfigMirrorAnnotationKey: "h1",
+				"example.com/note":                "kept",
+			},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "v1", Kind: "Node", Name: "node-a", UID: "node-uid-1", Controller: ptr.To(true),
+			}},
+		},
+		Spec: pod.Spec,
+	}
+	assert.Equal(t, want, sent)
+	assert.True(t, IsMirrorOf(sent, pod))
+}
+
+func TestCreateMirrorPodRefusedBeforeAnyRequest(t *testing.T) {
+	missing := apierrors.NewNotFound(schema.GroupResource{Resource: "nodes"}, "node-a")
+	terminating := liveNode()
+	terminating.DeletionTimestamp = &metav1.Time{}
+	noUID := liveNode()
+	noUID.UID = ""
+	otherNode := staticWithMeta()
+	otherNode.Spec.NodeName = "node-b"
+	noHash := staticWithMeta()
+	delete(noHash.Annotations, podutil.ConfigHashAnnotationKey)
+	isMirror := mirrorFor("h1")
+
+	for _, tc := range []struct {
+		name   string
+		getter NodeGetter
+		pod    *corev1.Pod
+		want   error
+	}{
+		{"node missing", nodeGetter(nil, missing), staticWithMeta(), ErrNodeUnavailable},
+		{"node getter returns nothing", nodeGetter(nil, nil), staticWithMeta(), ErrNodeUnavailable},
+		{"node being deleted", nodeGetter(terminating, nil), staticWithMeta(), ErrNodeUnavailable},
+		{"node without UID", nodeGetter(noUID, nil), staticWithMeta(), ErrNodeUnavailable},
+		{"pod bound to another node", nodeGetter(liveNode(), nil), otherNode, ErrNotStatic},
+		{"pod without hash", nodeGetter(liveNode(), nil), noHash, ErrNotStatic},
+		{"pod is a mirror", nodeGetter(liveNode(), nil), isMirror, ErrNotStatic},
+		{"nil pod", nodeGetter(liveNode(), nil), nil, ErrNotStatic},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := fake.NewClientset()
+			err := NewBasicMirrorClient(cs, "node-a", tc.getter).CreateMirrorPod(context.Background(), tc.pod)
+			assert.ErrorIs(t, err, tc.want)
+			assert.Empty(t, cs.Actions(), "nothing may be sent")
+		})
+	}
+	t.Run("node missing keeps the API error", func(t *testing.T) {
+		err := NewBasicMirrorClient(fake.NewClientset(), "node-a", nodeGetter(nil, missing)).
+			CreateMirrorPod(context.Background(), staticWithMeta())
+		assert.True(t, apierrors.IsNotFound(err), "cause must stay visible: %v", err)
+	})
+}
+
+func TestCreateMirrorPodWithoutNodeGetterReadsTheNode(t *testing.T) {
+	cs := fake.NewClientset(liveNode())
+	c := NewBasicMirrorClient(cs, "node-a", nil)
+	require.NoError(t, c.CreateMirrorPod(context.Background(), staticWithMeta()))
+	sent, err := cs.CoreV1().Pods("kube-system").Get(context.Background(), "etcd-node-a", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, types.UID("node-uid-1"), sent.OwnerReferences[0].UID)
+
+	empty := fake.NewClientset()
+	err = NewBasicMirrorClient(empty, "node-a", nil).CreateMirrorPod(context.Background(), staticWithMeta())
+	assert.ErrorIs(t, err, ErrNodeUnavailable)
+	for _, a := range empty.Actions() {
+		assert.NotEqual(t, "create", a.GetVerb(), "no create after the node GET failed")
+	}
+}
+
+func TestCreateMirrorPodAlreadyExists(t *testing.T) {
+	existing := mirrorFor("h0")
+	cs := fake.NewClientset(existing)
+	err := NewBasicMirrorClient(cs, "node-a", nodeGetter(liveNode(), nil)).CreateMirrorPod(context.Background(), staticWithMeta())
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrMirrorExists)
+	assert.True(t, apierrors.IsAlreadyExists(err), "the API error stays visible: %v", err)
+}
+
+func TestCreateMirrorPodOtherErrors(t *testing.T) {
+	cs := fake.NewClientset()
+	cs.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(podsResource, "etcd-node-a", errors.New("no"))
+	})
+	err := NewBasicMirrorClient(cs, "node-a", nodeGetter(liveNode(), nil)).CreateMirrorPod(context.Background(), staticWithMeta())
+	assert.True(t, apierrors.IsForbidden(err))
+	assert.NotErrorIs(t, err, ErrMirrorExists)
+}
+
+// TestDeleteMirrorPodRequest pins the delete: grace period 0, UID precondition.
+func TestDeleteMirrorPodRequest(t *testing.T) {
+	m := mirrorFor("h1")
+	cs := fake.NewClientset(m)
+	c := NewBasicMirrorClient(cs, "node-a", nil)
+	uid := m.UID
+	deleted, err := c.DeleteMirrorPod(context.Background(), podutil.FullName(m), &uid)
+	require.NoError(t, err)
+	assert.True(t, deleted)
+
+	actions := cs.Actions()
+	require.Len(t, actions, 1)
+	del := actions[0].(k8stesting.DeleteAction)
+	assert.Equal(t, "kube-system", del.GetNamespace())
+	assert.Equal(t, "etcd-node-a", del.GetName())
+	assert.Equal(t, metav1.DeleteOptions{
+		GracePeriodSeconds: ptr.To[int64](0),
+		Preconditions:      &metav1.Preconditions{UID: ptr.To(m.UID)},
+	}, del.GetDeleteOptions())
+	uid = "changed-by-caller-later"
+	assert.Equal(t, m.UID, *del.GetDeleteOptions().Preconditions.UID, "the precondition is a copy")
+}
+
+func TestDeleteMirrorPodWithoutUID(t *testing.T) {
+	m := mirrorFor("h1")
+	cs := fake.NewClientset(m)
+	deleted, err := NewBasicMirrorClient(cs, "node-a", nil).DeleteMirrorPod(context.Background(), podutil.FullName(m), nil)
+	require.NoError(t, err)
+	assert.True(t, deleted)
+	opts := cs.Actions()[0].(k8stesting.DeleteAction).GetDeleteOptions()
+	assert.Nil(t, opts.Preconditions)
+	assert.Equal(t, ptr.To[int64](0), opts.GracePeriodSeconds)
+}
+
+func TestDeleteMirrorPodOutcomes(t *testing.T) {
+	uid := types.UID("mirror-uid")
+	for _, tc := range []struct {
+		name        string
+		apiErr      error
+		wantDeleted bool
+		wantErr     bool
+	}{
+		{"deleted", nil, true, false},
+		{"already gone", apierrors.NewNotFound(podsResource, "etcd-node-a"), false, false},
+		{"UID precondition failed", apierrors.NewConflict(podsResource, "etcd-node-a",
+			errors.New("Precondition failed: UID in precondition: mirror-uid, UID in object meta: other")), false, false},
+		{"forbidden: caller retries", apierrors.NewForbidden(podsResource, "etcd-node-a", errors.New("no")), false, true},
+		{"server error: caller retries", apierrors.NewInternalError(errors.New("etcd down")), false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := fake.NewClientset()
+			cs.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+				return true, nil, tc.apiErr
+			})
+			deleted, err := NewBasicMirrorClient(cs, "node-a", nil).DeleteMirrorPod(context.Background(), "etcd-node-a_kube-system", &uid)
+			assert.Equal(t, tc.wantDeleted, deleted)
+			if tc.wantErr {
+				require.Error(t, err)
+				assert.ErrorIs(t, err, tc.apiErr, "the API error is wrapped")
+			} else {
+				assert.NoError(t, err)
+			}
+		})
+	}
+}
+
+func TestDeleteMirrorPodBadFullName(t *testing.T) {
+	cs := fake.NewClientset()
+	deleted, err := NewBasicMirrorClient(cs, "node-a", nil).DeleteMirrorPod(context.Background(), "no-namespace", nil)
+	assert.False(t, deleted)
+	assert.Error(t, err)
+	assert.Empty(t, cs.Actions())
+}
