@@ -1,0 +1,111 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/vk-static/vk-static/mirror"
+	"github.com/vk-static/vk-static/podutil"
+)
+
+// syncMirror makes the mirror of key match its static pod, as mirror.Decide says. desired is
+// the wanted pod under key (nil when none); staticTerminated reports that no provider pod is
+// running under key, so an orphaned mirror may go.
+func (c *PodController) syncMirror(ctx context.Context, key string, desired *corev1.Pod, staticTerminated bool) error {
+	if c.static {
+		return nil
+	}
+	in := mirror.DecisionInput{StaticTerminated: staticTerminated}
+	if desired != nil && podutil.IsStaticPod(desired) {
+		in.Static = desired
+	} else if desired != nil {
+		return nil // an API pod owns the name; no mirror belongs here
+	}
+	name, namespace, err := podutil.ParseFullName(key)
+	if err != nil {
+		return err
+	}
+	if m, ok := c.cfg.Pods.GetMirrorPodByPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}); ok {
+		in.Mirror = m
+	}
+	if in.Static == nil && in.Mirror == nil {
+		return nil
+	}
+	node, err := c.cfg.Node.Get(c.cfg.NodeName)
+	switch {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("read node for the mirror decision: %w", err)
+	default:
+		in.NodeExists, in.NodeDeleting = true, node.DeletionTimestamp != nil
+	}
+
+	action := mirror.Decide(in)
+	logger := klog.FromContext(ctx)
+	switch action {
+	case mirror.None:
+		return nil
+	case mirror.Delete, mirror.Recreate:
+		deleted, err := c.cfg.Pods.DeleteMirrorPod(ctx, key, &in.Mirror.UID)
+		c.cfg.Metrics.mirrorOp("delete", err)
+		if err != nil {
+			return fmt.Errorf("delete mirror pod: %w", err)
+		}
+		logger.V(2).Info("Deleted mirror pod", "action", action, "mirrorUID", in.Mirror.UID, "deleted", deleted)
+		if action == mirror.Delete {
+			return nil
+		}
+	}
+	err = c.cfg.Pods.CreateMirrorPod(ctx, in.Static)
+	c.cfg.Metrics.mirrorOp("create", err)
+	switch {
+	case errors.Is(err, mirror.ErrMirrorExists):
+		// The old mirror is still there (our delete raced its informer event, or someone made
+		// one): the API source's event for it requeues this key.
+		logger.V(2).Info("Mirror pod exists already; waiting for its event", "err", err)
+		return nil
+	case errors.Is(err, mirror.ErrNodeUnavailable):
+		logger.V(2).Info("Node unavailable; mirror pod creation deferred", "err", err)
+		return nil // the node informer's events requeue mirrors once the Node is back
+	case apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || errors.Is(err, mirror.ErrNotStatic):
+		// Refused by the API server: report it like a bad manifest, do not hammer the server.
+		c.cfg.Recorder.Eventf(nodeRef(c.cfg.NodeName), corev1.EventTypeWarning, "FailedMirror",
+			"The API server refused the mirror pod for %s: %v", key, err)
+		logger.Error(err, "The API server refused the mirror pod; not retrying until the pod changes")
+		return nil
+	case err != nil:
+		return fmt.Errorf("create mirror pod: %w", err)
+	}
+	logger.V(2).Info("Created mirror pod", "action", action, "hash", podutil.Hash(in.Static))
+	return nil
+}
+
+// RequeueMirrors queues every static pod and orphaned mirror, e.g. when the Node object
+// appears or changes.
+func (c *PodController) RequeueMirrors() {
+	if c.static {
+		return
+	}
+	pods, mirrors := c.cfg.Pods.GetPodsAndMirrorPods()
+	for _, p := range pods {
+		if podutil.IsStaticPod(p) {
+			c.sync.Add(podutil.FullName(p))
+		}
+	}
+	for _, m := range mirrors {
+		c.sync.Add(podutil.FullName(m))
+	}
+}
+
+// nodeRef refers to this agent's Node in events, as the kubelet does (UID = node name), so
+// that `kubectl describe node` shows them.
+func nodeRef(nodeName string) *corev1.ObjectReference {
+	return &corev1.ObjectReference{Kind: "Node", Name: nodeName, UID: types.UID(nodeName)}
+}

@@ -1,0 +1,303 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/vk-static/vk-static/mirror"
+	"github.com/vk-static/vk-static/podmanager"
+	"github.com/vk-static/vk-static/podutil"
+	"github.com/vk-static/vk-static/sources"
+)
+
+// Defaults for PodControllerConfig.
+const (
+	DefaultPodSyncWorkers     = 10
+	DefaultStatusPollInterval = 5 * time.Second
+	// DefaultTerminationSlack is added to a pod's grace period before the controller stops
+	// waiting for the provider to report it terminated.
+	DefaultTerminationSlack = 2 * time.Second
+)
+
+// PodControllerConfig wires a PodController. Provider, Pods, Updates and SourceSeen are
+// required; without Client the controller runs standalone (no mirrors, no status writes).
+type PodControllerConfig struct {
+	NodeName string
+	Provider PodLifecycleHandler
+	// Pods is the pod manager the controller keeps current from Updates; its MirrorClient
+	// creates and deletes mirror pods.
+	Pods podmanager.Manager
+	// Updates are the merger's ordered updates (sources.Runner.Updates()).
+	Updates <-chan sources.PodUpdate
+	// SourceSeen reports whether a source delivered its first snapshot; provider pods found at
+	// start-up are deleted only once their source is seen.
+	SourceSeen func(source string) bool
+
+	// Client writes status and deletes API pods; nil in standalone mode.
+	Client kubernetes.Interface
+	// Node reads this agent's Node (from an informer) for the mirror decision; required with Client.
+	Node mirror.NodeGetter
+	// Recorder records pod events; nil means none.
+	Recorder record.EventRecorder
+
+	Workers            int           // default DefaultPodSyncWorkers
+	StatusPollInterval time.Duration // for providers that do not implement PodNotifier
+	Clock              clock.WithTicker
+	Metrics            *Metrics // nil means none
+}
+
+// PodController is the lifecycle loop: every pod full name is reconciled by one worker at a
+// time, from three facts — the desired pod (pod manager), the pod the provider runs, and the
+// mirror pod — so that no event ordering can leave them inconsistent.
+type PodController struct {
+	cfg    PodControllerConfig
+	static bool // standalone: no API server
+	states *podStates
+	sync   workqueue.TypedRateLimitingInterface[string]
+	status workqueue.TypedRateLimitingInterface[string]
+	writer *statusWriter
+
+	ready, done chan struct{}
+	errMu       sync.Mutex
+	err         error
+}
+
+// NewPodController validates cfg and returns a controller; Run starts it.
+func NewPodController(cfg PodControllerConfig) (*PodController, error) {
+	switch {
+	case cfg.Provider == nil:
+		return nil, errors.New("pod controller: Provider is required")
+	case cfg.Pods == nil:
+		return nil, errors.New("pod controller: Pods (pod manager) is required")
+	case cfg.Updates == nil:
+		return nil, errors.New("pod controller: Updates is required")
+	case cfg.SourceSeen == nil:
+		return nil, errors.New("pod controller: SourceSeen is required")
+	case cfg.NodeName == "":
+		return nil, errors.New("pod controller: NodeName is required")
+	case cfg.Client != nil && cfg.Node == nil:
+		return nil, errors.New("pod controller: Node getter is required with a Client")
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultPodSyncWorkers
+	}
+	if cfg.StatusPollInterval <= 0 {
+		cfg.StatusPollInterval = DefaultStatusPollInterval
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Recorder == nil {
+		cfg.Recorder = &record.FakeRecorder{} // discards: nil channel
+	}
+	queue := func(name string) workqueue.TypedRateLimitingInterface[string] {
+		return workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: name, Clock: cfg.Clock})
+	}
+	c := &PodController{
+		cfg:    cfg,
+		static: cfg.Client == nil,
+		states: newPodStates(),
+		sync:   queue("pod-sync"),
+		status: queue("pod-status"),
+		ready:  make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	c.writer = newStatusWriter(cfg, c.states)
+	return c, nil
+}
+
+// Ready is closed once the controller has adopted the provider's pods and its workers run.
+func (c *PodController) Ready() <-chan struct{} { return c.ready }
+
+// Done is closed when Run has returned.
+func (c *PodController) Done() <-chan struct{} { return c.done }
+
+// Err is the error Run returned, once Done is closed.
+func (c *PodController) Err() error {
+	c.errMu.Lock()
+	defer c.errMu.Unlock()
+	return c.err
+}
+
+// Run adopts the pods the provider already runs, then consumes updates and syncs pods until
+// ctx is cancelled. It returns after every goroutine it started has stopped.
+func (c *PodController) Run(ctx context.Context) (err error) {
+	defer func() {
+		c.errMu.Lock()
+		c.err = err
+		c.errMu.Unlock()
+		close(c.done)
+	}()
+	logger := klog.FromContext(ctx).WithName("pod-controller")
+	ctx = klog.NewContext(ctx, logger)
+
+	if err := c.adoptProviderPods(ctx); err != nil {
+		return err
+	}
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer c.sync.ShutDown()
+	defer c.status.ShutDown()
+
+	wg.Go(func() { c.consumeUpdates(ctx) })
+	if n, ok := c.cfg.Provider.(PodNotifier); ok {
+		n.NotifyPods(ctx, func(p *corev1.Pod) { c.onProviderStatus(ctx, p) })
+	} else {
+		wg.Go(func() { c.pollStatus(ctx) })
+	}
+	for i := 0; i < c.cfg.Workers; i++ {
+		wg.Go(func() { c.runWorker(ctx, "sync", c.sync, c.syncPod) })
+	}
+	if !c.static {
+		for i := 0; i < c.cfg.Workers; i++ {
+			wg.Go(func() { c.runWorker(ctx, "status", c.status, c.writer.write) })
+		}
+	}
+	close(c.ready)
+	logger.Info("Pod controller started", "workers", c.cfg.Workers, "standalone", c.static)
+	<-ctx.Done()
+	return nil
+}
+
+// adoptProviderPods records what the provider already runs (after an agent restart) so that
+// nothing is created twice; whether each pod is still wanted is decided by syncPod once its
+// source has been seen.
+func (c *PodController) adoptProviderPods(ctx context.Context) error {
+	pods, err := c.cfg.Provider.GetPods(ctx)
+	if err != nil {
+		return fmt.Errorf("list the provider's pods: %w", err)
+	}
+	for _, p := range pods {
+		key := podutil.FullName(p)
+		status := p.Status.DeepCopy()
+		c.states.set(key, providerPod{pod: p.DeepCopy(), status: status})
+		c.sync.Add(key)
+	}
+	if len(pods) > 0 {
+		klog.FromContext(ctx).Info("Adopted pods the provider already runs", "count", len(pods))
+	}
+	return nil
+}
+
+// consumeUpdates applies the merger's updates to the pod manager and queues the pods they touch.
+func (c *PodController) consumeUpdates(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case u, ok := <-c.cfg.Updates:
+			if !ok {
+				return
+			}
+			c.apply(u)
+		}
+	}
+}
+
+func (c *PodController) apply(u sources.PodUpdate) {
+	for _, p := range u.Pods {
+		switch u.Op {
+		case sources.ADD:
+			c.cfg.Pods.AddPod(p)
+		case sources.UPDATE, sources.DELETE, sources.RECONCILE:
+			c.cfg.Pods.UpdatePod(p)
+		case sources.REMOVE:
+			c.cfg.Pods.DeletePod(p)
+			c.writer.forget(p.UID)
+		}
+		key := podutil.FullName(p)
+		if u.Op != sources.RECONCILE {
+			c.sync.Add(key)
+		}
+		// A new or changed API object (a mirror appearing, a status someone else wrote) may
+		// need our status written to it.
+		if !c.static && u.Op != sources.REMOVE {
+			c.status.Add(key)
+		}
+	}
+	c.cfg.Metrics.observeQueue(c.sync.Len())
+}
+
+// onProviderStatus is the PodNotifier callback: it records the newest status and queues the
+// status write (coalesced per pod by the queue) and, for a pod being deleted, the sync.
+func (c *PodController) onProviderStatus(ctx context.Context, p *corev1.Pod) {
+	key := podutil.FullName(p)
+	tracked, needsSync := c.states.observe(key, p.UID, p.Status.DeepCopy())
+	if !tracked {
+		klog.FromContext(ctx).V(5).Info("Ignoring status of a pod not tracked", "pod", key, "uid", p.UID)
+		return
+	}
+	if needsSync {
+		c.sync.Add(key)
+	}
+	if !c.static {
+		c.status.Add(key)
+	}
+}
+
+// pollStatus asks a provider without PodNotifier for the status of every pod it runs.
+func (c *PodController) pollStatus(ctx context.Context) {
+	t := c.cfg.Clock.NewTicker(c.cfg.StatusPollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		for _, key := range c.states.keys() {
+			st, ok := c.states.get(key)
+			if !ok {
+				continue
+			}
+			status, err := c.cfg.Provider.GetPodStatus(ctx, st.pod.Namespace, st.pod.Name)
+			switch {
+			case IsNotFound(err):
+				if st.deleting {
+					c.states.markTerminated(key, st.pod.UID)
+					c.sync.Add(key)
+				}
+			case err != nil:
+				klog.FromContext(ctx).V(2).Info("Provider status poll failed", "pod", key, "err", err)
+			default:
+				p := st.pod.DeepCopy()
+				p.Status = *status
+				c.onProviderStatus(ctx, p)
+			}
+		}
+	}
+}
+
+func (c *PodController) runWorker(ctx context.Context, name string, q workqueue.TypedRateLimitingInterface[string], sync func(context.Context, string) error) {
+	for {
+		key, shutdown := q.Get()
+		if shutdown {
+			return
+		}
+		start := c.cfg.Clock.Now()
+		err := sync(ctx, key)
+		c.cfg.Metrics.observeSync(name, c.cfg.Clock.Since(start), err)
+		switch {
+		case err == nil:
+			q.Forget(key)
+		case ctx.Err() != nil:
+		default:
+			klog.FromContext(ctx).Error(err, "Sync failed, will retry", "queue", name, "pod", key)
+			q.AddRateLimited(key)
+		}
+		q.Done(key)
+	}
+}

@@ -1,0 +1,127 @@
+package node
+
+import (
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// providerPod is what the controller knows about the one pod the provider runs under a full
+// name. The provider keys pods by namespace/name, so there is at most one per full name: an
+// edited static pod (new UID) is created only after the old one has terminated.
+type providerPod struct {
+	// pod is a deep copy of what the provider was last given (CreatePod/UpdatePod), or what it
+	// reported at start-up. Its UID is the running UID; its spec is what "changed" compares to.
+	pod *corev1.Pod
+	// status is the newest status the provider reported for pod.UID (nil until the first).
+	status *corev1.PodStatus
+	// deleting: DeletePod was called; deadline is when the grace period runs out.
+	deleting bool
+	deadline time.Time
+	// terminated: after DeletePod, the provider reported a terminal status or forgot the pod,
+	// or the grace period ran out. The full name is then free for the next pod.
+	terminated bool
+}
+
+// podStates holds a providerPod per full name. Workers own a key while they sync it (the work
+// queue guarantees one worker per key); the provider's notifications update status
+// concurrently, hence the lock. Values returned are copies.
+type podStates struct {
+	mu sync.Mutex
+	m  map[string]*providerPod
+}
+
+func newPodStates() *podStates {
+	return &podStates{m: make(map[string]*providerPod, 128)}
+}
+
+// get returns a copy of the state under key (pod and status are shared read-only pointers).
+func (s *podStates) get(key string) (providerPod, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.m[key]
+	if !ok {
+		return providerPod{}, false
+	}
+	return *st, true
+}
+
+func (s *podStates) set(key string, st providerPod) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[key] = &st
+}
+
+func (s *podStates) forget(key string, uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.m[key]; ok && st.pod.UID == uid {
+		delete(s.m, key)
+	}
+}
+
+// markDeleting records that DeletePod was called for uid, until deadline.
+func (s *podStates) markDeleting(key string, uid types.UID, deadline time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.m[key]; ok && st.pod.UID == uid && !st.deleting {
+		st.deleting, st.deadline = true, deadline
+	}
+}
+
+func (s *podStates) markTerminated(key string, uid types.UID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.m[key]; ok && st.pod.UID == uid {
+		st.terminated = true
+	}
+}
+
+// observe records a status the provider reported for uid. It reports whether the key needs a
+// sync (a deleting pod reached a terminal status) and whether the status is for the pod the
+// controller tracks at all (notifications for an older UID are dropped).
+func (s *podStates) observe(key string, uid types.UID, status *corev1.PodStatus) (tracked, needsSync bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.m[key]
+	if !ok || st.pod.UID != uid {
+		return false, false
+	}
+	st.status = status
+	if st.deleting && !st.terminated && isTerminal(status) {
+		st.terminated = true
+		return true, true
+	}
+	return true, false
+}
+
+func (s *podStates) keys() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := make([]string, 0, len(s.m))
+	for k := range s.m {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// isTerminal: the pod reached Succeeded/Failed, or every container it has is terminated.
+func isTerminal(status *corev1.PodStatus) bool {
+	if status == nil {
+		return false
+	}
+	if status.Phase == corev1.PodSucceeded || status.Phase == corev1.PodFailed {
+		return true
+	}
+	if len(status.ContainerStatuses) == 0 {
+		return false
+	}
+	for _, cs := range status.ContainerStatuses {
+		if cs.State.Terminated == nil {
+			return false
+		}
+	}
+	return true
+}

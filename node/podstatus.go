@@ -1,0 +1,223 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/vk-static/vk-static/podutil"
+)
+
+// statusWriter writes the provider's status to the API pod or to the static pod's mirror.
+// The status queue coalesces: a worker reads the newest status when it gets to the key, so a
+// burst of notifications for one pod costs one write.
+type statusWriter struct {
+	cfg    PodControllerConfig
+	states *podStates
+
+	mu      sync.Mutex
+	written map[types.UID]*corev1.PodStatus // by API object UID: the last status we sent
+}
+
+func newStatusWriter(cfg PodControllerConfig, states *podStates) *statusWriter {
+	return &statusWriter{cfg: cfg, states: states, written: make(map[types.UID]*corev1.PodStatus, 128)}
+}
+
+func (w *statusWriter) write(ctx context.Context, key string) error {
+	st, ok := w.states.get(key)
+	if !ok || st.status == nil {
+		return nil
+	}
+	target, ok := w.target(st.pod)
+	if !ok {
+		return nil // no API object (yet): a mirror or pod event requeues the key
+	}
+	status := buildStatus(&st.pod.Spec, &target.Status, st.status, metav1.NewTime(w.cfg.Clock.Now()))
+	last := w.lastWritten(target.UID)
+	if equality.Semantic.DeepEqual(&target.Status, status) || (last != nil && equality.Semantic.DeepEqual(last, status)) {
+		return nil
+	}
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"uid": target.UID}, // precondition: never write to a newer pod
+		"status":   status,
+	})
+	if err != nil {
+		return err
+	}
+	_, err = w.cfg.Client.CoreV1().Pods(target.Namespace).Patch(ctx, target.Name, types.StrategicMergePatchType,
+		patch, metav1.PatchOptions{}, "status")
+	switch {
+	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+		return nil // gone or replaced; its successor's event requeues the key
+	case err != nil:
+		return fmt.Errorf("patch status of %s: %w", key, err)
+	}
+	w.mu.Lock()
+	w.written[target.UID] = status
+	w.mu.Unlock()
+	w.recordStarted(target, previous(last, &target.Status), status)
+	klog.FromContext(ctx).V(4).Info("Wrote pod status", "pod", key, "phase", status.Phase)
+	return nil
+}
+
+// target is the API object that shows pod's status: the pod itself, or for a static pod its
+// mirror — only if that mirror belongs to this static pod (the hash matches), so a stale
+// mirror never shows the new pod's status.
+func (w *statusWriter) target(pod *corev1.Pod) (*corev1.Pod, bool) {
+	if !podutil.IsStaticPod(pod) {
+		return w.cfg.Pods.GetPodByUID(pod.UID)
+	}
+	m, ok := w.cfg.Pods.GetMirrorPodByPod(pod)
+	if !ok || !w.cfg.Pods.IsMirrorPodOf(m, pod) || m.DeletionTimestamp != nil {
+		return nil, false
+	}
+	if w.cfg.Pods.TranslatePodUID(m.UID) != pod.UID {
+		return nil, false
+	}
+	return m, true
+}
+
+// forget drops what was written for an API object that is gone.
+func (w *statusWriter) forget(uid types.UID) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.written, uid)
+}
+
+func (w *statusWriter) lastWritten(uid types.UID) *corev1.PodStatus {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.written[uid]
+}
+
+func previous(last, current *corev1.PodStatus) *corev1.PodStatus {
+	if last != nil {
+		return last
+	}
+	return current
+}
+
+// recordStarted records a Started event for every container that has started since before:
+// startup-latency tools (kube-burner, clusterloader2) read them.
+func (w *statusWriter) recordStarted(target *corev1.Pod, before, after *corev1.PodStatus) {
+	started := make(map[string]bool, len(before.ContainerStatuses))
+	for _, cs := range before.ContainerStatuses {
+		if cs.State.Running != nil || cs.State.Terminated != nil {
+			started[cs.Name] = true
+		}
+	}
+	for _, cs := range after.ContainerStatuses {
+		if (cs.State.Running != nil || cs.State.Terminated != nil) && !started[cs.Name] {
+			w.cfg.Recorder.Eventf(target, corev1.EventTypeNormal, "Started", "Started container %s", cs.Name)
+		}
+	}
+}
+
+// podConditions are the conditions the agent owns, in the kubelet's order.
+var podConditions = []corev1.PodConditionType{
+	corev1.PodScheduled, corev1.PodReadyToStartContainers, corev1.PodInitialized,
+	corev1.ContainersReady, corev1.PodReady,
+}
+
+// buildStatus is the status to write: the provider's, with every condition the agent owns
+// present and each lastTransitionTime kept from the API object while the condition's status
+// is unchanged (so it records when it really changed), and fields the provider leaves empty
+// kept from the API object.
+func buildStatus(spec *corev1.PodSpec, current, reported *corev1.PodStatus, now metav1.Time) *corev1.PodStatus {
+	s := reported.DeepCopy()
+	if s.QOSClass == "" {
+		s.QOSClass = current.QOSClass
+	}
+	if s.StartTime == nil {
+		s.StartTime = current.StartTime
+	}
+	if s.HostIP == "" {
+		s.HostIP, s.HostIPs = current.HostIP, current.HostIPs
+	}
+	if s.PodIP == "" {
+		s.PodIP, s.PodIPs = current.PodIP, current.PodIPs
+	}
+	derived := deriveConditions(spec, s)
+	conditions := make([]corev1.PodCondition, 0, len(s.Conditions)+len(podConditions))
+	for _, t := range podConditions {
+		cond, ok := findCondition(s.Conditions, t)
+		if !ok {
+			cond = corev1.PodCondition{Type: t, Status: derived[t]}
+		}
+		if old, ok := findCondition(current.Conditions, t); ok && old.Status == cond.Status {
+			cond.LastTransitionTime = old.LastTransitionTime
+		} else if cond.LastTransitionTime.IsZero() {
+			cond.LastTransitionTime = now
+		}
+		cond.LastProbeTime = metav1.Time{}
+		conditions = append(conditions, cond)
+	}
+	for _, cond := range s.Conditions { // provider-specific conditions pass through
+		if !ownedCondition(cond.Type) {
+			conditions = append(conditions, cond)
+		}
+	}
+	s.Conditions = conditions
+	return s
+}
+
+// deriveConditions computes the owned conditions from container statuses for providers that
+// report none.
+func deriveConditions(spec *corev1.PodSpec, s *corev1.PodStatus) map[corev1.PodConditionType]corev1.ConditionStatus {
+	b := func(v bool) corev1.ConditionStatus {
+		if v {
+			return corev1.ConditionTrue
+		}
+		return corev1.ConditionFalse
+	}
+	sidecars := make(map[string]bool, len(spec.InitContainers))
+	for _, c := range spec.InitContainers {
+		sidecars[c.Name] = c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+	}
+	initialized := len(s.InitContainerStatuses) >= len(spec.InitContainers)
+	for _, cs := range s.InitContainerStatuses {
+		done := cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
+		started := sidecars[cs.Name] && cs.Started != nil && *cs.Started // sidecars count once started
+		if !done && !started {
+			initialized = false
+		}
+	}
+	ready := len(s.ContainerStatuses) > 0
+	for _, cs := range s.ContainerStatuses {
+		ready = ready && cs.Ready
+	}
+	terminal := s.Phase == corev1.PodSucceeded || s.Phase == corev1.PodFailed
+	return map[corev1.PodConditionType]corev1.ConditionStatus{
+		corev1.PodScheduled:              corev1.ConditionTrue,
+		corev1.PodReadyToStartContainers: b(!terminal && (len(s.ContainerStatuses) > 0 || len(s.InitContainerStatuses) > 0)),
+		corev1.PodInitialized:            b(initialized),
+		corev1.ContainersReady:           b(ready && !terminal),
+		corev1.PodReady:                  b(ready && !terminal),
+	}
+}
+
+func findCondition(conds []corev1.PodCondition, t corev1.PodConditionType) (corev1.PodCondition, bool) {
+	for _, c := range conds {
+		if c.Type == t {
+			return c, true
+		}
+	}
+	return corev1.PodCondition{}, false
+}
+
+func ownedCondition(t corev1.PodConditionType) bool {
+	for _, o := range podConditions {
+		if o == t {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,187 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/vk-static/vk-static/podutil"
+)
+
+// syncPod reconciles one full name: it stops a provider pod that is no longer wanted, starts
+// or updates the wanted one, finishes the API deletion of a terminated pod, and reconciles the
+// mirror. Each step that must wait (for termination, for a source to be seen) returns and
+// relies on the next event or a timed requeue.
+func (c *PodController) syncPod(ctx context.Context, key string) error {
+	logger := klog.FromContext(ctx).WithValues("pod", key)
+	ctx = klog.NewContext(ctx, logger)
+	desired, _ := c.cfg.Pods.GetPodByFullName(key)
+	running, hasRunning := c.states.get(key)
+
+	if hasRunning && running.terminated {
+		// The full name is free; an API pod being deleted is removed from the API below.
+		c.states.forget(key, running.pod.UID)
+		hasRunning = false
+	}
+
+	if hasRunning && !wanted(running.pod, desired) {
+		if desired == nil && !c.cfg.SourceSeen(sourceOf(running.pod)) {
+			logger.V(4).Info("Not stopping pod before its source is seen", "source", sourceOf(running.pod))
+			return nil
+		}
+		if err := c.terminate(ctx, key, running, desired); err != nil {
+			return err
+		}
+		return c.syncMirror(ctx, key, desired, false)
+	}
+
+	switch {
+	case desired == nil:
+	case desired.DeletionTimestamp != nil:
+		// Being deleted and not (or no longer) running in the provider.
+		if err := c.deleteAPIPod(ctx, desired); err != nil {
+			return err
+		}
+	case !hasRunning:
+		if isTerminal(&desired.Status) && !podutil.IsStaticPod(desired) {
+			break // an API pod that already finished (e.g. before an agent restart) is not rerun
+		}
+		if err := c.create(ctx, key, desired); err != nil {
+			return err
+		}
+	case !podutil.IsStaticPod(desired) && specChanged(running.pod, desired):
+		if err := c.update(ctx, key, desired); err != nil {
+			return err
+		}
+	}
+	return c.syncMirror(ctx, key, desired, !hasRunning)
+}
+
+// wanted: the provider's pod is the desired one and is not being deleted.
+func wanted(running, desired *corev1.Pod) bool {
+	return desired != nil && desired.UID == running.UID && desired.DeletionTimestamp == nil
+}
+
+func sourceOf(pod *corev1.Pod) string {
+	if s := podutil.Source(pod); s != "" {
+		return s
+	}
+	return podutil.APIServerSource
+}
+
+// specChanged compares the desired pod with what the provider was given — never with API
+// defaults the provider does not know about — so that no spurious UpdatePod is made.
+func specChanged(given, desired *corev1.Pod) bool {
+	return !equality.Semantic.DeepEqual(given.Spec, desired.Spec) ||
+		!equality.Semantic.DeepEqual(given.Labels, desired.Labels)
+}
+
+func (c *PodController) create(ctx context.Context, key string, pod *corev1.Pod) error {
+	given := pod.DeepCopy()
+	err := c.cfg.Metrics.timeProvider("CreatePod", func() error { return c.cfg.Provider.CreatePod(ctx, given) })
+	if IsInvalidInput(err) {
+		c.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "FailedCreate", "Provider refused the pod: %v", err)
+		klog.FromContext(ctx).Error(err, "Provider refused the pod; not retrying until it changes")
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("create pod in provider: %w", err)
+	}
+	c.states.set(key, providerPod{pod: given})
+	klog.FromContext(ctx).V(2).Info("Created pod in provider", "uid", pod.UID)
+	return nil
+}
+
+func (c *PodController) update(ctx context.Context, key string, pod *corev1.Pod) error {
+	given := pod.DeepCopy()
+	err := c.cfg.Metrics.timeProvider("UpdatePod", func() error { return c.cfg.Provider.UpdatePod(ctx, given) })
+	if err != nil && !IsInvalidInput(err) {
+		return fmt.Errorf("update pod in provider: %w", err)
+	}
+	if err != nil {
+		c.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "FailedUpdate", "Provider refused the update: %v", err)
+	}
+	// Record the spec either way: an update the provider refuses is not retried until the pod changes again.
+	st, _ := c.states.get(key)
+	st.pod = given
+	c.states.set(key, st)
+	return nil
+}
+
+// terminate asks the provider to stop the running pod (once) and waits for it to report a
+// terminal status, or for the grace period (plus slack) to run out.
+func (c *PodController) terminate(ctx context.Context, key string, running providerPod, desired *corev1.Pod) error {
+	now := c.cfg.Clock.Now()
+	if running.deleting {
+		if now.Before(running.deadline) {
+			c.sync.AddAfter(key, running.deadline.Sub(now))
+			return nil
+		}
+		klog.FromContext(ctx).Info("Grace period over before the provider reported termination; treating the pod as terminated", "uid", running.pod.UID)
+		c.states.markTerminated(key, running.pod.UID)
+		c.sync.Add(key)
+		return nil
+	}
+	grace := gracePeriod(running.pod, desired)
+	pod := running.pod.DeepCopy()
+	ts := metav1.NewTime(now)
+	pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = &ts, &grace
+	err := c.cfg.Metrics.timeProvider("DeletePod", func() error { return c.cfg.Provider.DeletePod(ctx, pod) })
+	switch {
+	case IsNotFound(err):
+		c.states.markTerminated(key, running.pod.UID)
+		c.sync.Add(key)
+		return nil
+	case err != nil:
+		return fmt.Errorf("delete pod in provider: %w", err)
+	}
+	deadline := now.Add(time.Duration(grace)*time.Second + DefaultTerminationSlack)
+	c.states.markDeleting(key, running.pod.UID, deadline)
+	klog.FromContext(ctx).V(2).Info("Stopping pod in provider", "uid", running.pod.UID, "gracePeriodSeconds", grace)
+	// The provider may have finished before markDeleting: look at the newest status again.
+	if st, ok := c.states.get(key); ok && isTerminal(st.status) {
+		c.states.markTerminated(key, running.pod.UID)
+		c.sync.Add(key)
+		return nil
+	}
+	c.sync.AddAfter(key, deadline.Sub(now))
+	return nil
+}
+
+// gracePeriod: an API deletion's own grace period, or the pod's terminationGracePeriodSeconds
+// for a removed or replaced static pod. A pod that vanished from the API server was force
+// deleted: no grace.
+func gracePeriod(running, desired *corev1.Pod) int64 {
+	if desired != nil && desired.UID == running.UID && desired.DeletionGracePeriodSeconds != nil {
+		return *desired.DeletionGracePeriodSeconds
+	}
+	if !podutil.IsStaticPod(running) && desired == nil {
+		return 0
+	}
+	if g := running.Spec.TerminationGracePeriodSeconds; g != nil {
+		return *g
+	}
+	return corev1.DefaultTerminationGracePeriodSeconds
+}
+
+// deleteAPIPod completes a graceful deletion: grace 0, with the UID as precondition so that a
+// new pod with the same name is never deleted.
+func (c *PodController) deleteAPIPod(ctx context.Context, pod *corev1.Pod) error {
+	if c.static || podutil.IsStaticPod(pod) {
+		return nil
+	}
+	opts := metav1.NewDeleteOptions(0)
+	opts.Preconditions = metav1.NewUIDPreconditions(string(pod.UID))
+	err := c.cfg.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, *opts)
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return fmt.Errorf("delete terminated pod from the API server: %w", err)
+	}
+	klog.FromContext(ctx).V(2).Info("Deleted terminated pod from the API server", "uid", pod.UID)
+	return nil
+}
