@@ -27,8 +27,11 @@ all: build
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/vk-static ./cmd/vk-static
 
+# run starts the agent standalone (no API server) on the example manifests, with its state in
+# ./run; stop it with Ctrl-C. ARGS replaces the default verbosity, e.g. make run ARGS=-v=4.
+ARGS ?= -v=2
 run: build
-	$(BIN)/vk-static
+	$(BIN)/vk-static --pod-manifest-path=examples/manifests --root-dir=$(CURDIR)/run $(ARGS)
 
 # test runs every unit, integration and end-to-end test with the race detector, then the
 # decoder's fuzz target for a bounded time. Integration tests find the control plane through

@@ -1,13 +1,79 @@
-// Command vk-static is the node agent. Until the lifecycle loop lands it only prints its
-// version.
+// Command vk-static is the node agent: it runs static pods from a manifest directory and a
+// manifest URL, and pods the API server schedules to its node, on a provider, with mirror pods
+// so the cluster sees them all.
+//
+//	vk-static [flags]                 run the agent
+//	vk-static validate FILE|DIR...    check manifests as the agent would, one line per problem
+//	vk-static version                 print the version
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/internal/version"
 )
 
 func main() {
-	fmt.Println("vk-static", version.Version)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run is main without the process: it returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "version":
+			fmt.Fprintln(stdout, "vk-static", version.Version)
+			return 0
+		case "validate":
+			return validate(args[1:], stdout, stderr)
+		}
+	}
+
+	fs := pflag.NewFlagSet("vk-static", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	opts := defaultOptions()
+	opts.addFlags(fs)
+	klogFlags := klogFlagSet()
+	fs.AddGoFlagSet(klogFlags)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "vk-static: unexpected argument %q (subcommands: validate, version)\n", fs.Arg(0))
+		return 2
+	}
+	if opts.Config != "" {
+		if err := applyConfigFile(opts.Config, opts, fs); err != nil {
+			fmt.Fprintln(stderr, "vk-static:", err)
+			return 2
+		}
+	}
+	if err := opts.validate(); err != nil {
+		fmt.Fprintln(stderr, "vk-static:", err)
+		return 2
+	}
+	defer klog.Flush()
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	logger := klog.Background().WithName("vk-static")
+	ctx = klog.NewContext(ctx, logger)
+	if err := runAgent(ctx, opts); err != nil {
+		logger.Error(err, "Agent failed")
+		return 1
+	}
+	logger.Info("Agent stopped")
+	return 0
 }

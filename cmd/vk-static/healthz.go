@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/klog/v2"
+)
+
+// healthzServer serves /healthz, /readyz and /metrics on the loopback healthz address (and
+// /debug/pprof with --profiling), like the kubelet's healthz port. It is plain HTTP because it
+// binds 127.0.0.1 by default; the authenticated API is on --port.
+type healthzServer struct {
+	addr      string
+	registry  *prometheus.Registry
+	profiling bool
+	ready     <-chan struct{}
+}
+
+func (s *healthzServer) Run(ctx context.Context) error {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		select {
+		case <-s.ready:
+			fmt.Fprint(w, "ok")
+		default:
+			http.Error(w, "pod controller not started", http.StatusServiceUnavailable)
+		}
+	})
+	mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	if s.profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
+	l, err := net.Listen("tcp", s.addr)
+	if err != nil {
+		return fmt.Errorf("healthz: %w", err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(shutdownCtx)
+	}()
+	klog.FromContext(ctx).Info("Serving healthz", "address", l.Addr().String())
+	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("healthz: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// options are the agent's settings, named as the kubelet names them.
+type options struct {
+	Config                    string
+	Kubeconfig                string
+	HostnameOverride          string
+	NodeIP                    string
+	Address                   string
+	Port                      int32
+	HealthzBindAddress        string
+	HealthzPort               int32
+	PodManifestPath           string
+	ManifestURL               string
+	ManifestURLHeader         []string
+	FileCheckFrequency        time.Duration
+	HTTPCheckFrequency        time.Duration
+	Provider                  string
+	RootDir                   string
+	KubeAPIQPS                float32
+	KubeAPIBurst              int32
+	MaxPods                   int32
+	NodeLabels                map[string]string
+	RegisterWithTaints        []string
+	NodeStatusUpdateFrequency time.Duration
+	NodeLeaseDurationSeconds  int32
+	PodSyncWorkers            int
+	Profiling                 bool
+}
+
+func defaultOptions() *options {
+	return &options{
+		Address:                   "0.0.0.0",
+		Port:                      10250,
+		HealthzBindAddress:        "127.0.0.1",
+		HealthzPort:               10248,
+		FileCheckFrequency:        20 * time.Second,
+		HTTPCheckFrequency:        20 * time.Second,
+		Provider:                  "mock",
+		RootDir:                   "/var/lib/vk-static",
+		KubeAPIQPS:                50,
+		KubeAPIBurst:              100,
+		MaxPods:                   110,
+		NodeStatusUpdateFrequency: 10 * time.Second,
+		NodeLeaseDurationSeconds:  40,
+		PodSyncWorkers:            10,
+	}
+}
+
+func (o *options) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Config, "config", o.Config, "A kubelet.config.k8s.io/v1beta1 KubeletConfiguration file; flags given on the command line win over it.")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig with the node's credentials. Without it the agent runs standalone: static pods only, no API server.")
+	fs.StringVar(&o.HostnameOverride, "hostname-override", o.HostnameOverride, "The node name (default: the lowercased hostname).")
+	fs.StringVar(&o.NodeIP, "node-ip", o.NodeIP, "The InternalIP the Node reports (default: the address of the hostname).")
+	fs.StringVar(&o.Address, "address", o.Address, "Address the HTTP API listens on.")
+	fs.Int32Var(&o.Port, "port", o.Port, "Port of the HTTP API.")
+	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", o.HealthzBindAddress, "Address of the healthz (and metrics) endpoint.")
+	fs.Int32Var(&o.HealthzPort, "healthz-port", o.HealthzPort, "Port of the healthz endpoint; 0 disables it.")
+	fs.StringVar(&o.PodManifestPath, "pod-manifest-path", o.PodManifestPath, "A directory of static pod manifests (*.yaml, *.yml, *.json), or a single file.")
+	fs.StringVar(&o.ManifestURL, "manifest-url", o.ManifestURL, "A URL serving static pod manifests, polled.")
+	fs.StringSliceVar(&o.ManifestURLHeader, "manifest-url-header", o.ManifestURLHeader, "An HTTP header 'Name:value' sent with every manifest URL request; repeatable.")
+	fs.DurationVar(&o.FileCheckFrequency, "file-check-frequency", o.FileCheckFrequency, "How often the manifest directory is re-listed in full (changes are seen at once through inotify).")
+	fs.DurationVar(&o.HTTPCheckFrequency, "http-check-frequency", o.HTTPCheckFrequency, "How often the manifest URL is polled.")
+	fs.StringVar(&o.Provider, "provider", o.Provider, "What runs pods: mock (an instant simulator).")
+	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "Directory for the agent's and the provider's state.")
+	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Queries per second to the API server.")
+	fs.Int32Var(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Burst of queries to the API server.")
+	fs.Int32Var(&o.MaxPods, "max-pods", o.MaxPods, "Pods this node can run (its pods capacity).")
+	fs.StringToStringVar(&o.NodeLabels, "node-labels", o.NodeLabels, "Labels the Node registers with, key=value pairs.")
+	fs.StringSliceVar(&o.RegisterWithTaints, "register-with-taints", o.RegisterWithTaints, "Taints the Node registers with: key=value:Effect or key:Effect.")
+	fs.DurationVar(&o.NodeStatusUpdateFrequency, "node-status-update-frequency", o.NodeStatusUpdateFrequency, "How often the Node's status is written.")
+	fs.Int32Var(&o.NodeLeaseDurationSeconds, "node-lease-duration-seconds", o.NodeLeaseDurationSeconds, "Duration of the node Lease; it is renewed every quarter of it.")
+	fs.IntVar(&o.PodSyncWorkers, "pod-sync-workers", o.PodSyncWorkers, "Pods synced in parallel.")
+	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve net/http/pprof on the healthz endpoint.")
+}
+
+// validate checks every option and names the flag that is wrong.
+func (o *options) validate() error {
+	var errs []string
+	bad := func(flag, format string, args ...any) {
+		errs = append(errs, fmt.Sprintf("--%s: %s", flag, fmt.Sprintf(format, args...)))
+	}
+	if o.HostnameOverride != "" {
+		if msgs := validation.IsDNS1123Subdomain(o.HostnameOverride); len(msgs) > 0 {
+			bad("hostname-override", "%q is not a valid node name: %s", o.HostnameOverride, strings.Join(msgs, "; "))
+		}
+	}
+	if o.NodeIP != "" && net.ParseIP(o.NodeIP) == nil {
+		bad("node-ip", "%q is not an IP address", o.NodeIP)
+	}
+	if net.ParseIP(o.Address) == nil {
+		bad("address", "%q is not an IP address", o.Address)
+	}
+	if net.ParseIP(o.HealthzBindAddress) == nil {
+		bad("healthz-bind-address", "%q is not an IP address", o.HealthzBindAddress)
+	}
+	for flag, port := range map[string]int32{"port": o.Port, "healthz-port": o.HealthzPort} {
+		if port < 0 || port > 65535 {
+			bad(flag, "%d is not a port", port)
+		}
+	}
+	if o.ManifestURL != "" && !strings.HasPrefix(o.ManifestURL, "http://") && !strings.HasPrefix(o.ManifestURL, "https://") {
+		bad("manifest-url", "%q must be an http:// or https:// URL", o.ManifestURL)
+	}
+	if _, err := o.manifestHeader(); err != nil {
+		bad("manifest-url-header", "%v", err)
+	}
+	for flag, d := range map[string]time.Duration{"file-check-frequency": o.FileCheckFrequency, "http-check-frequency": o.HTTPCheckFrequency, "node-status-update-frequency": o.NodeStatusUpdateFrequency} {
+		if d <= 0 {
+			bad(flag, "must be positive, got %s", d)
+		}
+	}
+	if o.Provider != "mock" {
+		bad("provider", "unknown provider %q (available: mock)", o.Provider)
+	}
+	if o.RootDir == "" {
+		bad("root-dir", "must not be empty")
+	}
+	if o.KubeAPIQPS <= 0 && o.KubeAPIQPS != -1 {
+		bad("kube-api-qps", "must be positive (or -1 for no client-side limit), got %v", o.KubeAPIQPS)
+	}
+	if o.KubeAPIBurst <= 0 {
+		bad("kube-api-burst", "must be positive, got %d", o.KubeAPIBurst)
+	}
+	if o.MaxPods <= 0 {
+		bad("max-pods", "must be positive, got %d", o.MaxPods)
+	}
+	for k, v := range o.NodeLabels {
+		if msgs := validation.IsQualifiedName(k); len(msgs) > 0 {
+			bad("node-labels", "label key %q: %s", k, strings.Join(msgs, "; "))
+		}
+		if msgs := validation.IsValidLabelValue(v); len(msgs) > 0 {
+			bad("node-labels", "label %q value %q: %s", k, v, strings.Join(msgs, "; "))
+		}
+	}
+	if _, err := o.taints(); err != nil {
+		bad("register-with-taints", "%v", err)
+	}
+	if o.NodeLeaseDurationSeconds <= 0 {
+		bad("node-lease-duration-seconds", "must be positive, got %d", o.NodeLeaseDurationSeconds)
+	}
+	if o.PodSyncWorkers <= 0 {
+		bad("pod-sync-workers", "must be positive, got %d", o.PodSyncWorkers)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("invalid options:\n  %s", strings.Join(errs, "\n  "))
+	}
+	return nil
+}
+
+// nodeName is --hostname-override, or the lowercased hostname as the kubelet does.
+func (o *options) nodeName() (string, error) {
+	if o.HostnameOverride != "" {
+		return o.HostnameOverride, nil
+	}
+	h, err := os.Hostname()
+	if err != nil {
+		return "", fmt.Errorf("node name: %w (set --hostname-override)", err)
+	}
+	return strings.ToLower(strings.TrimSpace(h)), nil
+}
+
+// manifestHeader parses the repeated 'Name:value' headers.
+func (o *options) manifestHeader() (http.Header, error) {
+	h := http.Header{}
+	for _, kv := range o.ManifestURLHeader {
+		name, value, ok := strings.Cut(kv, ":")
+		if !ok || strings.TrimSpace(name) == "" {
+			return nil, fmt.Errorf("header %q is not 'Name:value'", kv)
+		}
+		h.Add(strings.TrimSpace(name), strings.TrimSpace(value))
+	}
+	return h, nil
+}
+
+// taints parses key=value:Effect or key:Effect, as the kubelet's --register-with-taints.
+func (o *options) taints() ([]corev1.Taint, error) {
+	var taints []corev1.Taint
+	for _, s := range o.RegisterWithTaints {
+		kv, effect, ok := strings.Cut(s, ":")
+		if !ok {
+			return nil, fmt.Errorf("taint %q: want key=value:Effect or key:Effect", s)
+		}
+		key, value, _ := strings.Cut(kv, "=")
+		t := corev1.Taint{Key: key, Value: value, Effect: corev1.TaintEffect(effect)}
+		switch t.Effect {
+		case corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute:
+		default:
+			return nil, fmt.Errorf("taint %q: effect %q is not NoSchedule, PreferNoSchedule or NoExecute", s, effect)
+		}
+		if msgs := validation.IsQualifiedName(key); len(msgs) > 0 {
+			return nil, fmt.Errorf("taint %q: key: %s", s, strings.Join(msgs, "; "))
+		}
+		taints = append(taints, t)
+	}
+	return taints, nil
+}
