@@ -1,6 +1,7 @@
 package node
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,6 +20,7 @@ type Metrics struct {
 	providerErrors   *prometheus.CounterVec
 	mirrorOps        *prometheus.CounterVec
 	rejected         *prometheus.CounterVec
+	providerPods     atomic.Pointer[func() int] // set by the PodController that uses these metrics
 }
 
 // NewMetrics registers the metrics with reg. pods, when not nil, is read at scrape time for the
@@ -49,12 +51,26 @@ func NewMetrics(reg prometheus.Registerer, pods podmanager.Manager) *Metrics {
 			Name: "vk_static_rejected_manifests_total", Help: "Manifests rejected, by source.",
 		}, []string{"source"}),
 	}
-	reg.MustRegister(m.syncDuration, m.syncErrors, m.queueDepth, m.providerDuration, m.providerErrors, m.mirrorOps, m.rejected)
+	providerPods := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "vk_static_provider_pods", Help: "Pods the provider runs (including terminating ones), as the pod controller tracks them.",
+	}, func() float64 {
+		if f := m.providerPods.Load(); f != nil {
+			return float64((*f)())
+		}
+		return 0
+	})
+	reg.MustRegister(m.syncDuration, m.syncErrors, m.queueDepth, m.providerDuration, m.providerErrors, m.mirrorOps, m.rejected, providerPods)
 	if pods != nil {
 		reg.MustRegister(&podsCollector{pods: pods, desc: prometheus.NewDesc("vk_static_pods",
 			"Pods the agent manages, by source and phase (as last written).", []string{"source", "phase"}, nil)})
 	}
 	return m
+}
+
+func (m *Metrics) trackProviderPods(count func() int) {
+	if m != nil {
+		m.providerPods.Store(&count)
+	}
 }
 
 func (m *Metrics) observeQueue(depth int) {

@@ -115,6 +115,7 @@ func NewPodController(cfg PodControllerConfig) (*PodController, error) {
 		done:   make(chan struct{}),
 	}
 	c.writer = newStatusWriter(cfg, c.states)
+	cfg.Metrics.trackProviderPods(c.states.len)
 	return c, nil
 }
 

@@ -97,6 +97,12 @@ func (s *podStates) observe(key string, uid types.UID, status *corev1.PodStatus)
 	return true, false
 }
 
+func (s *podStates) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m)
+}
+
 func (s *podStates) keys() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,0 +1,274 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/vk-static/vk-static/podutil"
+)
+
+const testdata = "../../../shared/testdata/manifests"
+
+func manifest(name, image string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: %s
+  labels: {app: %s}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: %s
+`, name, name, image)
+}
+
+// mirrorOf waits for the mirror of static pod name to be Running with the given image and
+// returns it.
+func (a *agent) runningMirror(name, image string) *corev1.Pod {
+	a.t.Helper()
+	var mirror *corev1.Pod
+	eventually(a.t, 10*time.Second, "mirror "+name+" Running with "+image, func() error {
+		p, err := env.Admin.CoreV1().Pods("default").Get(context.Background(), name+"-"+a.Node, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if p.DeletionTimestamp != nil {
+			return fmt.Errorf("mirror is being deleted")
+		}
+		if p.Spec.Containers[0].Image != image {
+			return fmt.Errorf("image %s", p.Spec.Containers[0].Image)
+		}
+		if p.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("phase %q", p.Status.Phase)
+		}
+		mirror = p
+		return nil
+	})
+	return mirror
+}
+
+func (a *agent) mirrorGone(name string) {
+	a.t.Helper()
+	eventually(a.t, 15*time.Second, "mirror "+name+" gone", func() error {
+		_, err := env.Admin.CoreV1().Pods("default").Get(context.Background(), name+"-"+a.Node, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there (%v)", err)
+	})
+}
+
+func TestStaticPodGetsAMirror(t *testing.T) {
+	a := startAgent(t, agentOptions{})
+	start := time.Now()
+	a.WriteManifest("web.yaml", manifest("web", "nginx:1"))
+	mirror := a.runningMirror("web", "nginx:1")
+	t.Logf("manifest written → mirror Running: %s", time.Since(start))
+
+	if mirror.Annotations[podutil.ConfigMirrorAnnotationKey] != mirror.Annotations[podutil.ConfigHashAnnotationKey] || mirror.Annotations[podutil.ConfigMirrorAnnotationKey] == "" {
+		t.Errorf("config.mirror %q != config.hash %q", mirror.Annotations[podutil.ConfigMirrorAnnotationKey], mirror.Annotations[podutil.ConfigHashAnnotationKey])
+	}
+	if got := mirror.Annotations[podutil.ConfigSourceAnnotationKey]; got != podutil.FileSource {
+		t.Errorf("config.source = %q, want file", got)
+	}
+	node, err := env.Admin.CoreV1().Nodes().Get(context.Background(), a.Node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := metav1.OwnerReference{APIVersion: "v1", Kind: "Node", Name: a.Node, UID: node.UID, Controller: ptr.To(true)}
+	if len(mirror.OwnerReferences) != 1 || mirror.OwnerReferences[0].UID != want.UID || !ptr.Deref(mirror.OwnerReferences[0].Controller, false) {
+		t.Errorf("owner references %+v, want exactly %+v", mirror.OwnerReferences, want)
+	}
+	for _, typ := range []corev1.PodConditionType{corev1.PodScheduled, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
+		if !hasCondition(mirror, typ) {
+			t.Errorf("mirror lacks condition %s=True: %+v", typ, mirror.Status.Conditions)
+		}
+	}
+	eventually(t, 10*time.Second, "Started event on the mirror", func() error {
+		evs, err := env.Admin.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{
+			FieldSelector: "involvedObject.uid=" + string(mirror.UID) + ",reason=Started"})
+		if err != nil {
+			return err
+		}
+		if len(evs.Items) == 0 {
+			return fmt.Errorf("none")
+		}
+		return nil
+	})
+}
+
+func hasCondition(p *corev1.Pod, typ corev1.PodConditionType) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == typ && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.IsZero() {
+			return true
+		}
+	}
+	return false
+}
+
+func TestDeletedMirrorIsRecreatedWithoutRestartingThePod(t *testing.T) {
+	a := startAgent(t, agentOptions{})
+	a.WriteManifest("web.yaml", manifest("web", "nginx:1"))
+	first := a.runningMirror("web", "nginx:1")
+	ctx := context.Background()
+	pods := env.Admin.CoreV1().Pods("default")
+
+	for _, tc := range []struct {
+		name string
+		opts metav1.DeleteOptions
+	}{
+		{"graceful", metav1.DeleteOptions{}},
+		{"force", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}},
+	} {
+		if err := pods.Delete(ctx, first.Name, tc.opts); err != nil {
+			t.Fatalf("%s delete: %v", tc.name, err)
+		}
+		var next *corev1.Pod
+		eventually(t, 10*time.Second, tc.name+": mirror recreated", func() error {
+			p, err := pods.Get(ctx, first.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if p.UID == first.UID || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+				return fmt.Errorf("uid %s deleting=%v phase=%s", p.UID, p.DeletionTimestamp != nil, p.Status.Phase)
+			}
+			next = p
+			return nil
+		})
+		first = next
+	}
+	if n := a.metric("vk_static_provider_call_duration_seconds_count", `call="CreatePod"`); n != 1 {
+		t.Errorf("provider CreatePod calls = %v, want 1 (the pod must not restart)", n)
+	}
+	if n := a.metric("vk_static_provider_call_duration_seconds_count", `call="DeletePod"`); n != 0 {
+		t.Errorf("provider DeletePod calls = %v, want 0", n)
+	}
+}
+
+func TestEditedManifestReplacesThePod(t *testing.T) {
+	a := startAgent(t, agentOptions{})
+	a.WriteManifest("web.yaml", manifest("web", "nginx:1"))
+	old := a.runningMirror("web", "nginx:1")
+
+	a.WriteManifest("web.yaml", manifest("web", "nginx:2"))
+	edited := a.runningMirror("web", "nginx:2")
+	if edited.UID == old.UID || edited.Annotations[podutil.ConfigHashAnnotationKey] == old.Annotations[podutil.ConfigHashAnnotationKey] {
+		t.Fatalf("edit kept the old mirror/hash")
+	}
+
+	// Many rapid edits coalesce: the last one runs and nothing leaks.
+	for i := 3; i <= 52; i++ {
+		a.WriteManifest("web.yaml", manifest("web", fmt.Sprintf("nginx:%d", i)))
+		time.Sleep(100 * time.Millisecond) // the spacing under test, not a wait for a result
+	}
+	a.runningMirror("web", "nginx:52")
+	eventually(t, 10*time.Second, "one provider pod", func() error {
+		if n := a.metric("vk_static_provider_pods"); n != 1 {
+			return fmt.Errorf("provider runs %v pods", n)
+		}
+		creates := a.metric("vk_static_provider_call_duration_seconds_count", `call="CreatePod"`)
+		deletes := a.metric("vk_static_provider_call_duration_seconds_count", `call="DeletePod"`)
+		if creates-deletes != 1 {
+			return fmt.Errorf("CreatePod %v - DeletePod %v != 1", creates, deletes)
+		}
+		return nil
+	})
+	list, err := env.Admin.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{FieldSelector: "spec.nodeName=" + a.Node})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 1 {
+		t.Errorf("%d pods bound to the node, want 1 mirror", len(list.Items))
+	}
+}
+
+func TestRemovedManifestStopsThePodThenItsMirror(t *testing.T) {
+	a := startAgent(t, agentOptions{})
+	a.WriteManifest("web.yaml", manifest("web", "nginx:1"))
+	a.runningMirror("web", "nginx:1")
+	a.RemoveManifest("web.yaml")
+	a.mirrorGone("web")
+	if n := a.metric("vk_static_provider_pods"); n != 0 {
+		t.Errorf("provider still runs %v pods after the mirror went", n)
+	}
+	if n := a.metric("vk_static_provider_call_duration_seconds_count", `call="DeletePod"`); n != 1 {
+		t.Errorf("DeletePod calls = %v, want 1", n)
+	}
+}
+
+func TestBadManifestsAreReportedOnTheNode(t *testing.T) {
+	a := startAgent(t, agentOptions{})
+	a.WriteManifest("web.yaml", manifest("web", "nginx:1"))
+	good := a.runningMirror("web", "nginx:1")
+
+	entries, err := os.ReadDir(filepath.Join(testdata, "bad"))
+	if err != nil || len(entries) == 0 {
+		t.Fatalf("no bad manifests in %s: %v", testdata, err)
+	}
+	// Every file goes into the directory: the bad ones must each be reported, the dotfile and
+	// editor leftovers (valid pods named must-not-appear) must be ignored.
+	var reported []string
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(testdata, "bad", e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(a.ManifestDir, e.Name()), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(e.Name(), ".") && strings.HasSuffix(e.Name(), ".yaml") {
+			reported = append(reported, e.Name())
+		}
+	}
+	for _, name := range reported {
+		eventually(t, 10*time.Second, "event naming "+name, func() error {
+			evs, err := env.Admin.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{
+				FieldSelector: "involvedObject.kind=Node,involvedObject.name=" + a.Node + ",reason=FailedManifest"})
+			if err != nil {
+				return err
+			}
+			for _, e := range evs.Items {
+				if strings.Contains(e.Message, name) {
+					return nil
+				}
+			}
+			return fmt.Errorf("no FailedManifest event names %s among %d", name, len(evs.Items))
+		})
+	}
+	if _, err := env.Admin.CoreV1().Pods("default").Get(context.Background(), "must-not-appear-"+a.Node, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a dotfile or editor leftover was read: %v", err)
+	}
+	now := a.runningMirror("web", "nginx:1")
+	if now.UID != good.UID {
+		t.Errorf("the good pod's mirror was replaced")
+	}
+	if n := a.metric("vk_static_provider_call_duration_seconds_count", `call="CreatePod"`); n != 1 {
+		t.Errorf("CreatePod calls = %v, want 1: bad manifests must not start or restart pods", n)
+	}
+}
+
+func TestStandaloneRunsStaticPods(t *testing.T) {
+	a := startAgent(t, agentOptions{standalone: true})
+	a.WriteManifest("web.yaml", manifest("web", "nginx:1"))
+	eventually(t, 10*time.Second, "pod running in the provider", func() error {
+		if n := a.metric("vk_static_provider_pods"); n != 1 {
+			return fmt.Errorf("provider runs %v pods", n)
+		}
+		return nil
+	})
+	if _, err := env.Admin.CoreV1().Nodes().Get(context.Background(), a.Node, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("standalone agent registered a Node (or the check failed): %v", err)
+	}
+}
+
