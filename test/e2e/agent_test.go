@@ -254,4 +254,3 @@ func tail(s string, lines int) string {
 	}
 	return strings.Join(all, "\n")
 }
-

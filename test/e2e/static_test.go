@@ -271,4 +271,3 @@ func TestStandaloneRunsStaticPods(t *testing.T) {
 		t.Errorf("standalone agent registered a Node (or the check failed): %v", err)
 	}
 }
-
