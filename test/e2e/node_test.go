@@ -1,0 +1,100 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestNodeRegistersAndRenewsItsLease(t *testing.T) {
+	a := startAgent(t, agentOptions{extraArgs: []string{"--node-labels", "team=edge", "--register-with-taints", "dedicated=edge:NoSchedule", "--max-pods", "42"}})
+	ctx := context.Background()
+	var node *corev1.Node
+	eventually(t, 10*time.Second, "node Ready", func() error {
+		n, err := env.Admin.CoreV1().Nodes().Get(ctx, a.Node, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+				node = n
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %+v", n.Status.Conditions)
+	})
+	if node.Labels["team"] != "edge" || node.Labels[corev1.LabelHostname] != a.Node {
+		t.Errorf("labels %v", node.Labels)
+	}
+	// The API server's TaintNodesByCondition admission adds node.kubernetes.io/not-ready at
+	// registration (the node lifecycle controller, not run here, removes it): ours must be there.
+	if !hasTaint(node, corev1.Taint{Key: "dedicated", Value: "edge", Effect: corev1.TaintEffectNoSchedule}) {
+		t.Errorf("taints %+v", node.Spec.Taints)
+	}
+	if got := node.Status.Capacity[corev1.ResourcePods]; got.Value() != 42 {
+		t.Errorf("pods capacity %s, want 42", got.String())
+	}
+	if !hasAddress(node, corev1.NodeInternalIP, "127.0.0.1") || node.Status.DaemonEndpoints.KubeletEndpoint.Port == 0 {
+		t.Errorf("addresses %+v endpoint %+v", node.Status.Addresses, node.Status.DaemonEndpoints)
+	}
+
+	leases := env.Admin.CoordinationV1().Leases(corev1.NamespaceNodeLease)
+	var first metav1.MicroTime
+	eventually(t, 10*time.Second, "lease renewed", func() error {
+		l, err := leases.Get(ctx, a.Node, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if len(l.OwnerReferences) != 1 || l.OwnerReferences[0].UID != node.UID {
+			return fmt.Errorf("owner references %+v", l.OwnerReferences)
+		}
+		if first.IsZero() {
+			first = *l.Spec.RenewTime
+			return fmt.Errorf("first renewal seen")
+		}
+		if !l.Spec.RenewTime.After(first.Time) {
+			return fmt.Errorf("not renewed since %v", first)
+		}
+		return nil
+	})
+
+	// Stopped, the agent renews no more: the node lifecycle controller (not run here) would
+	// mark it NotReady once the lease expires.
+	a.Stop()
+	l, err := leases.Get(ctx, a.Node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stoppedAt := *l.Spec.RenewTime
+	expiry := time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second
+	time.Sleep(expiry / 2) // long enough for two renewals of a running agent
+	l, err = leases.Get(ctx, a.Node, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Spec.RenewTime.Equal(&stoppedAt) {
+		t.Errorf("lease renewed after the agent stopped: %v → %v", stoppedAt, l.Spec.RenewTime)
+	}
+}
+
+func hasAddress(n *corev1.Node, typ corev1.NodeAddressType, addr string) bool {
+	for _, a := range n.Status.Addresses {
+		if a.Type == typ && a.Address == addr {
+			return true
+		}
+	}
+	return false
+}
+
+func hasTaint(n *corev1.Node, want corev1.Taint) bool {
+	for _, t := range n.Spec.Taints {
+		if t.MatchTaint(&want) && t.Value == want.Value {
+			return true
+		}
+	}
+	return false
+}
