@@ -1,0 +1,205 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// These tests run the NodeController against the package's real API server (main_test.go) as
+// the node's own identity, under the Node authorizer and NodeRestriction.
+
+const (
+	itRenewInterval  = 200 * time.Millisecond
+	itPingInterval   = 100 * time.Millisecond
+	itStatusInterval = 300 * time.Millisecond
+	itWait           = 20 * time.Second
+)
+
+func integrationNode(name string) *corev1.Node {
+	n := desiredTestNode()
+	n.Name = name
+	n.Labels["kubernetes.io/hostname"] = name
+	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: name}}
+	return n
+}
+
+// runIntegrationController starts a controller for node name with that node's identity and
+// stops it (checking for leaks) when the test ends.
+func runIntegrationController(t *testing.T, name string, p NodeProvider) (*NodeController, kubernetes.Interface) {
+	t.Helper()
+	// The shared admin client's connection outlives this test: open it before the baseline.
+	_, err := env.Admin.CoreV1().Namespaces().Get(context.Background(), metav1.NamespaceDefault, metav1.GetOptions{})
+	require.NoError(t, err)
+	baseline := goleak.IgnoreCurrent()
+	cfg, err := env.NodeConfig(name)
+	require.NoError(t, err)
+	// An HTTP client of our own, so its connections can be closed before the leak check.
+	httpClient, err := rest.HTTPClientFor(cfg)
+	require.NoError(t, err)
+	cs, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
+	require.NoError(t, err)
+	c, err := NewNodeController(p, integrationNode(name), cs.CoreV1().Nodes(),
+		WithNodeEnableLeaseV1WithRenewInterval(cs.CoordinationV1().Leases(corev1.NamespaceNodeLease), 40, itRenewInterval),
+		WithNodePingInterval(itPingInterval),
+		WithNodeStatusUpdateInterval(itStatusInterval),
+	)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { _ = c.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-c.Done()
+		assert.NoError(t, c.Err())
+		utilnet.CloseIdleConnectionsFor(httpClient.Transport)
+		goleak.VerifyNone(t, baseline)
+		_ = env.Admin.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
+		_ = env.Admin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	select {
+	case <-c.Ready():
+	case <-time.After(itWait):
+		t.Fatalf("node %s not registered", name)
+	}
+	return c, cs
+}
+
+func adminNode(t *testing.T, name string) *corev1.Node {
+	t.Helper()
+	n, err := env.Admin.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+	require.NoError(t, err)
+	return n
+}
+
+func adminRenewTime(t *testing.T, name string) time.Time {
+	t.Helper()
+	l, err := env.Admin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(context.Background(), name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return time.Time{}
+	}
+	require.NoError(t, err)
+	return l.Spec.RenewTime.Time
+}
+
+// waitRenewals waits until the lease's renewTime has advanced n times.
+func waitRenewals(t *testing.T, name string, n int) {
+	t.Helper()
+	last, seen := adminRenewTime(t, name), 0
+	require.Eventually(t, func() bool {
+		if now := adminRenewTime(t, name); now.After(last) {
+			last, seen = now, seen+1
+		}
+		return seen >= n
+	}, itWait, 20*time.Millisecond, "lease %s did not renew %d times", name, n)
+}
+
+func TestNodeControllerIntegrationRegistersAndRenews(t *testing.T) {
+	const name = "nc-register"
+	_, _ = runIntegrationController(t, name, &fakeNodeProvider{})
+
+	n := adminNode(t, name)
+	assert.Equal(t, corev1.ConditionTrue, condition(n, corev1.NodeReady).Status)
+	assert.Equal(t, corev1.ConditionFalse, condition(n, corev1.NodePIDPressure).Status)
+	assert.Equal(t, "edge", n.Labels["tier"])
+	assert.Contains(t, n.Spec.Taints, corev1.Taint{Key: "vk", Effect: corev1.TaintEffectNoSchedule})
+	assert.Equal(t, "110", n.Status.Allocatable.Pods().String())
+	assert.Equal(t, int32(10250), n.Status.DaemonEndpoints.KubeletEndpoint.Port)
+	assert.Equal(t, "v1.36.3-vk", n.Status.NodeInfo.KubeletVersion)
+	assert.Contains(t, n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "127.0.0.1"})
+
+	waitRenewals(t, name, 3)
+	l, err := env.Admin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(context.Background(), name, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, name, *l.Spec.HolderIdentity)
+	assert.Equal(t, int32(40), *l.Spec.LeaseDurationSeconds)
+	assert.Equal(t, []metav1.OwnerReference{{APIVersion: "v1", Kind: "Node", Name: name, UID: n.UID}}, l.OwnerReferences)
+}
+
+func TestNodeControllerIntegrationPingFailure(t *testing.T) {
+	const name = "nc-ping"
+	p := &fakeNodeProvider{}
+	_, _ = runIntegrationController(t, name, p)
+	waitRenewals(t, name, 1)
+
+	p.setPingErr(errors.New("backend down"))
+	require.Eventually(t, func() bool {
+		return condition(adminNode(t, name), corev1.NodeReady).Status == corev1.ConditionFalse
+	}, itWait, 20*time.Millisecond)
+	assert.Contains(t, condition(adminNode(t, name), corev1.NodeReady).Message, "backend down")
+
+	// Ping failed before Ready went False, and a renewal stamps renewTime only after checking
+	// Ping: no renewTime may be later than this moment, for many renew intervals.
+	notReadySeen := time.Now()
+	require.Never(t, func() bool {
+		return adminRenewTime(t, name).After(notReadySeen)
+	}, 10*itRenewInterval, itRenewInterval/4, "lease renewed while the provider failed")
+
+	p.setPingErr(nil)
+	require.Eventually(t, func() bool {
+		return condition(adminNode(t, name), corev1.NodeReady).Status == corev1.ConditionTrue
+	}, itWait, 20*time.Millisecond)
+	waitRenewals(t, name, 2)
+}
+
+func TestNodeControllerIntegrationRecreatesDeletedNode(t *testing.T) {
+	const name = "nc-recreate"
+	_, _ = runIntegrationController(t, name, &fakeNodeProvider{})
+	old := adminNode(t, name)
+	require.NoError(t, env.Admin.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}))
+
+	var recreated *corev1.Node
+	require.Eventually(t, func() bool {
+		n, err := env.Admin.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
+		if err != nil || n.UID == old.UID {
+			return false
+		}
+		recreated = n
+		return true
+	}, itWait, 20*time.Millisecond, "node not re-created")
+	assert.Equal(t, corev1.ConditionTrue, condition(recreated, corev1.NodeReady).Status)
+	assert.Equal(t, "edge", recreated.Labels["tier"])
+
+	// The lease follows the new incarnation.
+	require.Eventually(t, func() bool {
+		l, err := env.Admin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(context.Background(), name, metav1.GetOptions{})
+		return err == nil && len(l.OwnerReferences) == 1 && l.OwnerReferences[0].UID == recreated.UID
+	}, itWait, 20*time.Millisecond, "lease owner not updated to the new node UID")
+}
+
+func TestNodeControllerIntegrationKeepsOthersFields(t *testing.T) {
+	const name = "nc-foreign"
+	_, _ = runIntegrationController(t, name, &fakeNodeProvider{})
+	ctx := context.Background()
+
+	// An admin labels the node and another controller reports a condition of its own.
+	_, err := env.Admin.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType,
+		[]byte(`{"metadata":{"labels":{"team":"admins"}}}`), metav1.PatchOptions{})
+	require.NoError(t, err)
+	_, err = env.Admin.CoreV1().Nodes().Patch(ctx, name, types.StrategicMergePatchType,
+		[]byte(`{"status":{"conditions":[{"type":"NetworkUnavailable","status":"False","reason":"RouteCreated"}]}}`), metav1.PatchOptions{}, "status")
+	require.NoError(t, err)
+	before := condition(adminNode(t, name), corev1.NodeReady).LastHeartbeatTime.Time
+
+	// Heartbeats have second resolution: a second later, several status writes have happened.
+	require.Eventually(t, func() bool {
+		return condition(adminNode(t, name), corev1.NodeReady).LastHeartbeatTime.Time.Sub(before) >= time.Second
+	}, itWait, 50*time.Millisecond, "no heartbeat")
+	n := adminNode(t, name)
+	assert.Equal(t, "admins", n.Labels["team"])
+	assert.Equal(t, "edge", n.Labels["tier"])
+	assert.Equal(t, corev1.ConditionFalse, condition(n, "NetworkUnavailable").Status)
+	assert.Equal(t, "RouteCreated", condition(n, "NetworkUnavailable").Reason)
+	assert.Equal(t, corev1.ConditionTrue, condition(n, corev1.NodeReady).Status)
+}
