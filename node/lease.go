@@ -42,6 +42,7 @@ func (c *NodeController) leaseLoop(ctx context.Context) {
 				retryC = retry.after()
 			}
 		}
+		c.leaseRounds.Add(1)
 		select {
 		case <-ctx.Done():
 			return

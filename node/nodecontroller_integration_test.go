@@ -63,7 +63,11 @@ func runIntegrationController(t *testing.T, name string, p NodeProvider) (*NodeC
 		cancel()
 		<-c.Done()
 		assert.NoError(t, c.Err())
-		utilnet.CloseIdleConnectionsFor(httpClient.Transport)
+		// A connection whose last request was cancelled becomes idle a little later.
+		assert.Eventually(t, func() bool {
+			utilnet.CloseIdleConnectionsFor(httpClient.Transport)
+			return goleak.Find(baseline) == nil
+		}, itWait, 50*time.Millisecond)
 		goleak.VerifyNone(t, baseline)
 		_ = env.Admin.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
 		_ = env.Admin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Delete(context.Background(), name, metav1.DeleteOptions{})
@@ -202,4 +206,20 @@ func TestNodeControllerIntegrationKeepsOthersFields(t *testing.T) {
 	assert.Equal(t, corev1.ConditionFalse, condition(n, "NetworkUnavailable").Status)
 	assert.Equal(t, "RouteCreated", condition(n, "NetworkUnavailable").Reason)
 	assert.Equal(t, corev1.ConditionTrue, condition(n, corev1.NodeReady).Status)
+}
+
+func TestNodeControllerIntegrationAdoptsExistingNode(t *testing.T) {
+	const name = "nc-existing"
+	ctx := context.Background()
+	existing := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"team": "admins"}}}
+	_, err := env.Admin.CoreV1().Nodes().Create(ctx, existing, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	_, _ = runIntegrationController(t, name, &fakeNodeProvider{})
+	n := adminNode(t, name)
+	assert.Equal(t, "admins", n.Labels["team"])
+	assert.Equal(t, "edge", n.Labels["tier"], "owned labels are patched onto an existing node")
+	assert.Equal(t, corev1.ConditionTrue, condition(n, corev1.NodeReady).Status)
+	assert.Equal(t, "110", n.Status.Capacity.Pods().String())
+	assert.Equal(t, int32(10250), n.Status.DaemonEndpoints.KubeletEndpoint.Port)
 }

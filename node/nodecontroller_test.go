@@ -265,9 +265,13 @@ func TestNodeControllerPingFailureStopsLease(t *testing.T) {
 	assert.Equal(t, ReasonProviderFailed, ready.Reason)
 	assert.Contains(t, ready.Message, "backend down")
 
+	// Every renew interval while failing: the lease loop completes a round without a write.
+	rounds := func() int64 { return h.c.leaseRounds.Load() }
+	require.Eventually(t, func() bool { return rounds() >= 2 }, 10*time.Second, time.Millisecond) // the round at +10s
 	renewed := h.lease(t).Spec.RenewTime.Time
-	for range 3 {
+	for i := range int64(3) {
 		h.clock.Step(testRenewInterval)
+		require.Eventually(t, func() bool { return rounds() >= 3+i }, 10*time.Second, time.Millisecond)
 	}
 	// Recovery renews at once: the next lease write carries a later renewTime, and none was
 	// written while failing (the lease is at most one interval past the failure).
