@@ -27,6 +27,9 @@ const (
 	// DefaultTerminationSlack is added to a pod's grace period before the controller stops
 	// waiting for the provider to report it terminated.
 	DefaultTerminationSlack = 2 * time.Second
+	// MinRetryDelay and MaxRetryDelay bound the back-off of a pod whose sync failed.
+	MinRetryDelay = 10 * time.Millisecond
+	MaxRetryDelay = 5 * time.Second
 )
 
 // PodControllerConfig wires a PodController. Provider, Pods, Updates and SourceSeen are
@@ -101,8 +104,10 @@ func NewPodController(cfg PodControllerConfig) (*PodController, error) {
 		cfg.Recorder = &record.FakeRecorder{} // discards: nil channel
 	}
 	queue := func(name string) workqueue.TypedRateLimitingInterface[string] {
+		// Per-pod exponential back-off capped at MaxRetryDelay (not client-go's 1000 s): after an
+		// API server outage every pod must converge within seconds of its return.
 		return workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](MinRetryDelay, MaxRetryDelay),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: name, Clock: cfg.Clock})
 	}
 	c := &PodController{

@@ -52,6 +52,8 @@ type Env struct {
 	etcdDir    string
 	etcd       *process
 	apiserver  *process
+	bin        string   // directory of the binaries
+	apiArgs    []string // the API server's command line, for RestartAPIServer
 }
 
 // Start launches etcd and kube-apiserver and returns once the API server is ready and the
@@ -118,7 +120,7 @@ func start(ctx context.Context, bin string, opts Options) (_ *Env, err error) {
 	if err != nil {
 		return nil, err
 	}
-	env := &Env{Dir: dir, nodeTokens: map[string]string{}}
+	env := &Env{Dir: dir, nodeTokens: map[string]string{}, bin: bin}
 	defer func() {
 		if err != nil {
 			env.stop()
@@ -161,12 +163,8 @@ func start(ctx context.Context, bin string, opts Options) (_ *Env, err error) {
 	if err != nil {
 		return nil, err
 	}
-	env.apiserver, err = startProcess("kube-apiserver", filepath.Join(dir, "kube-apiserver.log"),
-		filepath.Join(bin, "kube-apiserver"), append(args, opts.ExtraAPIServerArgs...)...)
-	if err != nil {
-		return nil, err
-	}
-	if err := env.waitReady(ctx); err != nil {
+	env.apiArgs = append(args, opts.ExtraAPIServerArgs...)
+	if err := env.StartAPIServer(ctx); err != nil {
 		return nil, err
 	}
 	if err := env.ensureDefaultServiceAccount(ctx, "default"); err != nil {
@@ -273,6 +271,26 @@ func randomToken() string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// StartAPIServer starts the API server (again) with the same port, flags and identities, and
+// returns once it is ready. With StopAPIServer it simulates an API server outage.
+func (e *Env) StartAPIServer(ctx context.Context) error {
+	if e.apiserver != nil && !e.apiserver.exited() {
+		return fmt.Errorf("kube-apiserver is already running")
+	}
+	p, err := startProcess("kube-apiserver", filepath.Join(e.Dir, "kube-apiserver.log"),
+		filepath.Join(e.bin, "kube-apiserver"), e.apiArgs...)
+	if err != nil {
+		return err
+	}
+	e.apiserver = p
+	return e.waitReady(ctx)
+}
+
+// StopAPIServer kills the API server (etcd keeps its data); clients see connection refused.
+func (e *Env) StopAPIServer() {
+	e.apiserver.stop(0)
 }
 
 // waitReady polls /readyz until it answers ok, a process dies, or 60 s pass.

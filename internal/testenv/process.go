@@ -18,7 +18,7 @@ type process struct {
 }
 
 func startProcess(name, logPath, binary string, args ...string) (*process, error) {
-	log, err := os.Create(logPath)
+	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644) // a restart appends
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +53,9 @@ func (p *process) stop(grace time.Duration) {
 	if p == nil {
 		return
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	if grace > 0 {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	}
 	select {
 	case <-p.done:
 	case <-time.After(grace):
