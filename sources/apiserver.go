@@ -7,22 +7,22 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/vk-static/vk-static/internal/watchstore"
 	"github.com/vk-static/vk-static/podutil"
 )
 
 // APISource lists and watches the pods bound to one node — the field selector
 // spec.nodeName=<node> is all the Node authorizer lets a node identity read — and sends the
-// informer's full store as a snapshot after every change. Mirror pods arrive like any other pod
+// watch store's full contents as a snapshot after every change. Mirror pods arrive like any other pod
 // (they carry kubernetes.io/config.mirror).
 //
-// Bursts are coalesced: the informer is never blocked by a slow consumer, and when the consumer
+// Bursts are coalesced: the watch is never blocked by a slow consumer, and when the consumer
 // is ready it gets the newest store contents. Unchanged pods are the same objects from one
-// snapshot to the next (the informer's), which the Merger uses to skip comparing them.
+// snapshot to the next (the store's), which the Merger uses to skip comparing them.
 type APISource struct {
 	client   kubernetes.Interface
 	nodeName string
@@ -36,16 +36,12 @@ func NewAPISource(client kubernetes.Interface, nodeName string) *APISource {
 // Name is podutil.APIServerSource.
 func (s *APISource) Name() string { return podutil.APIServerSource }
 
-// Run starts the informer and, once it has synced, sends a snapshot and then one after every
-// change, until ctx is done. It returns after the informer has stopped.
+// Run starts the watch and, once it has synced, sends a snapshot and then one after every
+// change, until ctx is done. It returns after the watch has stopped.
 func (s *APISource) Run(ctx context.Context, out chan<- Snapshot) {
 	logger := klog.FromContext(ctx).WithValues("source", podutil.APIServerSource, "node", s.nodeName)
 	ctx = klog.NewContext(ctx, logger)
 	selector := fields.OneTermEqualSelector("spec.nodeName", s.nodeName).String()
-	factory := informers.NewSharedInformerFactoryWithOptions(s.client, 0,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = selector }))
-	informer := factory.Core().V1().Pods().Informer()
-
 	dirty := make(chan struct{}, 1)
 	markDirty := func() {
 		select {
@@ -53,28 +49,24 @@ func (s *APISource) Run(ctx context.Context, out chan<- Snapshot) {
 		default: // already pending; the next snapshot includes this change
 		}
 	}
-	if _, err := informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { markDirty() },
-		UpdateFunc: func(any, any) { markDirty() },
-		DeleteFunc: func(any) { markDirty() },
-	}); err != nil {
-		logger.Error(err, "Cannot watch pods")
-		return
-	}
+	// A watch store rather than an informer: it reconnects within seconds after an API server
+	// outage (an informer may wait up to 30 s), so API pods converge quickly when it returns.
+	lw := cache.NewFilteredListWatchFromClient(s.client.CoreV1().RESTClient(), "pods", metav1.NamespaceAll,
+		func(o *metav1.ListOptions) { o.FieldSelector = selector })
+	store := watchstore.New(lw, &corev1.Pod{}, markDirty)
 
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		informer.RunWithContext(ctx)
+		store.Run(ctx)
 	}()
 	defer wg.Wait()
 
-	if !cache.WaitForCacheSync(ctx.Done(), informer.HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), store.HasSynced) {
 		return
 	}
 	logger.V(2).Info("Pods of this node listed")
-	store := informer.GetStore()
 	snapshot := func() Snapshot {
 		objs := store.List()
 		pods := make([]*corev1.Pod, 0, len(objs))
