@@ -14,12 +14,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
@@ -79,22 +76,15 @@ func runAgent(ctx context.Context, o *options) error {
 	var recorder record.EventRecorder
 	var nodeGetter mirror.NodeGetter
 	var mirrorClient mirror.Client
-	var nodeInformer cache.SharedIndexInformer
-	var factory informers.SharedInformerFactory
+	var nodes *nodeWatch
 	if client != nil {
 		broadcaster := record.NewBroadcaster(record.WithContext(ctx))
 		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 		defer broadcaster.Shutdown()
 		recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "vk-static", Host: nodeName})
 
-		// Only this node: the Node authorizer lets a node read itself, and a full node list
-		// would be wasted work on a large cluster.
-		factory = informers.NewSharedInformerFactoryWithOptions(client, 0,
-			informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
-				lo.FieldSelector = fields.OneTermEqualSelector("metadata.name", nodeName).String()
-			}))
-		nodeInformer = factory.Core().V1().Nodes().Informer()
-		nodeGetter = factory.Core().V1().Nodes().Lister()
+		nodes = newNodeWatch(client, nodeName)
+		nodeGetter = nodes
 		mirrorClient = mirror.NewBasicMirrorClient(client, nodeName, nodeGetter)
 	}
 
@@ -124,24 +114,8 @@ func runAgent(ctx context.Context, o *options) error {
 	controllers := []controller{muxController{runner}, podController}
 
 	if client != nil {
-		_, err := nodeInformer.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			AddFunc:    func(any) { podController.RequeueMirrors() },
-			DeleteFunc: func(any) { podController.RequeueMirrors() },
-			UpdateFunc: func(oldObj, newObj any) {
-				// Heartbeats change the Node every few seconds; only its identity and deletion
-				// matter to mirror pods.
-				o, n := oldObj.(*corev1.Node), newObj.(*corev1.Node)
-				if o.UID != n.UID || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) {
-					podController.RequeueMirrors()
-				}
-			},
-		})
-		if err != nil {
-			return err
-		}
-		factory.Start(ctx.Done())
-		defer factory.Shutdown()
-
+		nodes.notify(podController.RequeueMirrors)
+		controllers = append(controllers, nodes)
 		nodeObject, err := nodeObject(o, nodeName, nodeIP, provider)
 		if err != nil {
 			return err
