@@ -136,6 +136,8 @@ func (s *HTTPSource) Run(ctx context.Context, out chan<- Snapshot) {
 	ctx = klog.NewContext(ctx, logger)
 	ticker := s.cfg.Clock.NewTicker(s.cfg.CheckFrequency)
 	defer ticker.Stop()
+	// Keep-alive connections have goroutines of their own; they must not outlive Run.
+	defer s.client.CloseIdleConnections()
 	for {
 		if snap, ok := s.poll(ctx); ok {
 			select {

@@ -137,6 +137,12 @@ func (m *Mux) Run(ctx context.Context) {
 				report(m.problems, p)
 			}
 			logger.V(4).Info("Merged snapshot", "source", snap.Source, "pods", len(snap.Pods), "updates", len(updates))
+			if first {
+				if len(updates) == 0 {
+					updates = append(updates, PodUpdate{Op: ADD, Source: snap.Source})
+				}
+				updates[len(updates)-1].SourceSeen = true
+			}
 			for i := range updates {
 				queue = append(queue, queued{update: &updates[i]})
 			}

@@ -62,4 +62,10 @@ type PodUpdate struct {
 	Op     Op
 	Source string
 	Pods   []*corev1.Pod
+	// SourceSeen marks the last update caused by the source's first snapshot (an empty first
+	// snapshot yields one empty ADD carrying it). A consumer that applies updates as they
+	// arrive knows, once it has applied this one, that it has every pod of the source — the
+	// moment it may remove what the source no longer has (e.g. pods a provider still runs from
+	// before a restart), with no window between "seen" and "applied".
+	SourceSeen bool
 }
