@@ -1,0 +1,102 @@
+package sources
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	"k8s.io/klog/v2/ktesting"
+)
+
+// scriptedSource sends the snapshots the test gives it.
+type scriptedSource struct {
+	name  string
+	snaps chan Snapshot
+}
+
+func (s *scriptedSource) Name() string { return s.name }
+
+func (s *scriptedSource) Run(ctx context.Context, out chan<- Snapshot) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case snap := <-s.snaps:
+			select {
+			case out <- snap:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+func receive(t *testing.T, mux *Mux) string {
+	t.Helper()
+	select {
+	case u := <-mux.Updates():
+		return render([]PodUpdate{u})[0]
+	case <-time.After(10 * time.Second):
+		t.Fatal("no update")
+		return ""
+	}
+}
+
+func TestMux(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	files := &scriptedSource{name: file, snaps: make(chan Snapshot)}
+	apis := &scriptedSource{name: api, snaps: make(chan Snapshot)}
+	problems := make(chan Problem, 10)
+	mux := NewMux(ProblemReporterFunc(func(p Problem) { problems <- p }), files, apis)
+	go mux.Run(ctx)
+
+	// A slow consumer: many snapshots are merged before anything is read, none is lost.
+	files.snaps <- snap(file, pod("a@1", static(file)))
+	const n = 50
+	for i := 2; i <= n; i++ {
+		files.snaps <- snap(file, pod(fmt.Sprintf("a@%d", i), static(file)))
+	}
+	assert.False(t, mux.Seen(file), "not seen before its first updates are received")
+	assert.Equal(t, "ADD file a@1", receive(t, mux))
+	for i := 2; i <= n; i++ {
+		assert.Equal(t, fmt.Sprintf("REMOVE file a@%d", i-1), receive(t, mux))
+		if i == 2 {
+			assert.True(t, mux.Seen(file), "seen once the first snapshot's updates are received")
+			assert.False(t, mux.AllSeen())
+		}
+		assert.Equal(t, fmt.Sprintf("ADD file a@%d", i), receive(t, mux))
+	}
+
+	// The API source's pod with the same name is rejected and reported.
+	apis.snaps <- snap(api, pod("a@x", rv("1")), pod("b@y", rv("1")))
+	assert.Equal(t, "ADD api b@y", receive(t, mux))
+	select {
+	case <-mux.Ready():
+	case <-time.After(10 * time.Second):
+		t.Fatal("not ready after every source was seen")
+	}
+	assert.True(t, mux.AllSeen())
+	p := <-problems
+	assert.ErrorIs(t, p.Err, ErrDuplicateName)
+
+	cancel()
+	<-mux.Done()
+	_, open := <-mux.Updates()
+	assert.False(t, open, "Updates is closed when Run returns")
+	require.NoError(t, mux.Err())
+}
+
+func TestMuxWithoutSources(t *testing.T) {
+	mux := NewMux(nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	go mux.Run(ctx)
+	<-mux.Ready()
+	cancel()
+	<-mux.Done()
+}
