@@ -40,11 +40,10 @@ type PodControllerConfig struct {
 	// Pods is the pod manager the controller keeps current from Updates; its MirrorClient
 	// creates and deletes mirror pods.
 	Pods podmanager.Manager
-	// Updates are the merger's ordered updates (sources.Runner.Updates()).
+	// Updates are the merger's ordered updates (sources.Mux.Updates()). A provider pod found
+	// at start-up is stopped only once the update marked SourceSeen for its source has been
+	// applied: before that, its absence means nothing.
 	Updates <-chan sources.PodUpdate
-	// SourceSeen reports whether a source delivered its first snapshot; provider pods found at
-	// start-up are deleted only once their source is seen.
-	SourceSeen func(source string) bool
 
 	// Client writes status and deletes API pods; nil in standalone mode.
 	Client kubernetes.Interface
@@ -70,6 +69,9 @@ type PodController struct {
 	status workqueue.TypedRateLimitingInterface[string]
 	writer *statusWriter
 
+	seenMu sync.Mutex
+	seen   map[string]bool // sources whose first snapshot has been applied
+
 	ready, done chan struct{}
 	errMu       sync.Mutex
 	err         error
@@ -84,8 +86,6 @@ func NewPodController(cfg PodControllerConfig) (*PodController, error) {
 		return nil, errors.New("pod controller: Pods (pod manager) is required")
 	case cfg.Updates == nil:
 		return nil, errors.New("pod controller: Updates is required")
-	case cfg.SourceSeen == nil:
-		return nil, errors.New("pod controller: SourceSeen is required")
 	case cfg.NodeName == "":
 		return nil, errors.New("pod controller: NodeName is required")
 	case cfg.Client != nil && cfg.Node == nil:
@@ -116,6 +116,7 @@ func NewPodController(cfg PodControllerConfig) (*PodController, error) {
 		states: newPodStates(),
 		sync:   queue("pod-sync"),
 		status: queue("pod-status"),
+		seen:   map[string]bool{},
 		ready:  make(chan struct{}),
 		done:   make(chan struct{}),
 	}
@@ -234,7 +235,27 @@ func (c *PodController) apply(u sources.PodUpdate) {
 			c.status.Add(key)
 		}
 	}
+	if u.SourceSeen {
+		c.markSourceSeen(u.Source)
+	}
 	c.cfg.Metrics.observeQueue(c.sync.Len())
+}
+
+// markSourceSeen records that every pod of source is in the pod manager and queues the pods
+// the provider runs, so that those the source no longer has are stopped.
+func (c *PodController) markSourceSeen(source string) {
+	c.seenMu.Lock()
+	c.seen[source] = true
+	c.seenMu.Unlock()
+	for _, key := range c.states.keys() {
+		c.sync.Add(key)
+	}
+}
+
+func (c *PodController) sourceSeen(source string) bool {
+	c.seenMu.Lock()
+	defer c.seenMu.Unlock()
+	return c.seen[source]
 }
 
 // onProviderStatus is the PodNotifier callback: it records the newest status and queues the

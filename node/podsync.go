@@ -31,7 +31,7 @@ func (c *PodController) syncPod(ctx context.Context, key string) error {
 	}
 
 	if hasRunning && !wanted(running.pod, desired) {
-		if desired == nil && !c.cfg.SourceSeen(sourceOf(running.pod)) {
+		if desired == nil && !c.sourceSeen(sourceOf(running.pod)) {
 			logger.V(4).Info("Not stopping pod before its source is seen", "source", sourceOf(running.pod))
 			return nil
 		}

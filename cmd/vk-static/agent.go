@@ -97,16 +97,15 @@ func runAgent(ctx context.Context, o *options) error {
 		return err
 	}
 	podController, err := node.NewPodController(node.PodControllerConfig{
-		NodeName:   nodeName,
-		Provider:   provider,
-		Pods:       pods,
-		Updates:    runner.Updates(),
-		SourceSeen: runner.Seen,
-		Client:     client,
-		Node:       nodeGetter,
-		Recorder:   recorder,
-		Workers:    o.PodSyncWorkers,
-		Metrics:    metrics,
+		NodeName: nodeName,
+		Provider: provider,
+		Pods:     pods,
+		Updates:  runner.Updates(),
+		Client:   client,
+		Node:     nodeGetter,
+		Recorder: recorder,
+		Workers:  o.PodSyncWorkers,
+		Metrics:  metrics,
 	})
 	if err != nil {
 		return err

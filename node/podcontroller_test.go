@@ -1,0 +1,203 @@
+package node_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/podmanager"
+	"github.com/vk-static/vk-static/podutil"
+	"github.com/vk-static/vk-static/provider/mock"
+	"github.com/vk-static/vk-static/sources"
+)
+
+// standalone is a PodController without an API server, fed updates by the test.
+type standalone struct {
+	t        *testing.T
+	provider *mock.Provider
+	updates  chan sources.PodUpdate
+	ctrl     *node.PodController
+	cancel   context.CancelFunc
+}
+
+// newStandalone builds the controller; preload runs in the provider before the controller
+// starts (an agent restart).
+func newStandalone(t *testing.T, workers int, preload ...*corev1.Pod) *standalone {
+	t.Helper()
+	baseline := goleak.IgnoreCurrent()
+	p, err := mock.New(mock.Config{NodeName: "n1", InternalIP: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pod := range preload {
+		if err := p.CreatePod(context.Background(), pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := &standalone{t: t, provider: p, updates: make(chan sources.PodUpdate)}
+	h.ctrl, err = node.NewPodController(node.PodControllerConfig{
+		NodeName: "n1", Provider: p, Pods: podmanager.NewBasicPodManager(nil), Updates: h.updates, Workers: workers,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	go func() { _ = h.ctrl.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-h.ctrl.Done()
+		goleak.VerifyNone(t, baseline)
+	})
+	<-h.ctrl.Ready()
+	return h
+}
+
+func (h *standalone) send(u sources.PodUpdate) {
+	h.t.Helper()
+	select {
+	case h.updates <- u:
+	case <-time.After(10 * time.Second):
+		h.t.Fatalf("controller did not take update %v", u.Op)
+	}
+}
+
+func (h *standalone) calls(p *corev1.Pod) mock.Calls { return h.provider.Calls(p.UID) }
+
+func staticPod(name, version string, annotations ...string) *corev1.Pod {
+	uid := types.UID(name + "-" + version)
+	ann := map[string]string{
+		podutil.ConfigSourceAnnotationKey: podutil.FileSource,
+		podutil.ConfigHashAnnotationKey:   string(uid),
+	}
+	for i := 0; i+1 < len(annotations); i += 2 {
+		ann[annotations[i]] = annotations[i+1]
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name + "-n1", Namespace: "default", UID: uid, Annotations: ann},
+		Spec: corev1.PodSpec{
+			NodeName:                      "n1",
+			TerminationGracePeriodSeconds: ptr.To[int64](1),
+			Containers:                    []corev1.Container{{Name: "c", Image: "img:" + version}},
+		},
+	}
+}
+
+func eventually(t *testing.T, what string, f func() error) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// After a restart the provider's pods are matched against the sources: a pod still wanted is
+// adopted (not created again); one the source no longer has is stopped — but only once that
+// source has been seen.
+func TestAdoptedPodsWaitForTheirSource(t *testing.T) {
+	kept, dropped, later := staticPod("kept", "1"), staticPod("dropped", "1"), staticPod("later", "1")
+	h := newStandalone(t, 1, kept, dropped) // one worker: keys are synced in the order queued
+
+	h.send(sources.PodUpdate{Op: sources.ADD, Source: podutil.FileSource, Pods: []*corev1.Pod{kept, later}})
+	eventually(t, "later created", func() error {
+		if c := h.calls(later).Create; c != 1 {
+			return fmt.Errorf("CreatePod calls %d", c)
+		}
+		return nil
+	})
+	// Every key queued before later's has been synced: nothing was stopped yet.
+	if c := h.calls(dropped).Delete; c != 0 {
+		t.Fatalf("a pod was stopped before its source was seen (DeletePod calls %d)", c)
+	}
+
+	h.send(sources.PodUpdate{Op: sources.ADD, Source: podutil.FileSource, SourceSeen: true})
+	eventually(t, "dropped stopped", func() error {
+		if _, err := h.provider.GetPod(context.Background(), "default", dropped.Name); !node.IsNotFound(err) {
+			return fmt.Errorf("still in the provider (%v)", err)
+		}
+		return nil
+	})
+	if c := h.calls(kept); c.Create != 1 || c.Delete != 0 {
+		t.Errorf("the wanted pod was not simply adopted: %+v", c)
+	}
+}
+
+// An edited static pod (new UID, same name) starts only once the old one has terminated, and
+// many rapid edits end with the newest running and nothing leaked.
+func TestEditedStaticPodWaitsForTheOldOne(t *testing.T) {
+	h := newStandalone(t, 4)
+	slow := []string{mock.DeleteDelayAnnotation, mock.DeleteDelayGrace} // takes its whole grace period (1 s)
+	v1 := staticPod("web", "1", slow...)
+	h.send(sources.PodUpdate{Op: sources.ADD, Source: podutil.FileSource, Pods: []*corev1.Pod{v1}, SourceSeen: true})
+	eventually(t, "v1 running", func() error {
+		if c := h.calls(v1).Create; c != 1 {
+			return fmt.Errorf("CreatePod calls %d", c)
+		}
+		return nil
+	})
+
+	prev := v1
+	var last *corev1.Pod
+	for i := 2; i <= 20; i++ {
+		last = staticPod("web", fmt.Sprint(i), slow...)
+		h.send(sources.PodUpdate{Op: sources.REMOVE, Source: podutil.FileSource, Pods: []*corev1.Pod{prev}})
+		h.send(sources.PodUpdate{Op: sources.ADD, Source: podutil.FileSource, Pods: []*corev1.Pod{last}})
+		prev = last
+	}
+	eventually(t, "newest running", func() error {
+		p, err := h.provider.GetPod(context.Background(), "default", last.Name)
+		if err != nil {
+			return err
+		}
+		if p.UID != last.UID || p.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("provider runs %s (%s)", p.UID, p.Status.Phase)
+		}
+		return nil
+	})
+	// The mock refuses (and counts) a CreatePod while the name is still taken: exactly one call
+	// proves the controller waited for the old pod to terminate.
+	if c := h.calls(last); c.Create != 1 {
+		t.Errorf("newest pod: CreatePod calls %d, want exactly 1", c.Create)
+	}
+	if c := h.calls(v1); c.Delete != 1 {
+		t.Errorf("v1: DeletePod calls %d, want 1", c.Delete)
+	}
+	if n := h.provider.Len(); n != 1 {
+		t.Errorf("provider runs %d pods, want 1", n)
+	}
+}
+
+// A removed static pod is stopped with its grace period.
+func TestRemovedStaticPodIsStopped(t *testing.T) {
+	h := newStandalone(t, 2)
+	p := staticPod("web", "1")
+	h.send(sources.PodUpdate{Op: sources.ADD, Source: podutil.FileSource, Pods: []*corev1.Pod{p}, SourceSeen: true})
+	eventually(t, "running", func() error {
+		if h.provider.Len() != 1 {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
+	h.send(sources.PodUpdate{Op: sources.REMOVE, Source: podutil.FileSource, Pods: []*corev1.Pod{p}})
+	eventually(t, "stopped", func() error {
+		if h.provider.Len() != 0 {
+			return fmt.Errorf("still running")
+		}
+		return nil
+	})
+}
