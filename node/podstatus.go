@@ -40,7 +40,10 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	if !ok {
 		return nil // no API object (yet): a mirror or pod event requeues the key
 	}
-	status := buildStatus(&st.pod.Spec, &target.Status, st.status, metav1.NewTime(w.cfg.Clock.Now()))
+	status, err := normalize(buildStatus(&st.pod.Spec, &target.Status, st.status, metav1.NewTime(w.cfg.Clock.Now())))
+	if err != nil {
+		return err
+	}
 	last := w.lastWritten(target.UID)
 	if equality.Semantic.DeepEqual(&target.Status, status) || (last != nil && equality.Semantic.DeepEqual(last, status)) {
 		return nil
@@ -119,6 +122,18 @@ func (w *statusWriter) recordStarted(target *corev1.Pod, before, after *corev1.P
 			w.cfg.Recorder.Eventf(target, corev1.EventTypeNormal, "Started", "Started container %s", cs.Name)
 		}
 	}
+}
+
+// normalize returns status as the API server will store it: timestamps in JSON have whole
+// seconds, so comparing an un-normalized status with the one the watch echoes back would
+// always differ and write again.
+func normalize(status *corev1.PodStatus) (*corev1.PodStatus, error) {
+	data, err := json.Marshal(status)
+	if err != nil {
+		return nil, err
+	}
+	out := &corev1.PodStatus{}
+	return out, json.Unmarshal(data, out)
 }
 
 // podConditions are the conditions the agent owns, in the kubelet's order.

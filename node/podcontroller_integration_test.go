@@ -1,0 +1,134 @@
+package node_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/vk-static/vk-static/mirror"
+	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/podmanager"
+	"github.com/vk-static/vk-static/provider/mock"
+	"github.com/vk-static/vk-static/sources"
+)
+
+// requestCounter counts the agent's API requests by "VERB path-suffix".
+type requestCounter struct {
+	mu     sync.Mutex
+	counts map[string]int
+	next   http.RoundTripper
+}
+
+func (c *requestCounter) RoundTrip(r *http.Request) (*http.Response, error) {
+	key := r.Method
+	switch {
+	case strings.HasSuffix(r.URL.Path, "/status"):
+		key += " status"
+	case strings.Contains(r.URL.Path, "/events"):
+		key += " events"
+	}
+	c.mu.Lock()
+	c.counts[key]++
+	c.mu.Unlock()
+	return c.next.RoundTrip(r)
+}
+
+func (c *requestCounter) get(key string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.counts[key]
+}
+
+// TestAPIWritesPerPodStart: starting an API pod costs one status patch and one Started event;
+// the status echoed back by the watch is not written again.
+func TestAPIWritesPerPodStart(t *testing.T) {
+	env := node.ControlPlane()
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	const nodeName = "node-writes"
+	cfg, err := env.NodeConfig(nodeName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter := &requestCounter{counts: map[string]int{}}
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter }
+	client := kubernetes.NewForConfigOrDie(cfg)
+	if _, err := client.CoreV1().Nodes().Create(ctx, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: nodeName}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Admin.CoreV1().Nodes().Delete(ctx, nodeName, metav1.DeleteOptions{}) })
+
+	baseline := goleak.IgnoreCurrent()
+	runCtx, cancel := context.WithCancel(ctx)
+	provider, err := mock.New(mock.Config{NodeName: nodeName, InternalIP: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(runCtx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	nodes := mirror.NodeGetterFunc(func(name string) (*corev1.Node, error) {
+		return client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	})
+	mux := sources.NewMux(nil, sources.NewAPISource(client, nodeName))
+	ctrl, err := node.NewPodController(node.PodControllerConfig{
+		NodeName: nodeName, Provider: provider,
+		Pods:    podmanager.NewBasicPodManager(mirror.NewBasicMirrorClient(client, nodeName, nodes)),
+		Updates: mux.Updates(), Client: client, Node: nodes,
+		Recorder: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "vk-static", Host: nodeName}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { mux.Run(runCtx) })
+	wg.Go(func() { _ = ctrl.Run(runCtx) })
+	defer func() {
+		cancel()
+		wg.Wait()
+		broadcaster.Shutdown()
+		goleak.VerifyNone(t, baseline)
+	}()
+	<-ctrl.Ready()
+
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec:       corev1.PodSpec{NodeName: nodeName, Containers: []corev1.Container{{Name: "main", Image: "nginx:1"}}},
+	}
+	if _, err := env.Admin.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "Running with a Started event", func() error {
+		p, err := env.Admin.CoreV1().Pods(ns).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil || p.Status.Phase != corev1.PodRunning {
+			return fmt.Errorf("%v %v", err, p.Status.Phase)
+		}
+		evs, err := env.Admin.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=Started"})
+		if err != nil || len(evs.Items) != 1 {
+			return fmt.Errorf("%v: %d Started events", err, len(evs.Items))
+		}
+		return nil
+	})
+	// The watch echoes the written status back; nothing may be written in response.
+	quiet := time.Now().Add(time.Second)
+	for time.Now().Before(quiet) {
+		if n := counter.get("PATCH status"); n != 1 {
+			t.Fatalf("%d status patches for one pod start, want 1", n)
+		}
+		time.Sleep(50 * time.Millisecond) // sampling a window in which nothing may happen
+	}
+	if n := counter.get("POST events"); n != 1 {
+		t.Errorf("%d events created, want 1 (Started)", n)
+	}
+}
