@@ -65,15 +65,12 @@ func (s *manifestServer) URLForTest() string { return s.url }
 
 const httpFrequency = 20 * time.Second
 
-func startHTTPSource(t *testing.T, cfg HTTPConfig, tlsServer bool) *httpHarness {
+// startHTTPSource starts a server answering status, body and etag, and a source polling it.
+func startHTTPSource(t *testing.T, cfg HTTPConfig, status int, body, etag string) *httpHarness {
 	t.Helper()
-	ms := &manifestServer{status: http.StatusOK, headers: make(chan http.Header, 100)}
-	var ts *httptest.Server
-	if tlsServer {
-		ts = httptest.NewTLSServer(ms)
-	} else {
-		ts = httptest.NewServer(ms)
-	}
+	ms := &manifestServer{headers: make(chan http.Header, 100)}
+	ms.set(status, body, etag)
+	ts := httptest.NewServer(ms)
 	clk := clocktesting.NewFakeClock(time.Now())
 	if cfg.URL == "" {
 		cfg.URL = ts.URL + "/manifests"
@@ -121,8 +118,8 @@ const onePod = "apiVersion: v1\nkind: Pod\nmetadata: {name: three}\nspec: {conta
 // sequential and the snapshot channel unbuffered, so a snapshot sent by a failed poll would be
 // the one received.
 func TestHTTPSource(t *testing.T) {
-	h := startHTTPSource(t, HTTPConfig{Header: http.Header{"Authorization": {"Bearer t0ken"}, "X-Extra": {"a", "b"}}, Timeout: 200 * time.Millisecond}, false)
-	h.server.set(http.StatusOK, podList, `"v1"`)
+	h := startHTTPSource(t, HTTPConfig{Header: http.Header{"Authorization": {"Bearer t0ken"}, "X-Extra": {"a", "b"}}, Timeout: 200 * time.Millisecond},
+		http.StatusOK, podList, `"v1"`)
 
 	// First poll: headers sent, the set delivered.
 	hdr := h.request()
@@ -173,8 +170,7 @@ func TestHTTPSource(t *testing.T) {
 
 // The source is not seen before its first successful fetch.
 func TestHTTPSourceNotSeenUntilFirstFetch(t *testing.T) {
-	h := startHTTPSource(t, HTTPConfig{}, false)
-	h.server.set(http.StatusServiceUnavailable, "", "")
+	h := startHTTPSource(t, HTTPConfig{}, http.StatusServiceUnavailable, "", "")
 	h.request()
 	h.server.set(http.StatusOK, "", "")
 	h.tick()

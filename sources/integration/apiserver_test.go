@@ -34,20 +34,23 @@ func newPod(ns, name, node string) *corev1.Pod {
 	}
 }
 
-// TestAPISourceAsNode runs the API source with the identity system:node:node-a under the Node
+// TestAPISourceAsNode runs the API source with the identity system:node:<node> under the Node
 // authorizer: it sees exactly the pods bound to node-a, mirror pods included, and every kind of
 // change arrives as the right update.
 func TestAPISourceAsNode(t *testing.T) {
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	const nodeName = "node-a"
+	// The test's own clientsets keep HTTP/2 connections open in client-go's shared transport;
+	// those are not the source's goroutines.
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent(), goleak.IgnoreAnyFunction("golang.org/x/net/http2.(*ClientConn).readLoop"))
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
 	ns := env.Namespace(t)
+	// A node of its own per run, so that pods left by an earlier run (-count) are not its pods.
+	nodeName := "node-a-" + ns
 	admin := env.Admin
 
 	mine, err := admin.CoreV1().Pods(ns).Create(ctx, newPod(ns, "mine", nodeName), metav1.CreateOptions{})
 	require.NoError(t, err)
-	_, err = admin.CoreV1().Pods(ns).Create(ctx, newPod(ns, "elsewhere", "node-b"), metav1.CreateOptions{})
+	_, err = admin.CoreV1().Pods(ns).Create(ctx, newPod(ns, "elsewhere", "node-b-"+ns), metav1.CreateOptions{})
 	require.NoError(t, err)
 
 	out := make(chan sources.Snapshot)
@@ -63,7 +66,8 @@ func TestAPISourceAsNode(t *testing.T) {
 	}()
 
 	merger := sources.NewMerger()
-	// expect merges snapshots until one causes updates, and checks them.
+	// expect merges snapshots until one causes updates, and checks them (with no want, returns
+	// them unchecked).
 	expect := func(want ...string) []sources.PodUpdate {
 		t.Helper()
 		deadline := time.After(30 * time.Second)
@@ -83,7 +87,9 @@ func TestAPISourceAsNode(t *testing.T) {
 					}
 					got = append(got, line)
 				}
-				require.Equal(t, want, got)
+				if want != nil {
+					require.Equal(t, want, got)
+				}
 				return updates
 			case <-deadline:
 				t.Fatalf("no updates; want %q", want)
@@ -125,6 +131,13 @@ func TestAPISourceAsNode(t *testing.T) {
 	// Graceful deletion, then gone.
 	require.NoError(t, admin.CoreV1().Pods(ns).Delete(ctx, "mine", metav1.DeleteOptions{GracePeriodSeconds: new(int64(30))}))
 	expect("DELETE mine")
+	// Shortening the grace period to 0 first updates the pod (a new DELETE, if the informer sees
+	// that state) and then removes it.
 	require.NoError(t, admin.CoreV1().Pods(ns).Delete(ctx, "mine", metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))}))
-	expect("REMOVE mine")
+	if updates := expect(); updates[0].Op == sources.DELETE {
+		assert.Zero(t, *updates[0].Pods[0].DeletionGracePeriodSeconds)
+		expect("REMOVE mine")
+	} else {
+		require.Equal(t, sources.REMOVE, updates[0].Op)
+	}
 }
