@@ -1,0 +1,198 @@
+// Command vkbench runs vk-static's benchmark scenarios against a real control plane and the
+// built agent, prints a table and writes the results as JSON; `vkbench compare OLD NEW`
+// puts two result files side by side. See docs/performance.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/vk-static/vk-static/bench"
+	"github.com/vk-static/vk-static/internal/testenv"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "compare" {
+		os.Exit(compare(os.Args[2:]))
+	}
+	os.Exit(run(os.Args[1:]))
+}
+
+func usage(fs *flag.FlagSet) func() {
+	return func() {
+		fmt.Fprintf(fs.Output(), "usage: vkbench [flags]          run scenarios\n       vkbench compare OLD.json NEW.json\n\nscenarios: %s\n\nflags:\n",
+			strings.Join(bench.ScenarioNames(false), ", "))
+		fs.PrintDefaults()
+	}
+}
+
+func run(args []string) int {
+	fs := flag.NewFlagSet("vkbench", flag.ContinueOnError)
+	fs.Usage = usage(fs)
+	scenarios := fs.String("scenarios", "quick", "comma-separated scenario names, or quick (make bench) or all (make bench-full)")
+	agent := fs.String("agent", "bin/vk-static", "the agent binary under test")
+	out := fs.String("out", "bench/results/last.json", "where the JSON results go")
+	profiles := fs.String("profiles", "", "directory for the agent's CPU and heap profiles (default: none)")
+	qps := fs.Float64("agent-qps", bench.DefaultAgentQPS, "the agent's --kube-api-qps (-1: no client-side limit)")
+	burst := fs.Int("agent-burst", bench.DefaultAgentBurst, "the agent's --kube-api-burst")
+	parallel := fs.Int("parallel", bench.DefaultParallel, "requests the load driver keeps in flight")
+	idle := fs.Duration("idle", 60*time.Second, "idle-1k's measuring window")
+	keep := fs.Bool("keep", false, "keep the work directory (agent logs) and control-plane logs")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	names, err := selectScenarios(*scenarios)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	binary, err := filepath.Abs(*agent)
+	if err == nil {
+		_, err = os.Stat(binary)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "agent binary: %v (run `make build`)\n", err)
+		return 2
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	workDir, err := os.MkdirTemp("", "vkbench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if *profiles != "" {
+		if err := os.MkdirAll(*profiles, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(os.Stderr, "starting the control plane (work dir %s)\n", workDir)
+	env, err := testenv.Start(ctx, testenv.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		env.Stop(*keep)
+		if *keep {
+			fmt.Fprintf(os.Stderr, "kept: %s (agents), %s (control plane)\n", workDir, env.Dir)
+		} else {
+			_ = os.RemoveAll(workDir)
+		}
+	}()
+
+	r := &bench.Runner{
+		Env: env, AgentBinary: binary, WorkDir: workDir, ProfileDir: *profiles,
+		AgentQPS: float32(*qps), AgentBurst: *burst, Parallel: *parallel, Idle: *idle, Log: os.Stderr,
+	}
+	rep := &bench.Report{
+		Date: time.Now().UTC().Format(time.RFC3339), Commit: commit(), GoVersion: runtime.Version(),
+		CPUs: runtime.NumCPU(), LoadAvg: loadAvg(),
+	}
+	all := bench.Scenarios()
+	failed := false
+	for _, n := range names {
+		res, err := r.Run(ctx, all[n])
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "FAIL %v\n", err)
+			failed = true
+			if errors.Is(err, context.Canceled) {
+				break
+			}
+			continue
+		}
+		rep.Results = append(rep.Results, res)
+	}
+	if len(rep.Results) > 0 {
+		if err := os.MkdirAll(filepath.Dir(*out), 0o755); err == nil {
+			err = bench.WriteJSON(*out, rep)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "write results: %v\n", err)
+			failed = true
+		} else {
+			fmt.Fprintf(os.Stderr, "results: %s\n", *out)
+		}
+		fmt.Printf("\nvk-static %s, %s, %d CPUs, load average at start %s\n\n", rep.Commit, rep.Date, rep.CPUs, rep.LoadAvg)
+		bench.WriteTable(os.Stdout, rep.Results)
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+func selectScenarios(spec string) ([]string, error) {
+	switch spec {
+	case "quick":
+		return bench.ScenarioNames(true), nil
+	case "all":
+		return bench.ScenarioNames(false), nil
+	}
+	all := bench.Scenarios()
+	var names []string
+	for _, n := range strings.Split(spec, ",") {
+		n = strings.TrimSpace(n)
+		if n == "process-100" {
+			return nil, errors.New("process-100 needs the process provider, which does not exist yet")
+		}
+		if _, ok := all[n]; !ok {
+			return nil, fmt.Errorf("unknown scenario %q (have: %s)", n, strings.Join(bench.ScenarioNames(false), ", "))
+		}
+		names = append(names, n)
+	}
+	return names, nil
+}
+
+func compare(args []string) int {
+	fs := flag.NewFlagSet("vkbench compare", flag.ContinueOnError)
+	threshold := fs.Float64("threshold", 0.1, "relative differences below this are shown as ~ (noise)")
+	if err := fs.Parse(args); err != nil || fs.NArg() != 2 {
+		fmt.Fprintln(os.Stderr, "usage: vkbench compare [-threshold 0.1] OLD.json NEW.json")
+		return 2
+	}
+	old, err := bench.ReadJSON(fs.Arg(0))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	cur, err := bench.ReadJSON(fs.Arg(1))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	bench.Compare(os.Stdout, old, cur, *threshold)
+	return 0
+}
+
+func commit() string {
+	out, err := exec.Command("git", "describe", "--always", "--dirty").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
+}

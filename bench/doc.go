@@ -1,0 +1,21 @@
+// Package bench measures vk-static the way a user feels it: how long until a thousand pods
+// bound to the node are Running, how much CPU and memory the agent spends on them, how many
+// API writes each pod start costs, how quickly a manifest edit reaches the provider, and how
+// quiet the agent is when nothing changes.
+//
+// Contract: the agent under test is the built binary (bin/vk-static) running as its own
+// process with its node identity (system:node:<name>) against the real control plane from
+// internal/testenv. Load reaches it only through the API server (pods bound to its node) and
+// its manifest directory; the harness reads the agent only from the outside: /proc for CPU
+// and peak RSS, its healthz port for /metrics and (with profiling) /debug/pprof, and the API
+// server's own apiserver_request_total and flow-control counters for request counts.
+// Performance is reported, never asserted: Result.Goals says which issue-6 goal was met.
+//
+// Smallest use (what cmd/vkbench does):
+//
+//	env, _ := testenv.Start(ctx, testenv.Options{})
+//	defer env.Stop(false)
+//	r := &bench.Runner{Env: env, AgentBinary: "bin/vk-static", WorkDir: dir}
+//	res, err := r.Run(ctx, bench.Scenarios()["api-1k"])
+//	bench.WriteTable(os.Stdout, []*bench.Result{res})
+package bench

@@ -1,0 +1,76 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// clockTicksPerSecond is USER_HZ, 100 on every Linux architecture Go supports; /proc/PID/stat
+// reports CPU time in these ticks.
+const clockTicksPerSecond = 100
+
+// procSample is what /proc tells about one process at one moment.
+type procSample struct {
+	CPUSeconds float64 // user + system time so far
+	RSSBytes   int64   // resident set now (VmRSS)
+	PeakRSS    int64   // high-water mark of the resident set (VmHWM)
+}
+
+// readProc samples /proc/PID/stat and /proc/PID/status.
+func readProc(pid int) (procSample, error) {
+	var s procSample
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return s, fmt.Errorf("read /proc stat: %w", err)
+	}
+	if s.CPUSeconds, err = parseStatCPU(string(stat)); err != nil {
+		return s, err
+	}
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return s, fmt.Errorf("read /proc status: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		key, value, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		switch key {
+		case "VmRSS":
+			s.RSSBytes = parseKB(value)
+		case "VmHWM":
+			s.PeakRSS = parseKB(value)
+		}
+	}
+	return s, sc.Err()
+}
+
+// parseStatCPU returns utime+stime in seconds. The command name (field 2) may contain spaces
+// and parentheses, so fields are counted from the last ')'.
+func parseStatCPU(stat string) (float64, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("malformed /proc stat %q", stat)
+	}
+	fields := strings.Fields(stat[i+1:])
+	// fields[0] is field 3 (state); utime and stime are fields 14 and 15.
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("malformed /proc stat %q", stat)
+	}
+	utime, err1 := strconv.ParseInt(fields[11], 10, 64)
+	stime, err2 := strconv.ParseInt(fields[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("malformed /proc stat times %q %q", fields[11], fields[12])
+	}
+	return float64(utime+stime) / clockTicksPerSecond, nil
+}
+
+func parseKB(v string) int64 {
+	n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+	return n * 1024
+}

@@ -1,0 +1,215 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+)
+
+// Report is one harness run: where and when it ran and every scenario's result. It is the
+// JSON file that Compare reads.
+type Report struct {
+	Date      string    `json:"date"`
+	Commit    string    `json:"commit"`
+	GoVersion string    `json:"goVersion"`
+	CPUs      int       `json:"cpus"`
+	LoadAvg   string    `json:"loadAvg,omitempty"` // /proc/loadavg at the start: other work on the machine
+	Results   []*Result `json:"results"`
+}
+
+// Result is one scenario's measurements. Zero values mean "not measured by this scenario".
+type Result struct {
+	Scenario  string   `json:"scenario"`
+	Pods      int      `json:"pods"`
+	AgentArgs []string `json:"agentArgs,omitempty"`
+
+	AgentReadySeconds float64 `json:"agentReadySeconds"` // exec → /readyz ok and Node Ready
+
+	// Start-up of the pods.
+	AllRunningSeconds float64     `json:"allRunningSeconds,omitempty"` // first create (or manifest write) → last pod seen Running
+	PodsPerSecond     float64     `json:"podsPerSecond,omitempty"`
+	StartLatency      Percentiles `json:"startLatency"` // create sent → Running seen on the watch
+	// ReadyLatency is kube-burner's podReadyLatency: Ready condition lastTransitionTime minus
+	// creationTimestamp (both second precision).
+	ReadyLatency Percentiles `json:"readyLatency"`
+
+	DeleteSeconds float64 `json:"deleteSeconds,omitempty"` // first delete → last pod gone from the API
+
+	// Agent cost, from /proc.
+	StartCPUSeconds  float64 `json:"startCPUSeconds,omitempty"` // during start-up of the pods (until settled)
+	CPUMsPerPod      float64 `json:"cpuMsPerPod,omitempty"`
+	DeleteCPUSeconds float64 `json:"deleteCPUSeconds,omitempty"`
+	PeakRSSMB        float64 `json:"peakRSSMB"`
+
+	// API requests the agent made while its pods started (server counters minus the driver).
+	StartRequests     map[string]float64 `json:"startRequests,omitempty"`
+	StartNodeRequests float64            `json:"startNodeRequests,omitempty"` // exact: flow schemas of system:nodes
+	WritesPerPod      float64            `json:"writesPerPod,omitempty"`
+	DeleteRequests    map[string]float64 `json:"deleteRequests,omitempty"`
+
+	Idle *IdleResult `json:"idle,omitempty"`
+	Edit *EditResult `json:"edit,omitempty"`
+
+	Profiles []string `json:"profiles,omitempty"`
+	Goals    []Goal   `json:"goals,omitempty"`
+}
+
+// IdleResult is the agent's cost while nothing changes.
+type IdleResult struct {
+	Seconds      float64            `json:"seconds"`
+	CPUSeconds   float64            `json:"cpuSeconds"`
+	CPUPercent   float64            `json:"cpuPercent"` // of one core
+	Requests     map[string]float64 `json:"requests"`
+	NodeRequests float64            `json:"nodeRequests"`
+	Writes       float64            `json:"writes"`
+}
+
+// EditResult is how fast manifest edits take effect.
+type EditResult struct {
+	Edits int `json:"edits"`
+	// ToDelete: edit → the old pod's DeletePod seen in the agent's provider-call counter (the
+	// agent noticed). ToCreate: edit → the new pod's CreatePod. ToMirror: edit → the new
+	// mirror pod seen Running in the API.
+	ToDelete Percentiles `json:"toDelete"`
+	ToCreate Percentiles `json:"toCreate"`
+	ToMirror Percentiles `json:"toMirror"`
+	// PollInterval is the resolution of ToDelete and ToCreate.
+	PollIntervalMs float64 `json:"pollIntervalMs"`
+}
+
+// Goal is one issue-6 target beside its measured value.
+type Goal struct {
+	Name     string  `json:"name"`
+	Target   string  `json:"target"`
+	Measured string  `json:"measured"`
+	Value    float64 `json:"value"`
+	Met      bool    `json:"met"`
+}
+
+func goal(name, unit string, value, limit float64) Goal {
+	return Goal{Name: name, Target: fmt.Sprintf("≤ %g %s", limit, unit), Measured: fmt.Sprintf("%.3g %s", value, unit), Value: value, Met: value <= limit}
+}
+
+// goalsFor compares a result with the goals of issue 6 that its scenario measures.
+func goalsFor(r *Result) []Goal {
+	var g []Goal
+	switch r.Scenario {
+	case "api-1k":
+		g = append(g,
+			goal("all Running (≈0.7× KWOK's 7.8 s)", "s", r.AllRunningSeconds, 5.5),
+			goal("agent CPU per pod", "ms", r.CPUMsPerPod, 3),
+			goal("peak RSS", "MB", r.PeakRSSMB, 60),
+			goal("API writes per pod start", "", r.WritesPerPod, 2))
+	case "api-10k":
+		g = append(g,
+			goal("all Running", "s", r.AllRunningSeconds, 45),
+			goal("deleted", "s", r.DeleteSeconds, 60),
+			goal("peak RSS", "MB", r.PeakRSSMB, 200))
+	case "static-1k":
+		g = append(g, goal("every mirror Running", "s", r.AllRunningSeconds, 15))
+	case "edit-latency":
+		if r.Edit != nil {
+			g = append(g, goal("edit → provider CreatePod p99", "ms", r.Edit.ToCreate.P99*1000, 100))
+		}
+	case "idle-1k":
+		if r.Idle != nil {
+			g = append(g, goal("idle agent CPU", "% of a core", r.Idle.CPUPercent, 1))
+			// Lease renewals and node-status patches are allowed: one each per interval.
+			extra := r.Idle.Writes - r.Idle.Requests["PUT leases"] - r.Idle.Requests["PATCH nodes/status"]
+			g = append(g, goal("idle API writes beyond lease + node status", "", extra, 0))
+		}
+	}
+	return g
+}
+
+// WriteJSON writes the report to path.
+func WriteJSON(path string, rep *Report) error {
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// ReadJSON reads a report written by WriteJSON.
+func ReadJSON(path string) (*Report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var rep Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &rep, nil
+}
+
+// WriteTable prints one line per scenario and then each goal beside its measured value.
+func WriteTable(w io.Writer, results []*Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tpods\tall Running s\tpods/s\tstart p50/p90/p99 s\tready p50/p99 s\tdelete s\tCPU s\tCPU ms/pod\tpeak RSS MB\twrites/pod\t")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t\n", r.Scenario, r.Pods,
+			num(r.AllRunningSeconds, 2), num(r.PodsPerSecond, 0),
+			triple(r.StartLatency), pair(r.ReadyLatency), num(r.DeleteSeconds, 2),
+			num(r.StartCPUSeconds, 2), num(r.CPUMsPerPod, 2), r.PeakRSSMB, num(r.WritesPerPod, 2))
+	}
+	tw.Flush()
+	for _, r := range results {
+		if r.Edit != nil {
+			fmt.Fprintf(w, "\n%s: %d edits; edit→DeletePod %s, edit→CreatePod %s, edit→mirror Running %s (p50/p90/p99 ms, poll %.0f ms)\n",
+				r.Scenario, r.Edit.Edits, tripleMs(r.Edit.ToDelete), tripleMs(r.Edit.ToCreate), tripleMs(r.Edit.ToMirror), r.Edit.PollIntervalMs)
+		}
+		if r.Idle != nil {
+			fmt.Fprintf(w, "\n%s: idle %.0f s: CPU %.2f s (%.2f%% of a core); agent requests %.0f: %s\n",
+				r.Scenario, r.Idle.Seconds, r.Idle.CPUSeconds, r.Idle.CPUPercent, r.Idle.NodeRequests, requestCounts(r.Idle.Requests))
+		}
+		if len(r.StartRequests) > 0 {
+			fmt.Fprintf(w, "\n%s: agent requests while pods started (%.0f from node identities): %s\n",
+				r.Scenario, r.StartNodeRequests, requestCounts(r.StartRequests))
+		}
+	}
+	fmt.Fprintln(w, "\ngoals:")
+	gw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, r := range results {
+		for _, g := range r.Goals {
+			verdict := "met"
+			if !g.Met {
+				verdict = "NOT MET"
+			}
+			fmt.Fprintf(gw, "  %s\t%s\t%s\tmeasured %s\t%s\n", r.Scenario, g.Name, g.Target, g.Measured, verdict)
+		}
+	}
+	gw.Flush()
+}
+
+func num(v float64, prec int) string {
+	if v == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.*f", prec, v)
+}
+
+func triple(p Percentiles) string {
+	if p.N == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f/%.2f/%.2f", p.P50, p.P90, p.P99)
+}
+
+func pair(p Percentiles) string {
+	if p.N == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f/%.0f", p.P50, p.P99)
+}
+
+func tripleMs(p Percentiles) string {
+	if p.N == 0 {
+		return "-"
+	}
+	return strings.Join([]string{fmt.Sprintf("%.0f", p.P50*1000), fmt.Sprintf("%.0f", p.P90*1000), fmt.Sprintf("%.0f", p.P99*1000)}, "/")
+}

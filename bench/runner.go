@@ -1,0 +1,261 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/vk-static/vk-static/internal/testenv"
+)
+
+// Defaults for Runner.
+const (
+	// DefaultParallel is how many requests the load driver keeps in flight, as in the peer
+	// measurements of issue 6.
+	DefaultParallel = 32
+	// DefaultAgentQPS of -1 turns the agent's client-side rate limiter off, so the numbers
+	// show what the agent and the API server can do, not a token bucket.
+	DefaultAgentQPS   = -1
+	DefaultAgentBurst = 1000
+)
+
+// Runner runs scenarios against one control plane, one fresh agent process and namespace per
+// scenario.
+type Runner struct {
+	Env         *testenv.Env
+	AgentBinary string
+	// WorkDir holds each agent's kubeconfig, manifest directory, state and log.
+	WorkDir string
+	// ProfileDir, when set, receives a CPU profile of the agent during each scenario's busy
+	// phase and a heap profile at its peak.
+	ProfileDir string
+	AgentQPS   float32 // 0 means DefaultAgentQPS
+	AgentBurst int     // 0 means DefaultAgentBurst
+	Parallel   int     // 0 means DefaultParallel
+	// Idle is idle-1k's measuring window; 0 means 60 s.
+	Idle time.Duration
+	// Log receives progress lines; nil discards them.
+	Log io.Writer
+}
+
+func (r *Runner) agentQPS() float32 {
+	if r.AgentQPS == 0 {
+		return DefaultAgentQPS
+	}
+	return r.AgentQPS
+}
+
+func (r *Runner) agentBurst() int {
+	if r.AgentBurst == 0 {
+		return DefaultAgentBurst
+	}
+	return r.AgentBurst
+}
+
+func (r *Runner) parallel() int {
+	if r.Parallel <= 0 {
+		return DefaultParallel
+	}
+	return r.Parallel
+}
+
+func (r *Runner) logf(format string, args ...any) {
+	if r.Log != nil {
+		fmt.Fprintf(r.Log, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, args...)...)
+	}
+}
+
+// Run runs one scenario in a namespace and with an agent of its own, and cleans both up.
+func (r *Runner) Run(ctx context.Context, sc Scenario) (*Result, error) {
+	s, err := r.newSession(ctx, sc.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	r.logf("%s: start", sc.Name)
+	res, err := sc.run(ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", sc.Name, err)
+	}
+	res.Scenario = sc.Name
+	if s.agent != nil {
+		res.AgentArgs = redactArgs(s.agent.Args)
+		if p, err := s.agent.sample(); err == nil {
+			res.PeakRSSMB = float64(p.PeakRSS) / (1 << 20)
+		}
+	}
+	res.Goals = goalsFor(res)
+	r.logf("%s: done", sc.Name)
+	return res, nil
+}
+
+// session is one scenario's namespace, load-driver client, pod watcher and agent.
+type session struct {
+	r         *Runner
+	name      string
+	ns        string
+	node      string
+	client    kubernetes.Interface // the load driver: admin, unthrottled, requests counted
+	transport *requestCounter
+	watcher   *podWatcher
+	agent     *agentProcess
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+}
+
+func (r *Runner) newSession(ctx context.Context, name string) (*session, error) {
+	suffix := randomSuffix()
+	s := &session{r: r, name: name, ns: "vkbench-" + name + "-" + suffix, node: "vkbench-" + name + "-" + suffix, watcher: newPodWatcher()}
+	cfg := rest.CopyConfig(r.Env.AdminConfig)
+	cfg.QPS, cfg.Burst = -1, 0
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cfg.UserAgent = "vkbench-driver"
+	s.transport = newRequestCounter()
+	cfg.WrapTransport = s.transport.wrap
+	var err error
+	if s.client, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, err
+	}
+	if _, err := s.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}, metav1.CreateOptions{}); err != nil {
+		return nil, fmt.Errorf("create namespace: %w", err)
+	}
+	// No controller-manager creates it; pod admission needs it.
+	_, err = s.client.CoreV1().ServiceAccounts(s.ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, fmt.Errorf("create service account: %w", err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	s.cancel = cancel
+	started := make(chan struct{})
+	errc := make(chan error, 1)
+	s.wg.Go(func() { errc <- s.watcher.run(wctx, s.client, s.ns, started) })
+	select {
+	case <-started:
+	case err := <-errc:
+		cancel()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *session) startAgent(ctx context.Context, maxPods int, extra ...string) (time.Duration, error) {
+	start := time.Now()
+	a, err := s.r.startAgent(ctx, agentSpec{Node: s.node, MaxPods: maxPods, ExtraArgs: extra})
+	if err != nil {
+		return 0, err
+	}
+	s.agent = a
+	return time.Since(start), nil
+}
+
+func (s *session) close() {
+	if s.agent != nil {
+		s.agent.stop()
+	}
+	s.cancel()
+	s.wg.Wait()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_ = s.client.CoreV1().Namespaces().Delete(ctx, s.ns, metav1.DeleteOptions{})
+	_ = s.client.CoreV1().Nodes().Delete(ctx, s.node, metav1.DeleteOptions{})
+}
+
+// apiWindow measures the agent's API requests between begin and end.
+type apiWindow struct {
+	server apiCounters
+	driver requestCounts
+}
+
+func (s *session) beginAPI(ctx context.Context) (apiWindow, error) {
+	c, err := scrapeAPIServer(ctx, s.r.Env.Admin)
+	return apiWindow{server: c, driver: s.transport.snapshot()}, err
+}
+
+// endAPI returns the agent's requests in the window (server counters minus the driver's own
+// requests) and the exact count of requests from node identities.
+func (s *session) endAPI(ctx context.Context, w apiWindow) (requestCounts, float64, error) {
+	c, err := scrapeAPIServer(ctx, s.r.Env.Admin)
+	if err != nil {
+		return nil, 0, err
+	}
+	driver := s.transport.snapshot().sub(w.driver)
+	return c.Requests.sub(w.server.Requests).minus(driver), c.NodeFlows - w.server.NodeFlows, nil
+}
+
+// settle waits until the agent's request count stops moving for quiet (it may still be
+// writing events or statuses after the last pod turned Running), at most limit.
+func (s *session) settle(ctx context.Context, quiet, limit time.Duration) {
+	last, since := -1.0, time.Now()
+	_ = poll(ctx, limit, 250*time.Millisecond, func() (bool, error) {
+		c, err := scrapeAPIServer(ctx, s.r.Env.Admin)
+		if err != nil {
+			return false, nil
+		}
+		if c.NodeFlows != last {
+			last, since = c.NodeFlows, time.Now()
+			return false, nil
+		}
+		return time.Since(since) >= quiet, nil
+	})
+}
+
+// startProfile takes a CPU profile of the agent in the background; wait returns its path.
+func (s *session) startProfile(ctx context.Context, phase string, seconds int) (wait func() string) {
+	if s.r.ProfileDir == "" || s.agent == nil {
+		return func() string { return "" }
+	}
+	path := filepath.Join(s.r.ProfileDir, fmt.Sprintf("%s-%s.cpu.pprof", s.name, phase))
+	done := make(chan error, 1)
+	go func() { done <- s.agent.profile(ctx, seconds, path) }()
+	return func() string {
+		if err := <-done; err != nil {
+			s.r.logf("%s: CPU profile: %v", s.name, err)
+			return ""
+		}
+		return path
+	}
+}
+
+func (s *session) heapProfile(ctx context.Context) string {
+	if s.r.ProfileDir == "" || s.agent == nil {
+		return ""
+	}
+	path := filepath.Join(s.r.ProfileDir, s.name+".heap.pprof")
+	if err := s.agent.heapProfile(ctx, path); err != nil {
+		s.r.logf("%s: heap profile: %v", s.name, err)
+		return ""
+	}
+	return path
+}
+
+func randomSuffix() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// redactArgs drops the kubeconfig and directory paths, which differ on every run.
+func redactArgs(args []string) []string {
+	out := make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		switch args[i] {
+		case "--kubeconfig", "--pod-manifest-path", "--root-dir", "--port", "--healthz-port", "--hostname-override":
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
+}

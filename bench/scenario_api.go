@@ -1,0 +1,224 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// runAPIPods creates n pods bound to the agent's node through the API server (Parallel in
+// flight), waits for all to be Running, optionally measures an idle window, then deletes
+// them (default grace) and waits until all are gone.
+func runAPIPods(ctx context.Context, s *session, n int, idle, timeout time.Duration) (*Result, error) {
+	ready, err := s.startAgent(ctx, n+100)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Pods: n, AgentReadySeconds: ready.Seconds()}
+
+	begin, err := s.beginPhase(ctx)
+	if err != nil {
+		return nil, err
+	}
+	waitProfile := s.startProfile(ctx, "start", profileSeconds(n))
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("pod-%05d", i)
+	}
+	sent := make([]time.Time, n)
+	start := time.Now()
+	s.r.logf("%s: creating %d pods", s.name, n)
+	err = s.parallel(ctx, n, func(ctx context.Context, i int) error {
+		sent[i] = time.Now()
+		_, err := s.client.CoreV1().Pods(s.ns).Create(ctx, benchPod(s.ns, names[i], s.node), metav1.CreateOptions{})
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create pods: %w", err)
+	}
+	s.r.logf("%s: created in %.1fs; waiting for Running", s.name, time.Since(start).Seconds())
+	if err := s.watcher.waitUntil(ctx, timeout, "all pods Running", func(w *podWatcher) bool { return w.running >= n }); err != nil {
+		running, _ := s.watcher.counts()
+		return nil, fmt.Errorf("%w (%d of %d Running; %s)", err, running, n, s.notRunning(ctx, names))
+	}
+	fillStartLatencies(res, s.watcher.all(), names, sent, start)
+	s.r.logf("%s: all Running after %.2fs", s.name, res.AllRunningSeconds)
+
+	s.settle(ctx, 2*time.Second, 30*time.Second)
+	cpu, reqs, nodeReqs, err := s.endPhase(ctx, begin)
+	if err != nil {
+		return nil, err
+	}
+	res.StartCPUSeconds, res.CPUMsPerPod = cpu, cpu*1000/float64(n)
+	res.StartRequests, res.StartNodeRequests = reqs, nodeReqs
+	res.WritesPerPod = reqs.writes() / float64(n)
+	if p := waitProfile(); p != "" {
+		res.Profiles = append(res.Profiles, p)
+	}
+	if p := s.heapProfile(ctx); p != "" {
+		res.Profiles = append(res.Profiles, p)
+	}
+
+	if idle > 0 {
+		s.r.logf("%s: idle for %s", s.name, idle)
+		b, err := s.beginPhase(ctx)
+		if err != nil {
+			return nil, err
+		}
+		waitIdleProfile := s.startProfile(ctx, "idle", int(idle.Seconds()))
+		t0 := time.Now()
+		select {
+		case <-time.After(idle):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		cpu, reqs, nodeReqs, err := s.endPhase(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		secs := time.Since(t0).Seconds()
+		res.Idle = &IdleResult{Seconds: secs, CPUSeconds: cpu, CPUPercent: cpu / secs * 100, Requests: reqs, NodeRequests: nodeReqs, Writes: reqs.writes()}
+		if p := waitIdleProfile(); p != "" {
+			res.Profiles = append(res.Profiles, p)
+		}
+	}
+
+	s.r.logf("%s: deleting", s.name)
+	b, err := s.beginPhase(ctx)
+	if err != nil {
+		return nil, err
+	}
+	waitDeleteProfile := s.startProfile(ctx, "delete", profileSeconds(n))
+	delStart := time.Now()
+	err = s.parallel(ctx, n, func(ctx context.Context, i int) error {
+		err := s.client.CoreV1().Pods(s.ns).Delete(ctx, names[i], metav1.DeleteOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("delete pods: %w", err)
+	}
+	if err := s.watcher.waitUntil(ctx, timeout, "all pods deleted", func(w *podWatcher) bool { return w.deleted >= n }); err != nil {
+		_, deleted := s.watcher.counts()
+		return nil, fmt.Errorf("%w (%d of %d deleted)", err, deleted, n)
+	}
+	var gone []time.Time
+	for _, p := range s.watcher.all() {
+		gone = append(gone, p.Deleted)
+	}
+	res.DeleteSeconds = lastOf(gone).Sub(delStart).Seconds()
+	s.r.logf("%s: all deleted after %.2fs", s.name, res.DeleteSeconds)
+	s.settle(ctx, 2*time.Second, 30*time.Second)
+	cpu, reqs, _, err = s.endPhase(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	res.DeleteCPUSeconds, res.DeleteRequests = cpu, reqs
+	if p := waitDeleteProfile(); p != "" {
+		res.Profiles = append(res.Profiles, p)
+	}
+	return res, nil
+}
+
+// fillStartLatencies computes the start-up numbers from the watcher's record: names[i] was
+// sent at sent[i]; start is when the first request was sent.
+func fillStartLatencies(res *Result, pods []podTimes, names []string, sent []time.Time, start time.Time) {
+	sentAt := make(map[string]time.Time, len(names))
+	for i, n := range names {
+		sentAt[n] = sent[i]
+	}
+	var startLat, readyLat []time.Duration
+	var runningAt []time.Time
+	for _, p := range pods {
+		t0, ok := sentAt[p.Name]
+		if !ok || p.Running.IsZero() {
+			continue
+		}
+		runningAt = append(runningAt, p.Running)
+		startLat = append(startLat, p.Running.Sub(t0))
+		if !p.ReadyLTT.IsZero() {
+			readyLat = append(readyLat, p.ReadyLTT.Sub(p.Created.Time))
+		}
+	}
+	res.AllRunningSeconds = lastOf(runningAt).Sub(start).Seconds()
+	res.PodsPerSecond = float64(len(runningAt)) / res.AllRunningSeconds
+	res.StartLatency = percentiles(startLat)
+	res.ReadyLatency = percentiles(readyLat)
+}
+
+// parallel runs f for 0..n-1 with Parallel calls in flight; the first error stops it.
+func (s *session) parallel(ctx context.Context, n int, f func(context.Context, int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var firstErr error
+	for range min(s.r.parallel(), n) {
+		wg.Go(func() {
+			for i := range next {
+				if err := f(ctx, i); err != nil {
+					once.Do(func() { firstErr = err; cancel() })
+				}
+			}
+		})
+	}
+feed:
+	for i := 0; i < n; i++ {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	return firstErr
+}
+
+// benchPod is a minimal pod bound to node: one container, no service-account token.
+func benchPod(ns, name, node string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": "vkbench"}},
+		Spec: corev1.PodSpec{
+			NodeName:                     node,
+			AutomountServiceAccountToken: ptr.To(false),
+			Containers:                   []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}},
+		},
+	}
+}
+
+// profileSeconds covers the busy phase of n pods on this kind of machine.
+func profileSeconds(n int) int {
+	return min(max(n/100, 8), 60)
+}
+
+// notRunning describes a few pods the watch has not seen Running, as the API server has them,
+// for the error message of a scenario that timed out.
+func (s *session) notRunning(ctx context.Context, names []string) string {
+	var out []string
+	for _, n := range names {
+		if _, p, ok := s.watcher.byPodName(n); ok && !p.Running.IsZero() {
+			continue
+		}
+		pod, err := s.client.CoreV1().Pods(s.ns).Get(ctx, n, metav1.GetOptions{})
+		if err != nil {
+			out = append(out, fmt.Sprintf("%s: %v", n, err))
+		} else {
+			out = append(out, fmt.Sprintf("%s: phase %q rv %s conditions %d", n, pod.Status.Phase, pod.ResourceVersion, len(pod.Status.Conditions)))
+		}
+		if len(out) == 5 {
+			break
+		}
+	}
+	return strings.Join(out, "; ")
+}

@@ -1,0 +1,98 @@
+package bench
+
+import (
+	"context"
+	"time"
+)
+
+// Scenario is one measurement. Quick scenarios are what `make bench` runs.
+type Scenario struct {
+	Name        string
+	Quick       bool
+	Description string
+	run         func(ctx context.Context, s *session) (*Result, error)
+}
+
+// Scenarios are every scenario of issue 6 that can run today. process-100 needs the process
+// provider, which does not exist yet.
+func Scenarios() map[string]Scenario {
+	list := []Scenario{
+		{Name: "api-1k", Quick: true, Description: "1000 API pods bound to the node: create, all Running, delete",
+			run: func(ctx context.Context, s *session) (*Result, error) {
+				return runAPIPods(ctx, s, 1000, 0, 5*time.Minute)
+			}},
+		{Name: "static-1k", Quick: true, Description: "1000 manifest files written in one burst: every mirror Running, then removed",
+			run: func(ctx context.Context, s *session) (*Result, error) { return runStaticPods(ctx, s, 1000) }},
+		{Name: "edit-latency", Quick: true, Description: "100 edits of 10 static pods: edit → provider called, edit → new mirror Running",
+			run: func(ctx context.Context, s *session) (*Result, error) { return runEdits(ctx, s, 10, 100) }},
+		{Name: "idle-1k", Quick: true, Description: "1000 API pods Running, then a quiet window: agent CPU and API writes",
+			run: func(ctx context.Context, s *session) (*Result, error) {
+				return runAPIPods(ctx, s, 1000, s.r.idle(), 5*time.Minute)
+			}},
+		{Name: "api-10k", Description: "10,000 API pods bound to the node: create, all Running, delete",
+			run: func(ctx context.Context, s *session) (*Result, error) {
+				return runAPIPods(ctx, s, 10000, 0, 15*time.Minute)
+			}},
+	}
+	m := make(map[string]Scenario, len(list))
+	for _, sc := range list {
+		m[sc.Name] = sc
+	}
+	return m
+}
+
+// ScenarioNames lists the scenarios in the order they are run: quick ones first.
+func ScenarioNames(quickOnly bool) []string {
+	order := []string{"api-1k", "static-1k", "edit-latency", "idle-1k", "api-10k"}
+	all := Scenarios()
+	var out []string
+	for _, n := range order {
+		if !quickOnly || all[n].Quick {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (r *Runner) idle() time.Duration {
+	if r.Idle <= 0 {
+		return 60 * time.Second
+	}
+	return r.Idle
+}
+
+// startPhase is the CPU and API-request baseline of a busy phase.
+type startPhase struct {
+	cpu float64
+	api apiWindow
+}
+
+func (s *session) beginPhase(ctx context.Context) (startPhase, error) {
+	p, err := s.agent.sample()
+	if err != nil {
+		return startPhase{}, err
+	}
+	w, err := s.beginAPI(ctx)
+	return startPhase{cpu: p.CPUSeconds, api: w}, err
+}
+
+// endPhase returns the agent CPU seconds and its API requests since beginPhase.
+func (s *session) endPhase(ctx context.Context, b startPhase) (float64, requestCounts, float64, error) {
+	p, err := s.agent.sample()
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	reqs, nodeReqs, err := s.endAPI(ctx, b.api)
+	return p.CPUSeconds - b.cpu, reqs, nodeReqs, err
+}
+
+// lastOf returns the latest time in ts.
+func lastOf(ts []time.Time) time.Time {
+	var last time.Time
+	for _, t := range ts {
+		if t.After(last) {
+			last = t
+		}
+	}
+	return last
+}
