@@ -20,7 +20,7 @@ FUZZTIME  ?= 20s
 
 export VK_STATIC_TESTBIN := $(TESTBIN)
 
-.PHONY: all build test unit fuzz testbin lint run bench clean
+.PHONY: all build test fuzz testbin lint run demo bench clean
 
 all: build
 
@@ -32,6 +32,17 @@ build:
 ARGS ?= -v=2
 run: build
 	$(BIN)/vk-static --pod-manifest-path=examples/manifests --root-dir=$(CURDIR)/run $(ARGS)
+
+# demo starts the test control plane and the agent with a node identity on the example
+# manifests, and prints the kubectl commands to look at them (kubectl from `make kubectl`).
+demo: build testbin
+	$(GO) run ./hack/demo --kubectl=$(TESTBIN)/kubectl
+
+# kubectl for the demo, built from the same Kubernetes release as the test control plane.
+kubectl: $(TESTBIN)/kubectl
+
+$(TESTBIN)/kubectl:
+	cd hack/tools && CGO_ENABLED=0 $(GO) build -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kubectl
 
 # test runs every unit, integration and end-to-end test with the race detector, then the
 # decoder's fuzz target for a bounded time. Integration tests find the control plane through
@@ -58,8 +69,17 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-bench:
-	@echo "bench: no scenarios yet (see issue 6)"
+# bench runs the quick scenarios (api-1k, static-1k, edit-latency, idle-1k; about 4 minutes)
+# against the built agent and a fresh control plane, prints a table and writes
+# bench/results/last.json; bench-full adds api-10k. BENCH_ARGS passes harness flags, e.g.
+# BENCH_ARGS='-profiles /tmp/prof'; compare two runs with
+# `go run ./bench/cmd/vkbench compare OLD.json NEW.json`. See docs/performance.md.
+BENCH_ARGS ?=
+bench: testbin build
+	$(GO) run ./bench/cmd/vkbench -scenarios quick $(BENCH_ARGS)
+
+bench-full: testbin build
+	$(GO) run ./bench/cmd/vkbench -scenarios all $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BIN)

@@ -28,6 +28,7 @@ type agent struct {
 	healthz     string
 	cmd         *exec.Cmd
 	log         string
+	args        []string
 	exited      chan struct{}
 }
 
@@ -78,6 +79,7 @@ func startAgent(t *testing.T, opts agentOptions) *agent {
 		a.Client = env.NodeClient(t, a.Node)
 	}
 	args = append(args, opts.extraArgs...)
+	a.args = args
 	a.start(args)
 	t.Cleanup(func() {
 		a.Stop()
@@ -131,6 +133,14 @@ func (a *agent) Stop() {
 		a.t.Errorf("agent %s: the race detector reported a data race (see its log)", a.Node)
 	}
 	a.cmd = nil
+}
+
+// restart stops the agent and starts it again with the same flags and directories.
+func (a *agent) restart() {
+	a.t.Helper()
+	a.Stop()
+	a.start(a.args)
+	a.waitHealthy()
 }
 
 func (a *agent) waitHealthy() {

@@ -1,0 +1,22 @@
+package e2e
+
+import (
+	"testing"
+)
+
+// TestAgentRestartKeepsMirrors: a restarted agent derives the same static pod UIDs, so the
+// existing mirror pods are current and neither deleted nor duplicated.
+func TestAgentRestartKeepsMirrors(t *testing.T) {
+	a := startAgent(t, agentOptions{})
+	a.WriteManifest("web.yaml", manifest("web", "nginx:1"))
+	before := a.runningMirror("web", "nginx:1")
+
+	a.restart()
+	after := a.runningMirror("web", "nginx:1")
+	if after.UID != before.UID {
+		t.Errorf("mirror recreated across an agent restart: %s → %s", before.UID, after.UID)
+	}
+	if n := a.metric("vk_static_mirror_pod_operations_total"); n != 0 {
+		t.Errorf("%v mirror operations after the restart, want 0", n)
+	}
+}
