@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -44,12 +45,17 @@ func runAPIPods(ctx context.Context, s *session, n int, idle, timeout time.Durat
 		return nil, fmt.Errorf("create pods: %w", err)
 	}
 	s.r.logf("%s: created in %.1fs; waiting for Running", s.name, time.Since(start).Seconds())
-	if err := s.watcher.waitUntil(ctx, timeout, "all pods Running", func(w *podWatcher) bool { return w.running >= n }); err != nil {
+	if err := s.watcher.waitProgress(ctx, stallTimeout, timeout, "all pods Running", func(w *podWatcher) bool { return w.running >= n }); err != nil {
 		running, _ := s.watcher.counts()
-		return nil, fmt.Errorf("%w (%d of %d Running; %s)", err, running, n, s.notRunning(ctx, names))
+		if !errors.Is(err, errStalled) {
+			return nil, fmt.Errorf("%w (%d of %d Running)", err, running, n)
+		}
+		res.NeverRunning = n - running
+		res.NeverRunningPods = s.notRunning(ctx, names)
+		s.r.logf("%s: %d pods never Running: %s", s.name, res.NeverRunning, res.NeverRunningPods)
 	}
 	fillStartLatencies(res, s.watcher.all(), names, sent, start)
-	s.r.logf("%s: all Running after %.2fs", s.name, res.AllRunningSeconds)
+	s.r.logf("%s: %d Running after %.2fs", s.name, n-res.NeverRunning, res.AllRunningSeconds)
 
 	s.settle(ctx, 2*time.Second, 30*time.Second)
 	cpu, reqs, nodeReqs, err := s.endPhase(ctx, begin)
@@ -107,7 +113,7 @@ func runAPIPods(ctx context.Context, s *session, n int, idle, timeout time.Durat
 	if err != nil {
 		return nil, fmt.Errorf("delete pods: %w", err)
 	}
-	if err := s.watcher.waitUntil(ctx, timeout, "all pods deleted", func(w *podWatcher) bool { return w.deleted >= n }); err != nil {
+	if err := s.watcher.waitProgress(ctx, stallTimeout, timeout, "all pods deleted", func(w *podWatcher) bool { return w.deleted >= n }); err != nil {
 		_, deleted := s.watcher.counts()
 		return nil, fmt.Errorf("%w (%d of %d deleted)", err, deleted, n)
 	}
@@ -197,14 +203,18 @@ func benchPod(ns, name, node string) *corev1.Pod {
 	}
 }
 
+// stallTimeout: a scenario stops waiting for pods when none changed state for this long.
+const stallTimeout = 30 * time.Second
+
 // profileSeconds covers the busy phase of n pods on this kind of machine.
 func profileSeconds(n int) int {
 	return min(max(n/100, 8), 60)
 }
 
-// notRunning describes a few pods the watch has not seen Running, as the API server has them,
-// for the error message of a scenario that timed out.
+// notRunning describes a few pods the watch has not seen Running, as the API server has them.
 func (s *session) notRunning(ctx context.Context, names []string) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
 	var out []string
 	for _, n := range names {
 		if _, p, ok := s.watcher.byPodName(n); ok && !p.Running.IsZero() {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -51,12 +52,17 @@ func runStaticPods(ctx context.Context, s *session, n int) (*Result, error) {
 		}
 	}
 	s.r.logf("%s: wrote %d manifests in %.2fs; waiting for mirrors Running", s.name, n, time.Since(start).Seconds())
-	if err := s.watcher.waitUntil(ctx, 5*time.Minute, "all mirror pods Running", func(w *podWatcher) bool { return w.running >= n }); err != nil {
+	if err := s.watcher.waitProgress(ctx, stallTimeout, 5*time.Minute, "all mirror pods Running", func(w *podWatcher) bool { return w.running >= n }); err != nil {
 		running, _ := s.watcher.counts()
-		return nil, fmt.Errorf("%w (%d of %d Running)", err, running, n)
+		if !errors.Is(err, errStalled) {
+			return nil, fmt.Errorf("%w (%d of %d Running)", err, running, n)
+		}
+		res.NeverRunning = n - running
+		res.NeverRunningPods = s.notRunning(ctx, names)
+		s.r.logf("%s: %d mirrors never Running: %s", s.name, res.NeverRunning, res.NeverRunningPods)
 	}
 	fillStartLatencies(res, s.watcher.all(), names, written, start)
-	s.r.logf("%s: all mirrors Running after %.2fs", s.name, res.AllRunningSeconds)
+	s.r.logf("%s: %d mirrors Running after %.2fs", s.name, n-res.NeverRunning, res.AllRunningSeconds)
 	s.settle(ctx, 2*time.Second, 30*time.Second)
 	cpu, reqs, nodeReqs, err := s.endPhase(ctx, begin)
 	if err != nil {
@@ -82,7 +88,7 @@ func runStaticPods(ctx context.Context, s *session, n int) (*Result, error) {
 			return nil, err
 		}
 	}
-	if err := s.watcher.waitUntil(ctx, 5*time.Minute, "all mirror pods deleted", func(w *podWatcher) bool { return w.deleted >= n }); err != nil {
+	if err := s.watcher.waitProgress(ctx, stallTimeout, 5*time.Minute, "all mirror pods deleted", func(w *podWatcher) bool { return w.deleted >= n }); err != nil {
 		_, deleted := s.watcher.counts()
 		return nil, fmt.Errorf("%w (%d of %d deleted)", err, deleted, n)
 	}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -128,6 +129,35 @@ func (w *podWatcher) waitUntil(ctx context.Context, timeout time.Duration, what 
 			return fmt.Errorf("%s: not within %s", what, timeout)
 		case <-ctx.Done():
 			return ctx.Err()
+		}
+	}
+}
+
+// errStalled: no pod changed state for the stall period, so waiting longer would not help.
+var errStalled = errors.New("no progress")
+
+// waitProgress is waitUntil that gives up early, with errStalled, when no pod was seen Running
+// or deleted for stall: a pod the agent lost stays lost, and the scenario reports it instead
+// of timing out.
+func (w *podWatcher) waitProgress(ctx context.Context, stall, timeout time.Duration, what string, cond func(*podWatcher) bool) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for {
+		running, deleted := w.counts()
+		err := w.waitUntil(ctx, stall, what, func(w *podWatcher) bool {
+			return cond(w) || w.running != running || w.deleted != deleted
+		})
+		switch {
+		case err != nil && ctx.Err() == nil:
+			return fmt.Errorf("%s: %w for %s", what, errStalled, stall)
+		case err != nil:
+			return fmt.Errorf("%s: not within %s", what, timeout)
+		}
+		w.mu.Lock()
+		done := cond(w)
+		w.mu.Unlock()
+		if done {
+			return nil
 		}
 	}
 }

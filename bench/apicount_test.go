@@ -1,0 +1,82 @@
+package bench
+
+import (
+	"net/http"
+	"net/url"
+	"os"
+	"reflect"
+	"testing"
+)
+
+func pidSelf() int { return os.Getpid() }
+
+func TestParseAPICounters(t *testing.T) {
+	text := `# HELP apiserver_request_total [STABLE] Counter of apiserver requests
+# TYPE apiserver_request_total counter
+apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1"} 1000
+apiserver_request_total{code="409",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="",verb="POST",version="v1"} 3
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="",resource="pods",scope="resource",subresource="status",verb="PATCH",version="v1"} 2000
+apiserver_request_total{code="200",component="apiserver",dry_run="",group="coordination.k8s.io",resource="leases",scope="resource",subresource="",verb="PUT",version="v1"} 1.5e+01
+apiserver_flowcontrol_dispatched_requests_total{flow_schema="system-nodes",priority_level="system"} 3000
+apiserver_flowcontrol_dispatched_requests_total{flow_schema="system-node-high",priority_level="node-high"} 20
+apiserver_flowcontrol_dispatched_requests_total{flow_schema="exempt",priority_level="exempt"} 999
+apiserver_request_total{weird="a,b=\"c\"",verb="GET",resource="nodes"} 2
+`
+	got := parseAPICounters(text)
+	want := apiCounters{
+		Requests:  requestCounts{"POST pods": 1003, "PATCH pods/status": 2000, "PUT leases": 15, "GET nodes": 2},
+		NodeFlows: 3020,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("parseAPICounters =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+func TestRequestCountsArithmetic(t *testing.T) {
+	before := requestCounts{"POST pods": 10, "PATCH pods/status": 5}
+	after := requestCounts{"POST pods": 1010, "PATCH pods/status": 2005, "POST events": 1000, "LIST pods": 1}
+	driver := requestCounts{"POST pods": 1000, "LIST pods": 1}
+	agent := after.sub(before).minus(driver)
+	want := requestCounts{"PATCH pods/status": 2000, "POST events": 1000}
+	if !reflect.DeepEqual(agent, want) {
+		t.Errorf("agent requests = %v, want %v", agent, want)
+	}
+	if w := agent.writes(); w != 3000 {
+		t.Errorf("writes = %v, want 3000", w)
+	}
+	if w := (requestCounts{"GET pods": 4, "WATCH pods": 1, "LIST pods": 2}).writes(); w != 0 {
+		t.Errorf("reads counted as writes: %v", w)
+	}
+}
+
+func TestRequestKey(t *testing.T) {
+	tests := []struct {
+		method, url string
+		want        string
+		ok          bool
+	}{
+		{"POST", "/api/v1/namespaces/ns/pods", "POST pods", true},
+		{"DELETE", "/api/v1/namespaces/ns/pods/p1", "DELETE pods", true},
+		{"GET", "/api/v1/namespaces/ns/pods/p1", "GET pods", true},
+		{"GET", "/api/v1/namespaces/ns/pods", "LIST pods", true},
+		{"GET", "/api/v1/namespaces/ns/pods?watch=true&resourceVersion=5", "WATCH pods", true},
+		{"PATCH", "/api/v1/namespaces/ns/pods/p1/status", "PATCH pods/status", true},
+		{"POST", "/api/v1/namespaces", "POST namespaces", true},
+		{"DELETE", "/api/v1/namespaces/ns", "DELETE namespaces", true},
+		{"DELETE", "/api/v1/nodes/n1", "DELETE nodes", true},
+		{"PUT", "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/n1", "PUT leases", true},
+		{"DELETE", "/api/v1/namespaces/ns/pods", "DELETECOLLECTION pods", true},
+		{"GET", "/metrics", "", false},
+		{"GET", "/api", "", false},
+	}
+	for _, tt := range tests {
+		u, err := url.Parse(tt.url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := requestKey(&http.Request{Method: tt.method, URL: u})
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("%s %s: got %q, %v; want %q, %v", tt.method, tt.url, got, ok, tt.want, tt.ok)
+		}
+	}
+}

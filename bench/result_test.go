@@ -1,0 +1,99 @@
+package bench
+
+import (
+	"bytes"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestGoalsFor(t *testing.T) {
+	tests := []struct {
+		name string
+		res  Result
+		want map[string]bool // goal name → met
+	}{
+		{"api-1k all met", Result{Scenario: "api-1k", AllRunningSeconds: 5, CPUMsPerPod: 2, PeakRSSMB: 50, WritesPerPod: 2},
+			map[string]bool{"all Running (≈0.7× KWOK's 7.8 s)": true, "agent CPU per pod": true, "peak RSS": true, "API writes per pod start": true}},
+		{"api-1k two status patches per pod", Result{Scenario: "api-1k", AllRunningSeconds: 5, CPUMsPerPod: 2, PeakRSSMB: 80, WritesPerPod: 3},
+			map[string]bool{"all Running (≈0.7× KWOK's 7.8 s)": true, "agent CPU per pod": true, "peak RSS": false, "API writes per pod start": false}},
+		{"idle: lease and node status are allowed", Result{Scenario: "idle-1k", Idle: &IdleResult{CPUPercent: 0.5, Writes: 12,
+			Requests: map[string]float64{"PUT leases": 6, "PATCH nodes/status": 6}}},
+			map[string]bool{"idle agent CPU": true, "idle API writes beyond lease + node status": true}},
+		{"idle: a status write is not", Result{Scenario: "idle-1k", Idle: &IdleResult{CPUPercent: 2, Writes: 13,
+			Requests: map[string]float64{"PUT leases": 6, "PATCH nodes/status": 6, "PATCH pods/status": 1}}},
+			map[string]bool{"idle agent CPU": false, "idle API writes beyond lease + node status": false}},
+		{"edit p99 over 100 ms", Result{Scenario: "edit-latency", Edit: &EditResult{ToCreate: Percentiles{P99: 0.150}}},
+			map[string]bool{"edit → provider CreatePod p99": false}},
+		{"unknown scenario has no goals", Result{Scenario: "other"}, map[string]bool{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := map[string]bool{}
+			for _, g := range goalsFor(&tt.res) {
+				got[g.Name] = g.Met
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("goals = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestJSONRoundTripAndCompare(t *testing.T) {
+	old := &Report{Commit: "aaa", Results: []*Result{
+		{Scenario: "api-1k", AllRunningSeconds: 4, PodsPerSecond: 250, PeakRSSMB: 80, WritesPerPod: 3},
+		{Scenario: "only-old", AllRunningSeconds: 1},
+	}}
+	cur := &Report{Commit: "bbb", Results: []*Result{
+		{Scenario: "api-1k", AllRunningSeconds: 2, PodsPerSecond: 500, PeakRSSMB: 82, WritesPerPod: 2, Edit: nil},
+	}}
+	dir := t.TempDir()
+	for name, rep := range map[string]*Report{"old.json": old, "new.json": cur} {
+		if err := WriteJSON(filepath.Join(dir, name), rep); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o, err := ReadJSON(filepath.Join(dir, "old.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := ReadJSON(filepath.Join(dir, "new.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(o, old) {
+		t.Errorf("round trip changed the report: %+v", o)
+	}
+	var buf bytes.Buffer
+	Compare(&buf, o, n, 0.1)
+	var lines []string
+	for _, l := range strings.Split(buf.String(), "\n") {
+		lines = append(lines, strings.Join(strings.Fields(l), " "))
+	}
+	out := strings.Join(lines, "\n")
+	for _, want := range []string{
+		"api-1k all Running s 4 2 0.50x better",
+		"api-1k pods/s 250 500 2.00x better",
+		"api-1k peak RSS MB 80 82 1.02x ~",
+		"api-1k writes/pod 3 2 0.67x better",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "only-old") {
+		t.Errorf("a scenario missing from the new report was compared:\n%s", out)
+	}
+}
+
+func TestWriteTableNamesUnmetGoals(t *testing.T) {
+	r := &Result{Scenario: "api-1k", Pods: 1000, AllRunningSeconds: 9, PeakRSSMB: 80, WritesPerPod: 3, CPUMsPerPod: 1}
+	r.Goals = goalsFor(r)
+	var buf bytes.Buffer
+	WriteTable(&buf, []*Result{r})
+	if got := strings.Count(buf.String(), "NOT MET"); got != 3 {
+		t.Errorf("want 3 unmet goals in the table, got %d:\n%s", got, buf.String())
+	}
+}
