@@ -20,7 +20,7 @@ import (
 	"github.com/vk-static/vk-static/podutil"
 )
 
-const manifests = "../../shared/testdata/manifests"
+const manifests = "../testdata/manifests"
 
 func testdata(t testing.TB, name string) []byte {
 	t.Helper()

@@ -10,7 +10,7 @@ import (
 )
 
 // FuzzDecode: DecodeManifest never panics, is deterministic, and whatever it accepts is a
-// well-formed static pod. Seeds are every file under the shared test manifests.
+// well-formed static pod. Seeds are every file under testdata/manifests.
 func FuzzDecode(f *testing.F) {
 	for _, dir := range []string{"good", "bad"} {
 		entries, err := os.ReadDir(filepath.Join(manifests, dir))

@@ -17,7 +17,8 @@ import (
 	"github.com/vk-static/vk-static/podutil"
 )
 
-const testdata = "../../../shared/testdata/manifests"
+// testdata is the repository copy of the team's shared test manifests (good and bad).
+const testdata = "../../testdata/manifests"
 
 func manifest(name, image string) string {
 	return fmt.Sprintf(`apiVersion: v1
