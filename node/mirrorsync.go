@@ -19,7 +19,10 @@ import (
 // the wanted pod under key (nil when none); staticTerminated reports that no provider pod is
 // running under key, so an orphaned mirror may go.
 func (c *PodController) syncMirror(ctx context.Context, key string, desired *corev1.Pod, staticTerminated bool) error {
-	if c.static {
+	if c.static || !c.sourceSeen(podutil.APIServerSource) {
+		// Until the API source's first snapshot is applied the pod manager does not know which
+		// mirrors exist (e.g. right after a restart): deciding now would create duplicates
+		// and waste requests. markSourceSeen requeues every pod then.
 		return nil
 	}
 	in := mirror.DecisionInput{StaticTerminated: staticTerminated}

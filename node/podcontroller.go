@@ -242,13 +242,17 @@ func (c *PodController) apply(u sources.PodUpdate) {
 }
 
 // markSourceSeen records that every pod of source is in the pod manager and queues the pods
-// the provider runs, so that those the source no longer has are stopped.
+// the provider runs, so that those the source no longer has are stopped — and, for the API
+// source, every static pod and mirror, whose mirrors can now be reconciled.
 func (c *PodController) markSourceSeen(source string) {
 	c.seenMu.Lock()
 	c.seen[source] = true
 	c.seenMu.Unlock()
 	for _, key := range c.states.keys() {
 		c.sync.Add(key)
+	}
+	if source == podutil.APIServerSource {
+		c.RequeueMirrors()
 	}
 }
 
