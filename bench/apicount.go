@@ -148,6 +148,40 @@ func (rc requestCounts) minus(driver requestCounts) requestCounts {
 	return d
 }
 
+// withoutServerBackground drops the API server's own housekeeping, which its loopback client
+// makes whatever the agent does: endpoints of the kubernetes service, its informers' lists,
+// OpenAPI aggregation. A node identity may write none of these, so nothing of the agent's is
+// lost. (The API server's own lease renewal, PUT leases in kube-system every 10 s, cannot be
+// told apart from the agent's and stays in.)
+func (rc requestCounts) withoutServerBackground() requestCounts {
+	d := requestCounts{}
+	for k, v := range rc {
+		_, resource, _ := strings.Cut(k, " ")
+		switch {
+		case resource == "" || strings.HasPrefix(resource, "/"):
+		case resource == "endpoints" || resource == "endpointslices" || resource == "limitranges" ||
+			resource == "services" || resource == "resourcequotas" || resource == "apiservices":
+		default:
+			d[k] = v
+		}
+	}
+	return d
+}
+
+// podWrites sums the writes that belong to pods: pod creates (mirrors), status patches,
+// deletes and events.
+func (rc requestCounts) podWrites() float64 {
+	var n float64
+	for k, v := range rc {
+		_, resource, _ := strings.Cut(k, " ")
+		base, _, _ := strings.Cut(resource, "/")
+		if isWrite(k) && (base == "pods" || base == "events") {
+			n += v
+		}
+	}
+	return n
+}
+
 // writes sums the mutating requests.
 func (rc requestCounts) writes() float64 {
 	var n float64

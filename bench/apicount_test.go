@@ -80,3 +80,20 @@ func TestRequestKey(t *testing.T) {
 		}
 	}
 }
+
+func TestServerBackgroundAndPodWrites(t *testing.T) {
+	rc := requestCounts{
+		"PATCH pods/status": 1000, "POST events": 1000, "POST pods": 10, "DELETE pods": 5,
+		"PUT leases": 6, "PATCH nodes/status": 6, "GET nodes": 6,
+		"POST endpoints": 6, "GET endpoints": 6, "LIST limitranges": 1, "GET /openapi/v3": 4, "GET ": 2,
+	}
+	got := rc.withoutServerBackground()
+	want := requestCounts{"PATCH pods/status": 1000, "POST events": 1000, "POST pods": 10, "DELETE pods": 5,
+		"PUT leases": 6, "PATCH nodes/status": 6, "GET nodes": 6}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("withoutServerBackground = %v, want %v", got, want)
+	}
+	if n := got.podWrites(); n != 2015 {
+		t.Errorf("podWrites = %v, want 2015 (lease, node and read requests are not per pod)", n)
+	}
+}

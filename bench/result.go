@@ -51,14 +51,28 @@ type Result struct {
 	// API requests the agent made while its pods started (server counters minus the driver).
 	StartRequests     map[string]float64 `json:"startRequests,omitempty"`
 	StartNodeRequests float64            `json:"startNodeRequests,omitempty"` // exact: flow schemas of system:nodes
-	WritesPerPod      float64            `json:"writesPerPod,omitempty"`
-	DeleteRequests    map[string]float64 `json:"deleteRequests,omitempty"`
+	// WritesPerPod counts the agent's writes to pods, pods/status and events per pod started
+	// (lease and node-status writes are per interval, not per pod).
+	WritesPerPod   float64            `json:"writesPerPod,omitempty"`
+	DeleteRequests map[string]float64 `json:"deleteRequests,omitempty"`
+
+	// QueueStats are the agent's own work-queue counters at the end of the start phase, by
+	// queue (sync, status): how many items and their mean duration. Status writes are one
+	// API round trip each, so workers ÷ mean is the most status patches a second the agent
+	// can make.
+	QueueStats map[string]QueueStat `json:"queueStats,omitempty"`
 
 	Idle *IdleResult `json:"idle,omitempty"`
 	Edit *EditResult `json:"edit,omitempty"`
 
 	Profiles []string `json:"profiles,omitempty"`
 	Goals    []Goal   `json:"goals,omitempty"`
+}
+
+// QueueStat summarises one of the agent's work queues.
+type QueueStat struct {
+	Items  float64 `json:"items"`
+	MeanMs float64 `json:"meanMs"`
 }
 
 // IdleResult is the agent's cost while nothing changes.
@@ -181,6 +195,15 @@ func WriteTable(w io.Writer, results []*Result) {
 		if r.Idle != nil {
 			fmt.Fprintf(w, "\n%s: idle %.0f s: CPU %.2f s (%.2f%% of a core); agent requests %.0f: %s\n",
 				r.Scenario, r.Idle.Seconds, r.Idle.CPUSeconds, r.Idle.CPUPercent, r.Idle.NodeRequests, requestCounts(r.Idle.Requests))
+		}
+		if len(r.QueueStats) > 0 {
+			var parts []string
+			for _, q := range []string{"sync", "status"} {
+				if st, ok := r.QueueStats[q]; ok {
+					parts = append(parts, fmt.Sprintf("%s %.0f items, mean %.1f ms", q, st.Items, st.MeanMs))
+				}
+			}
+			fmt.Fprintf(w, "\n%s: agent queues: %s\n", r.Scenario, strings.Join(parts, "; "))
 		}
 		if len(r.StartRequests) > 0 {
 			fmt.Fprintf(w, "\n%s: agent requests while pods started (%.0f from node identities): %s\n",

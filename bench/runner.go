@@ -191,7 +191,7 @@ func (s *session) endAPI(ctx context.Context, w apiWindow) (requestCounts, float
 		return nil, 0, err
 	}
 	driver := s.transport.snapshot().sub(w.driver)
-	return c.Requests.sub(w.server.Requests).minus(driver), c.NodeFlows - w.server.NodeFlows, nil
+	return c.Requests.sub(w.server.Requests).minus(driver).withoutServerBackground(), c.NodeFlows - w.server.NodeFlows, nil
 }
 
 // settle waits until the agent's request count stops moving for quiet (it may still be
@@ -256,6 +256,21 @@ func redactArgs(args []string) []string {
 			continue
 		}
 		out = append(out, args[i])
+	}
+	return out
+}
+
+// queueStats reads the agent's pod-sync duration histograms by queue.
+func (s *session) queueStats(ctx context.Context) map[string]QueueStat {
+	out := map[string]QueueStat{}
+	for _, q := range []string{"sync", "status"} {
+		labels := map[string]string{"queue": q}
+		n, err1 := s.agent.metric(ctx, "vk_static_pod_sync_duration_seconds_count", labels)
+		sum, err2 := s.agent.metric(ctx, "vk_static_pod_sync_duration_seconds_sum", labels)
+		if err1 != nil || err2 != nil || n == 0 {
+			continue
+		}
+		out[q] = QueueStat{Items: n, MeanMs: sum / n * 1000}
 	}
 	return out
 }

@@ -70,7 +70,8 @@ func runStaticPods(ctx context.Context, s *session, n int) (*Result, error) {
 	}
 	res.StartCPUSeconds, res.CPUMsPerPod = cpu, cpu*1000/float64(n)
 	res.StartRequests, res.StartNodeRequests = reqs, nodeReqs
-	res.WritesPerPod = reqs.writes() / float64(n)
+	res.WritesPerPod = reqs.podWrites() / float64(n)
+	res.QueueStats = s.queueStats(ctx)
 	if p := waitProfile(); p != "" {
 		res.Profiles = append(res.Profiles, p)
 	}
