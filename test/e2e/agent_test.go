@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -245,8 +246,11 @@ func nodeNameFor(t *testing.T) string {
 	if len(s) > 40 {
 		s = s[:40]
 	}
-	return strings.Trim(s, "-")
+	// A suffix keeps runs apart (go test -count=N): mirrors and Nodes outlive an agent.
+	return strings.Trim(s, "-") + "-" + strconv.Itoa(int(nodeSeq.Add(1)))
 }
+
+var nodeSeq atomic.Int32
 
 func freePort(t *testing.T) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"fmt"
 	"testing"
+	"time"
 )
 
 // TestAgentRestartKeepsMirrors: a restarted agent derives the same static pod UIDs, so the
@@ -19,4 +21,26 @@ func TestAgentRestartKeepsMirrors(t *testing.T) {
 	if n := a.metric("vk_static_mirror_pod_operations_total"); n != 0 {
 		t.Errorf("%v mirror operations after the restart, want 0", n)
 	}
+}
+
+// TestManifestEditedWhileAgentDown: the stale mirror found at start-up is replaced by the
+// edited pod's.
+func TestManifestEditedWhileAgentDown(t *testing.T) {
+	a := startAgent(t, agentOptions{})
+	a.WriteManifest("web.yaml", manifest("web", "nginx:1"))
+	before := a.runningMirror("web", "nginx:1")
+	a.Stop()
+	a.WriteManifest("web.yaml", manifest("web", "nginx:2"))
+	a.start(a.args)
+	a.waitHealthy()
+	after := a.runningMirror("web", "nginx:2")
+	if after.UID == before.UID {
+		t.Fatal("stale mirror kept")
+	}
+	eventually(t, 10*time.Second, "one provider pod", func() error {
+		if n := a.metric("vk_static_provider_pods"); n != 1 {
+			return fmt.Errorf("provider runs %v pods", n)
+		}
+		return nil
+	})
 }
