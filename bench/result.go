@@ -12,8 +12,11 @@ import (
 // Report is one harness run: where and when it ran and every scenario's result. It is the
 // JSON file that Compare reads.
 type Report struct {
-	Date      string    `json:"date"`
-	Commit    string    `json:"commit"`
+	Date   string `json:"date"`
+	Commit string `json:"commit"`
+	// Agent is what the agent binary says of itself (`vk-static version`): the build that was
+	// measured, which may differ from the working tree's commit.
+	Agent     string    `json:"agent"`
 	GoVersion string    `json:"goVersion"`
 	CPUs      int       `json:"cpus"`
 	LoadAvg   string    `json:"loadAvg,omitempty"` // /proc/loadavg at the start: other work on the machine

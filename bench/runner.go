@@ -43,6 +43,9 @@ type Runner struct {
 	AgentQPS   float32 // 0 means DefaultAgentQPS
 	AgentBurst int     // 0 means DefaultAgentBurst
 	Parallel   int     // 0 means DefaultParallel
+	// AgentArgs are appended to every agent's command line (e.g. --pod-sync-workers=32), to
+	// measure a setting without rebuilding.
+	AgentArgs []string
 	// Idle is idle-1k's measuring window; 0 means 60 s.
 	Idle time.Duration
 	// Log receives progress lines; nil discards them.
@@ -152,7 +155,7 @@ func (r *Runner) newSession(ctx context.Context, name string) (*session, error) 
 
 func (s *session) startAgent(ctx context.Context, maxPods int, extra ...string) (time.Duration, error) {
 	start := time.Now()
-	a, err := s.r.startAgent(ctx, agentSpec{Node: s.node, MaxPods: maxPods, ExtraArgs: extra})
+	a, err := s.r.startAgent(ctx, agentSpec{Node: s.node, MaxPods: maxPods, ExtraArgs: append(extra, s.r.AgentArgs...)})
 	if err != nil {
 		return 0, err
 	}

@@ -47,6 +47,7 @@ func run(args []string) int {
 	burst := fs.Int("agent-burst", bench.DefaultAgentBurst, "the agent's --kube-api-burst")
 	parallel := fs.Int("parallel", bench.DefaultParallel, "requests the load driver keeps in flight")
 	idle := fs.Duration("idle", 60*time.Second, "idle-1k's measuring window")
+	agentArgs := fs.String("agent-args", "", "extra agent flags, space-separated (e.g. '--pod-sync-workers=32')")
 	keep := fs.Bool("keep", false, "keep the work directory (agent logs) and control-plane logs")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -96,10 +97,11 @@ func run(args []string) int {
 	r := &bench.Runner{
 		Env: env, AgentBinary: binary, WorkDir: workDir, ProfileDir: *profiles,
 		AgentQPS: float32(*qps), AgentBurst: *burst, Parallel: *parallel, Idle: *idle, Log: os.Stderr,
+		AgentArgs: strings.Fields(*agentArgs),
 	}
 	rep := &bench.Report{
 		Date: time.Now().UTC().Format(time.RFC3339), Commit: commit(), GoVersion: runtime.Version(),
-		CPUs: runtime.NumCPU(), LoadAvg: loadAvg(),
+		CPUs: runtime.NumCPU(), LoadAvg: loadAvg(), Agent: agentVersion(binary),
 	}
 	all := bench.Scenarios()
 	failed := false
@@ -125,7 +127,7 @@ func run(args []string) int {
 		} else {
 			fmt.Fprintf(os.Stderr, "results: %s\n", *out)
 		}
-		fmt.Printf("\nvk-static %s, %s, %d CPUs, load average at start %s\n\n", rep.Commit, rep.Date, rep.CPUs, rep.LoadAvg)
+		fmt.Printf("\ntree %s, agent %s, %s, %d CPUs, load average at start %s\n\n", rep.Commit, rep.Agent, rep.Date, rep.CPUs, rep.LoadAvg)
 		bench.WriteTable(os.Stdout, rep.Results)
 	}
 	if failed {
@@ -195,4 +197,12 @@ func loadAvg() string {
 		return ""
 	}
 	return strings.Join(f[:3], " ")
+}
+
+func agentVersion(binary string) string {
+	out, err := exec.Command(binary, "version").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
 }
