@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// parse runs the same flag and config-file handling as run, without starting the agent.
+func parse(t *testing.T, args ...string) (*options, error) {
+	t.Helper()
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	o := defaultOptions()
+	o.addFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if o.Config != "" {
+		if err := applyConfigFile(o.Config, o, fs); err != nil {
+			return nil, err
+		}
+	}
+	return o, o.validate()
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestConfigFileAndFlags(t *testing.T) {
+	cfg := writeFile(t, "kubelet.yaml", `apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+staticPodPath: /etc/kubernetes/manifests
+staticPodURL: https://example.com/pods
+staticPodURLHeader:
+  Authorization: ["Bearer x"]
+fileCheckFrequency: 5s
+maxPods: 50
+kubeAPIQPS: 20
+registerWithTaints:
+- {key: dedicated, value: edge, effect: NoSchedule}
+cgroupDriver: systemd
+`)
+	o, err := parse(t, "--config", cfg, "--max-pods", "70")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.PodManifestPath != "/etc/kubernetes/manifests" || o.ManifestURL != "https://example.com/pods" {
+		t.Errorf("paths not applied: %+v", o)
+	}
+	if o.MaxPods != 70 {
+		t.Errorf("the flag must win over the file: maxPods %d", o.MaxPods)
+	}
+	if o.FileCheckFrequency != 5*time.Second || o.KubeAPIQPS != 20 {
+		t.Errorf("fileCheckFrequency %s kubeAPIQPS %v", o.FileCheckFrequency, o.KubeAPIQPS)
+	}
+	if h, _ := o.manifestHeader(); h.Get("Authorization") != "Bearer x" {
+		t.Errorf("header %v", h)
+	}
+	if taints, _ := o.taints(); len(taints) != 1 || taints[0].Key != "dedicated" || taints[0].Value != "edge" {
+		t.Errorf("taints %+v", taints)
+	}
+}
+
+func TestBadConfigIsAnErrorNamingTheField(t *testing.T) {
+	for _, tc := range []struct{ name, content, want string }{
+		{"unknown field", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPth: /x\n", "staticPodPth"},
+		{"wrong type", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: many\n", "maxPods"},
+		{"wrong kind", "apiVersion: v1\nkind: Pod\n", "KubeletConfiguration"},
+		{"invalid value", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: -3\n", "--max-pods"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parse(t, "--config", writeFile(t, "c.yaml", tc.content))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one naming %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestInvalidFlagsNameTheFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--node-ip", "not-an-ip"}, "--node-ip"},
+		{[]string{"--manifest-url", "ftp://x"}, "--manifest-url"},
+		{[]string{"--manifest-url-header", "novalue"}, "--manifest-url-header"},
+		{[]string{"--register-with-taints", "k=v:Sometimes"}, "--register-with-taints"},
+		{[]string{"--node-labels", "bad key=v"}, "--node-labels"},
+		{[]string{"--provider", "docker"}, "--provider"},
+		{[]string{"--hostname-override", "Not_A_Name"}, "--hostname-override"},
+		{[]string{"--pod-sync-workers", "0"}, "--pod-sync-workers"},
+	} {
+		_, err := parse(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: error %v, want one naming %s", tc.args, err, tc.want)
+		}
+	}
+	if _, err := parse(t); err != nil {
+		t.Errorf("defaults are invalid: %v", err)
+	}
+}
+
+func TestValidateSubcommand(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run([]string{"validate", "--hostname-override", "n1", "../../testdata/manifests/good"}, &out, &errOut); code != 0 {
+		t.Fatalf("good manifests: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	code := run([]string{"validate", "--hostname-override", "n1", "../../testdata/manifests/bad"}, &out, &errOut)
+	if code != 1 {
+		t.Fatalf("bad manifests: exit %d, want 1", code)
+	}
+	for _, name := range []string{"configmap-volume.yaml", "garbage.yaml", "invalid-spec.yaml", "no-name.yaml", "secret-env.yaml", "service-account.yaml", "syntax.yaml", "wrong-kind.yaml"} {
+		if !strings.Contains(out.String(), name+":") {
+			t.Errorf("no line for %s in:\n%s", name, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "must-not-appear") || strings.Contains(out.String(), ".hidden") {
+		t.Errorf("ignored files were read:\n%s", out.String())
+	}
+	if code := run([]string{"validate"}, &out, &errOut); code != 2 {
+		t.Errorf("no arguments: exit %d, want 2", code)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var out bytes.Buffer
+	if code := run([]string{"version"}, &out, &out); code != 0 || !strings.HasPrefix(out.String(), "vk-static ") {
+		t.Fatalf("exit %d output %q", code, out.String())
+	}
+}
