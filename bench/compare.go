@@ -55,14 +55,23 @@ var comparedMetrics = []comparedMetric{
 // 10 %) are reported as "~": this machine is shared and noisy.
 func Compare(w io.Writer, old, cur *Report, threshold float64) {
 	fmt.Fprintf(w, "old: %s (%s)\nnew: %s (%s)\n\n", old.Commit, old.Date, cur.Commit, cur.Date)
-	byName := map[string]*Result{}
-	for _, r := range old.Results {
-		byName[r.Scenario] = r
+	// A scenario may run more than once in a report: pair the n-th run with the n-th.
+	type runKey struct {
+		scenario string
+		n        int
 	}
+	byName := map[runKey]*Result{}
+	seen := map[string]int{}
+	for _, r := range old.Results {
+		byName[runKey{r.Scenario, seen[r.Scenario]}] = r
+		seen[r.Scenario]++
+	}
+	clear(seen)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "scenario\tmetric\told\tnew\tnew/old\t")
 	for _, n := range cur.Results {
-		o, ok := byName[n.Scenario]
+		o, ok := byName[runKey{n.Scenario, seen[n.Scenario]}]
+		seen[n.Scenario]++
 		if !ok {
 			continue
 		}

@@ -83,6 +83,9 @@ func TestJSONRoundTripAndCompare(t *testing.T) {
 			t.Errorf("compare output lacks %q:\n%s", want, out)
 		}
 	}
+	if strings.Count(out, "api-1k all Running s") != 1 {
+		t.Errorf("the one api-1k run of each report should be compared once:\n%s", out)
+	}
 	if strings.Contains(out, "only-old") {
 		t.Errorf("a scenario missing from the new report was compared:\n%s", out)
 	}
@@ -95,5 +98,18 @@ func TestWriteTableNamesUnmetGoals(t *testing.T) {
 	WriteTable(&buf, []*Result{r})
 	if got := strings.Count(buf.String(), "NOT MET"); got != 3 {
 		t.Errorf("want 3 unmet goals in the table, got %d:\n%s", got, buf.String())
+	}
+}
+
+func TestCompareRepeatedScenarioPairsRunsInOrder(t *testing.T) {
+	old := &Report{Results: []*Result{{Scenario: "api-1k", AllRunningSeconds: 4}, {Scenario: "api-1k", AllRunningSeconds: 8}}}
+	cur := &Report{Results: []*Result{{Scenario: "api-1k", AllRunningSeconds: 2}, {Scenario: "api-1k", AllRunningSeconds: 2}}}
+	var buf bytes.Buffer
+	Compare(&buf, old, cur, 0.1)
+	out := strings.Join(strings.Fields(buf.String()), " ")
+	for _, want := range []string{"all Running s 4 2 0.50x better", "all Running s 8 2 0.25x better"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compare output lacks %q:\n%s", want, buf.String())
+		}
 	}
 }
