@@ -11,15 +11,20 @@ import (
 	"github.com/vk-static/vk-static/podutil"
 )
 
-// Merger turns per-source full snapshots into ordered PodUpdates, like the kubelet's
-// podStorage. It is a pure state machine: no I/O, no goroutines, no clock, not safe for
-// concurrent use (Mux serialises it).
+// Merger turns per-source snapshots into ordered PodUpdates, like the kubelet's podStorage. It
+// is a pure state machine: no I/O, no goroutines, no clock, not safe for concurrent use (Mux
+// serialises it).
 //
 // Per snapshot it emits, for that source and in this order, REMOVE (gone from the snapshot), ADD
 // (new UID), UPDATE (spec, labels, annotations or owner references changed), DELETE (graceful
 // deletion started) and RECONCILE (only status changed); operations with no pods are left out.
-// A change of kubernetes.io/config.seen alone is no change, and a pod keeps the config.seen value
-// it was first emitted with. Every emitted pod carries kubernetes.io/config.source = its source.
+// A full snapshot is compared with everything the merger holds for its source (O(pods)); a
+// partial one touches only the UIDs it names (O(changes)): its Pods are compared as a full
+// snapshot's would be and its Deleted are removed, while the source's other pods stay as they
+// are. A change of kubernetes.io/config.seen alone is no change, and a pod keeps the config.seen
+// value it was first emitted with. Every emitted pod carries kubernetes.io/config.source = its
+// source; a pod that already does (the API source stamps its pods as they arrive) is emitted as
+// it is, so unchanged and already-stamped pods cost no copy.
 //
 // Full names (name_namespace) are unique across all sources: the first pod to claim a name keeps
 // it and a later pod with the same name is rejected (reported as a Problem once) and waits;
@@ -32,10 +37,11 @@ type Merger struct {
 }
 
 type sourceState struct {
+	seen      bool // a full snapshot has been merged
 	pods      map[types.UID]*mergedPod
 	waiting   []*corev1.Pod // rejected for a duplicate name, in snapshot order
 	reported  map[types.UID]bool
-	locations map[types.UID]string
+	locations map[types.UID]string // read-only: a full snapshot's, or the merger's own copy
 }
 
 // mergedPod is a pod as the source sent it (in) and as the merger last emitted it (out).
@@ -54,10 +60,10 @@ func NewMerger() *Merger {
 	return &Merger{sources: map[string]*sourceState{}, names: map[string]nameClaim{}}
 }
 
-// Seen reports whether source has delivered its first snapshot.
+// Seen reports whether source has delivered its first full snapshot.
 func (m *Merger) Seen(source string) bool {
-	_, ok := m.sources[source]
-	return ok
+	st := m.sources[source]
+	return st != nil && st.seen
 }
 
 // Merge applies one snapshot and returns the updates it causes, in order.
@@ -75,7 +81,12 @@ func (m *Merger) MergeAndReport(s Snapshot) ([]PodUpdate, []Problem) {
 		m.sources[s.Source] = st
 		m.order = append(m.order, s.Source)
 	}
-	st.locations = s.Locations
+	if s.Partial {
+		st.addLocations(s.Locations)
+	} else {
+		st.locations = s.Locations
+		st.seen = true
+	}
 	var problems []Problem
 	var removed, added, updated, deleted, reconciled []*corev1.Pod
 
@@ -94,16 +105,44 @@ func (m *Merger) MergeAndReport(s Snapshot) ([]PodUpdate, []Problem) {
 	}
 
 	released := false
-	for uid, mp := range st.pods {
-		if !incoming[uid] {
-			removed = append(removed, mp.out)
-			released = m.release(mp) || released
-			delete(st.pods, uid)
+	remove := func(uid types.UID, mp *mergedPod) {
+		removed = append(removed, mp.out)
+		released = m.release(mp) || released
+		delete(st.pods, uid)
+	}
+	var waiting []*corev1.Pod
+	if s.Partial {
+		var gone map[types.UID]bool
+		if len(st.waiting) > 0 && len(s.Deleted) > 0 {
+			gone = make(map[types.UID]bool, len(s.Deleted))
+		}
+		for _, uid := range s.Deleted {
+			if incoming[uid] {
+				continue // present after all
+			}
+			if gone != nil {
+				gone[uid] = true
+			}
+			if mp, ok := st.pods[uid]; ok {
+				remove(uid, mp)
+			}
+		}
+		// Waiting pods this snapshot does not mention keep waiting, ahead of any it adds; the
+		// ones it names are decided again below.
+		for _, pod := range st.waiting {
+			if !incoming[pod.UID] && !gone[pod.UID] {
+				waiting = append(waiting, pod)
+			}
+		}
+	} else {
+		for uid, mp := range st.pods {
+			if !incoming[uid] {
+				remove(uid, mp)
+			}
 		}
 	}
 	sortPods(removed)
 
-	var waiting []*corev1.Pod
 	for _, pod := range pods {
 		mp, known := st.pods[pod.UID]
 		if known && mp.in == pod {
@@ -112,9 +151,7 @@ func (m *Merger) MergeAndReport(s Snapshot) ([]PodUpdate, []Problem) {
 		if known && mp.claim != claimName(pod) {
 			// Only a static pod whose manifest sets its UID can be renamed; treat it as a
 			// removal and a new pod.
-			removed = append(removed, mp.out)
-			released = m.release(mp) || released
-			delete(st.pods, pod.UID)
+			remove(pod.UID, mp)
 			known = false
 		}
 		if !known {
@@ -169,6 +206,22 @@ func (m *Merger) MergeAndReport(s Snapshot) ([]PodUpdate, []Problem) {
 		updates = append(updates, m.admitWaiting()...)
 	}
 	return updates, problems
+}
+
+// addLocations adds a partial snapshot's locations to the merger's own copy (a full snapshot's
+// map belongs to its sender and is never written to).
+func (st *sourceState) addLocations(locations map[types.UID]string) {
+	if len(locations) == 0 {
+		return
+	}
+	merged := make(map[types.UID]string, len(st.locations)+len(locations))
+	for uid, l := range st.locations {
+		merged[uid] = l
+	}
+	for uid, l := range locations {
+		merged[uid] = l
+	}
+	st.locations = merged
 }
 
 // admitWaiting admits waiting pods whose names have been released, in source order.

@@ -11,7 +11,8 @@ import (
 type Source interface {
 	// Name is the source's name, the value of Snapshot.Source it sends.
 	Name() string
-	// Run sends full snapshots on out until ctx is done; it must stop sending then.
+	// Run sends snapshots on out until ctx is done; it must stop sending then. The first one
+	// that is full makes the source seen; partial snapshots (see Snapshot) may follow it.
 	Run(ctx context.Context, out chan<- Snapshot)
 }
 
@@ -130,13 +131,14 @@ func (m *Mux) Run(ctx context.Context) {
 		case out <- head:
 			queue = queue[1:]
 		case snap := <-snapshots:
-			first := !merger.Seen(snap.Source)
+			unseen := !merger.Seen(snap.Source)
 			updates, problems := merger.MergeAndReport(snap)
+			first := unseen && merger.Seen(snap.Source) // a partial snapshot cannot make it seen
 			for _, p := range problems {
 				logger.Error(p.Err, "Rejected pod", "source", p.Source, "location", p.Location)
 				report(m.problems, p)
 			}
-			logger.V(4).Info("Merged snapshot", "source", snap.Source, "pods", len(snap.Pods), "updates", len(updates))
+			logger.V(4).Info("Merged snapshot", "source", snap.Source, "pods", len(snap.Pods), "partial", snap.Partial, "deleted", len(snap.Deleted), "updates", len(updates))
 			if first {
 				if len(updates) == 0 {
 					updates = append(updates, PodUpdate{Op: ADD, Source: snap.Source})

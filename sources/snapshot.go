@@ -7,11 +7,21 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// Snapshot is one source's complete set of pods at one moment. Sources only ever send full
-// snapshots: a pod missing from a snapshot is gone from that source.
+// Snapshot is one source's pods at one moment: all of them (full), or only what changed since
+// the source's previous snapshot (partial).
+//
+// A full snapshot is the source's complete set: a pod missing from it is gone from that source.
+// File and HTTP sources only send full snapshots. The API source sends a full snapshot after
+// every (re)list of the API server — deletions may have been missed while it was disconnected —
+// and partial ones in between, so that one change costs O(1) and not O(pods on the node).
+//
+// A partial snapshot (Partial) holds the pods that were added or changed, in Pods, and the UIDs
+// of the pods that are gone, in Deleted; the source's other pods are as before. A UID in both is
+// present (Pods wins). A partial snapshot never makes its source seen: only a full one can say
+// that the receiver has all of the source's pods.
 //
 // Pods in a snapshot are read-only: the sender may reuse them in later snapshots and the
-// receiver may keep them.
+// receiver may keep them. The receiver must not modify the slices or maps either.
 type Snapshot struct {
 	// Source is podutil.FileSource, podutil.HTTPSource or podutil.APIServerSource.
 	Source string
@@ -21,6 +31,11 @@ type Snapshot struct {
 	// Locations optionally names where each pod came from (file path, URL), by UID. It is only
 	// used to make Problems precise.
 	Locations map[types.UID]string
+	// Partial marks a snapshot that holds only changes (see above).
+	Partial bool
+	// Deleted are the UIDs of the pods gone since the previous snapshot; only read when
+	// Partial. Unknown UIDs are ignored.
+	Deleted []types.UID
 }
 
 // Op is the kind of a PodUpdate.

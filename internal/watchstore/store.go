@@ -2,6 +2,7 @@ package watchstore
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,20 +20,45 @@ const (
 // Store is a thread-safe cache of the objects lw lists and watches. Objects in it are shared
 // and read-only.
 type Store struct {
-	lw       cache.ListerWatcher
-	example  runtime.Object
-	onChange func()
-	store    cache.Store
-	synced   atomic.Bool
+	lw        cache.ListerWatcher
+	example   runtime.Object
+	onChange  func()
+	transform cache.TransformFunc
+	store     cache.Store
+	synced    atomic.Bool
+
+	// changes is nil unless TrackChanges was given.
+	changes *changeLog
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithTransform applies f to every object before it enters the store, like an informer's
+// SetTransform: it may modify the object (it is the store's own, freshly decoded) and must not
+// change its key. Use it to drop what no reader needs, such as managedFields. An error keeps
+// the object out of the store and goes back to the reflector.
+func WithTransform(f cache.TransformFunc) Option {
+	return func(s *Store) { s.transform = f }
+}
+
+// TrackChanges makes the store record which keys changed, for TakeChanges. Without it the
+// store records nothing and TakeChanges always reports a relist.
+func TrackChanges() Option {
+	return func(s *Store) { s.changes = &changeLog{keys: map[string]struct{}{}} }
 }
 
 // New returns a store of objects of example's type. onChange is called after every change
 // (including the first full list); it must not block.
-func New(lw cache.ListerWatcher, example runtime.Object, onChange func()) *Store {
+func New(lw cache.ListerWatcher, example runtime.Object, onChange func(), opts ...Option) *Store {
 	if onChange == nil {
 		onChange = func() {}
 	}
-	return &Store{lw: lw, example: example, onChange: onChange, store: cache.NewStore(cache.MetaNamespaceKeyFunc)}
+	s := &Store{lw: lw, example: example, onChange: onChange, store: cache.NewStore(cache.MetaNamespaceKeyFunc)}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // Run lists and watches until ctx is done.
@@ -52,32 +78,133 @@ func (s *Store) List() []any { return s.store.List() }
 // GetByKey returns the object with key ("namespace/name", or "name" for cluster objects).
 func (s *Store) GetByKey(key string) (any, bool, error) { return s.store.GetByKey(key) }
 
-// notifyingStore is the reflector's view of Store: every write is followed by onChange.
+// TakeChanges returns what changed since the previous call (or since the store was created)
+// and starts a new record. Read the objects after taking the changes: a recorded change is
+// already in the store, so what GetByKey or List returns is at least that new; a change made
+// after the call is recorded for the next one.
+func (s *Store) TakeChanges() Changes {
+	if s.changes == nil {
+		return Changes{Relisted: true}
+	}
+	return s.changes.take()
+}
+
+// Changes is what changed in a Store between two TakeChanges calls.
+type Changes struct {
+	// Relisted means a full list replaced the contents (the first list, or a relist after the
+	// watch was lost, when deletions may have been missed): any key may have changed, so the
+	// reader must List. Keys is then empty.
+	Relisted bool
+	// Keys names each added, updated or deleted key once, in no particular order; a key that
+	// GetByKey no longer finds was deleted.
+	Keys []string
+}
+
+// Empty reports whether nothing changed.
+func (c Changes) Empty() bool { return !c.Relisted && len(c.Keys) == 0 }
+
+// changeLog collects changed keys between two takes: one entry per key, so memory is bounded
+// by the keys changed since the last take, and a change costs O(1).
+type changeLog struct {
+	mu       sync.Mutex
+	relisted bool
+	keys     map[string]struct{}
+}
+
+func (l *changeLog) record(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.relisted {
+		l.keys[key] = struct{}{}
+	}
+}
+
+func (l *changeLog) recordRelist() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.relisted = true
+	clear(l.keys) // the relist covers them
+}
+
+func (l *changeLog) take() Changes {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := Changes{Relisted: l.relisted}
+	if len(l.keys) > 0 {
+		c.Keys = make([]string, 0, len(l.keys))
+		for k := range l.keys {
+			c.Keys = append(c.Keys, k)
+		}
+		// A fresh map rather than clear: a burst may have grown it to the size of the store.
+		l.keys = map[string]struct{}{}
+	}
+	l.relisted = false
+	return c
+}
+
+// notifyingStore is the reflector's view of Store: every write is transformed on the way in,
+// recorded, and followed by onChange.
 type notifyingStore Store
 
 func (n *notifyingStore) Add(obj any) error {
-	err := n.store.Add(obj)
-	n.onChange()
+	obj, err := n.transformed(obj)
+	if err != nil {
+		return err
+	}
+	err = n.store.Add(obj)
+	n.changed(obj)
 	return err
 }
 
 func (n *notifyingStore) Update(obj any) error {
-	err := n.store.Update(obj)
-	n.onChange()
+	obj, err := n.transformed(obj)
+	if err != nil {
+		return err
+	}
+	err = n.store.Update(obj)
+	n.changed(obj)
 	return err
 }
 
 func (n *notifyingStore) Delete(obj any) error {
 	err := n.store.Delete(obj)
-	n.onChange()
+	n.changed(obj)
 	return err
 }
 
 func (n *notifyingStore) Replace(list []any, rv string) error {
+	for i := range list {
+		obj, err := n.transformed(list[i])
+		if err != nil {
+			return err
+		}
+		list[i] = obj
+	}
 	err := n.store.Replace(list, rv)
+	if n.changes != nil {
+		n.changes.recordRelist()
+	}
 	n.synced.Store(true)
 	n.onChange()
 	return err
 }
 
 func (n *notifyingStore) Resync() error { return nil }
+
+func (n *notifyingStore) transformed(obj any) (any, error) {
+	if n.transform == nil {
+		return obj, nil
+	}
+	return n.transform(obj)
+}
+
+// changed records obj's key — after the store holds the change, so a reader that takes the
+// record finds it — and calls onChange.
+func (n *notifyingStore) changed(obj any) {
+	if n.changes != nil {
+		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
+			n.changes.record(key)
+		}
+	}
+	n.onChange()
+}
