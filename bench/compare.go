@@ -14,40 +14,43 @@ type comparedMetric struct {
 	get          func(*Result) float64
 }
 
-var comparedMetrics = []comparedMetric{
-	{"all Running s", false, func(r *Result) float64 { return r.AllRunningSeconds }},
-	{"pods/s", true, func(r *Result) float64 { return r.PodsPerSecond }},
-	{"start p50 s", false, func(r *Result) float64 { return r.StartLatency.P50 }},
-	{"start p99 s", false, func(r *Result) float64 { return r.StartLatency.P99 }},
-	{"delete s", false, func(r *Result) float64 { return r.DeleteSeconds }},
-	{"CPU ms/pod", false, func(r *Result) float64 { return r.CPUMsPerPod }},
-	{"delete CPU s", false, func(r *Result) float64 { return r.DeleteCPUSeconds }},
-	{"peak RSS MB", false, func(r *Result) float64 { return r.PeakRSSMB }},
-	{"writes/pod", false, func(r *Result) float64 { return r.WritesPerPod }},
-	{"idle CPU %", false, func(r *Result) float64 {
-		if r.Idle == nil {
-			return 0
-		}
-		return r.Idle.CPUPercent
-	}},
-	{"idle writes", false, func(r *Result) float64 {
-		if r.Idle == nil {
-			return 0
-		}
-		return r.Idle.Writes
-	}},
-	{"edit→create p99 ms", false, func(r *Result) float64 {
-		if r.Edit == nil {
-			return 0
-		}
-		return r.Edit.ToCreate.P99 * 1000
-	}},
-	{"edit→mirror p99 ms", false, func(r *Result) float64 {
-		if r.Edit == nil {
-			return 0
-		}
-		return r.Edit.ToMirror.P99 * 1000
-	}},
+// comparedMetrics is a function, not a package variable, so that nothing can change the table.
+func comparedMetrics() []comparedMetric {
+	return []comparedMetric{
+		{"all Running s", false, func(r *Result) float64 { return r.AllRunningSeconds }},
+		{"pods/s", true, func(r *Result) float64 { return r.PodsPerSecond }},
+		{"start p50 s", false, func(r *Result) float64 { return r.StartLatency.P50 }},
+		{"start p99 s", false, func(r *Result) float64 { return r.StartLatency.P99 }},
+		{"delete s", false, func(r *Result) float64 { return r.DeleteSeconds }},
+		{"CPU ms/pod", false, func(r *Result) float64 { return r.CPUMsPerPod }},
+		{"delete CPU s", false, func(r *Result) float64 { return r.DeleteCPUSeconds }},
+		{"peak RSS MB", false, func(r *Result) float64 { return r.PeakRSSMB }},
+		{"writes/pod", false, func(r *Result) float64 { return r.WritesPerPod }},
+		{"idle CPU %", false, func(r *Result) float64 {
+			if r.Idle == nil {
+				return 0
+			}
+			return r.Idle.CPUPercent
+		}},
+		{"idle writes", false, func(r *Result) float64 {
+			if r.Idle == nil {
+				return 0
+			}
+			return r.Idle.Writes
+		}},
+		{"edit→create p99 ms", false, func(r *Result) float64 {
+			if r.Edit == nil {
+				return 0
+			}
+			return r.Edit.ToCreate.P99 * 1000
+		}},
+		{"edit→mirror p99 ms", false, func(r *Result) float64 {
+			if r.Edit == nil {
+				return 0
+			}
+			return r.Edit.ToMirror.P99 * 1000
+		}},
+	}
 }
 
 // Compare prints, for every scenario in both reports, each metric measured in both with the
@@ -75,7 +78,7 @@ func Compare(w io.Writer, old, cur *Report, threshold float64) {
 		if !ok {
 			continue
 		}
-		for _, m := range comparedMetrics {
+		for _, m := range comparedMetrics() {
 			ov, nv := m.get(o), m.get(n)
 			if ov == 0 || nv == 0 {
 				continue
