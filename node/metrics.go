@@ -20,6 +20,7 @@ type Metrics struct {
 	providerErrors   *prometheus.CounterVec
 	mirrorOps        *prometheus.CounterVec
 	rejected         *prometheus.CounterVec
+	eventsDropped    prometheus.Counter
 	providerPods     atomic.Pointer[func() int] // set by the PodController that uses these metrics
 }
 
@@ -50,6 +51,9 @@ func NewMetrics(reg prometheus.Registerer, pods podmanager.Manager) *Metrics {
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vk_static_rejected_manifests_total", Help: "Manifests rejected, by source.",
 		}, []string{"source"}),
+		eventsDropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vk_static_events_dropped_total", Help: "Events not recorded because the event queue was full.",
+		}),
 	}
 	providerPods := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "vk_static_provider_pods", Help: "Pods the provider runs (including terminating ones), as the pod controller tracks them.",
@@ -59,7 +63,7 @@ func NewMetrics(reg prometheus.Registerer, pods podmanager.Manager) *Metrics {
 		}
 		return 0
 	})
-	reg.MustRegister(m.syncDuration, m.syncErrors, m.queueDepth, m.providerDuration, m.providerErrors, m.mirrorOps, m.rejected, providerPods)
+	reg.MustRegister(m.syncDuration, m.syncErrors, m.queueDepth, m.providerDuration, m.providerErrors, m.mirrorOps, m.rejected, m.eventsDropped, providerPods)
 	if pods != nil {
 		reg.MustRegister(&podsCollector{pods: pods, desc: prometheus.NewDesc("vk_static_pods",
 			"Pods the agent manages, by source and phase (as last written).", []string{"source", "phase"}, nil)})
@@ -111,6 +115,12 @@ func (m *Metrics) mirrorOp(op string, err error) {
 		result = "error"
 	}
 	m.mirrorOps.WithLabelValues(op, result).Inc()
+}
+
+func (m *Metrics) eventDropped() {
+	if m != nil {
+		m.eventsDropped.Inc()
+	}
 }
 
 func (m *Metrics) rejectedManifest(source string) {

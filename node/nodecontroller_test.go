@@ -234,11 +234,9 @@ func TestNodeControllerWritesOnlyChangesAndHeartbeats(t *testing.T) {
 		{Type: corev1.NodeDiskPressure, Status: corev1.ConditionTrue, Reason: "Full"},
 	}}})
 	h.waitCount(t, "nodes", "patch", 1)
-	var verbs []string
-	for _, a := range h.actions("nodes")[1:] { // after the create
-		verbs = append(verbs, a.GetVerb())
-	}
-	assert.Equal(t, []string{"get", "get", "patch"}, verbs, "no write for an unchanged report")
+	// The two reports may coalesce into one status pass (the channel holds one signal), so the
+	// number of reads varies; the unchanged report must not have written on its own.
+	assert.Equal(t, 1, h.count("nodes", "patch"), "no write for an unchanged report")
 	n := h.node(t)
 	assert.Equal(t, corev1.ConditionTrue, condition(n, corev1.NodeDiskPressure).Status)
 	assert.Equal(t, statusEpoch, condition(n, corev1.NodeDiskPressure).LastTransitionTime.Time.UTC())

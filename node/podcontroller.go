@@ -22,7 +22,11 @@ import (
 
 // Defaults for PodControllerConfig.
 const (
-	DefaultPodSyncWorkers     = 10
+	DefaultPodSyncWorkers = 10
+	// DefaultStatusWorkers: status writes are one API round trip each and cost little CPU, so
+	// their throughput is workers ÷ patch latency; 32 keeps up with the API server on a
+	// small machine (docs/performance.md, bottleneck 3).
+	DefaultStatusWorkers      = 32
 	DefaultStatusPollInterval = 5 * time.Second
 	// DefaultTerminationSlack is added to a pod's grace period before the controller stops
 	// waiting for the provider to report it terminated.
@@ -52,7 +56,8 @@ type PodControllerConfig struct {
 	// Recorder records pod events; nil means none.
 	Recorder record.EventRecorder
 
-	Workers            int           // default DefaultPodSyncWorkers
+	Workers            int           // provider syncs in parallel; default DefaultPodSyncWorkers
+	StatusWorkers      int           // status writes in parallel; default DefaultStatusWorkers
 	StatusPollInterval time.Duration // for providers that do not implement PodNotifier
 	Clock              clock.WithTicker
 	Metrics            *Metrics // nil means none
@@ -93,6 +98,9 @@ func NewPodController(cfg PodControllerConfig) (*PodController, error) {
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultPodSyncWorkers
+	}
+	if cfg.StatusWorkers <= 0 {
+		cfg.StatusWorkers = DefaultStatusWorkers
 	}
 	if cfg.StatusPollInterval <= 0 {
 		cfg.StatusPollInterval = DefaultStatusPollInterval
@@ -169,7 +177,7 @@ func (c *PodController) Run(ctx context.Context) (err error) {
 		wg.Go(func() { c.runWorker(ctx, "sync", c.sync, c.syncPod) })
 	}
 	if !c.static {
-		for i := 0; i < c.cfg.Workers; i++ {
+		for i := 0; i < c.cfg.StatusWorkers; i++ {
 			wg.Go(func() { c.runWorker(ctx, "status", c.status, c.writer.write) })
 		}
 	}

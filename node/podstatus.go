@@ -40,10 +40,7 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	if !ok {
 		return nil // no API object (yet): a mirror or pod event requeues the key
 	}
-	status, err := normalize(buildStatus(&st.pod.Spec, &target.Status, st.status, metav1.NewTime(w.cfg.Clock.Now())))
-	if err != nil {
-		return err
-	}
+	status := normalize(buildStatus(&st.pod.Spec, &target.Status, st.status, metav1.NewTime(w.cfg.Clock.Now())))
 	last := w.lastWritten(target.UID)
 	if equality.Semantic.DeepEqual(&target.Status, status) || (last != nil && equality.Semantic.DeepEqual(last, status)) {
 		return nil
@@ -124,16 +121,37 @@ func (w *statusWriter) recordStarted(target *corev1.Pod, before, after *corev1.P
 	}
 }
 
-// normalize returns status as the API server will store it: timestamps in JSON have whole
-// seconds, so comparing an un-normalized status with the one the watch echoes back would
-// always differ and write again.
-func normalize(status *corev1.PodStatus) (*corev1.PodStatus, error) {
-	data, err := json.Marshal(status)
-	if err != nil {
-		return nil, err
+// normalize truncates status's timestamps to whole seconds, as the API server stores them
+// (metav1.Time has second precision on the wire): comparing an untruncated status with the one
+// the watch echoes back would always differ and write again.
+func normalize(s *corev1.PodStatus) *corev1.PodStatus {
+	trunc := func(t *metav1.Time) {
+		if t != nil {
+			*t = t.Rfc3339Copy()
+		}
 	}
-	out := &corev1.PodStatus{}
-	return out, json.Unmarshal(data, out)
+	for i := range s.Conditions {
+		trunc(&s.Conditions[i].LastProbeTime)
+		trunc(&s.Conditions[i].LastTransitionTime)
+	}
+	if s.StartTime != nil { // may be shared with the API object: replace, never write through
+		t := s.StartTime.Rfc3339Copy()
+		s.StartTime = &t
+	}
+	for _, list := range [][]corev1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses, s.EphemeralContainerStatuses} {
+		for i := range list {
+			for _, st := range []*corev1.ContainerState{&list[i].State, &list[i].LastTerminationState} {
+				if st.Running != nil {
+					trunc(&st.Running.StartedAt)
+				}
+				if st.Terminated != nil {
+					trunc(&st.Terminated.StartedAt)
+					trunc(&st.Terminated.FinishedAt)
+				}
+			}
+		}
+	}
+	return s
 }
 
 // podConditions are the conditions the agent owns, in the kubelet's order.

@@ -15,8 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
@@ -63,33 +61,39 @@ func runAgent(ctx context.Context, o *options) error {
 		return err
 	}
 
-	var client kubernetes.Interface
+	var client, eventClient kubernetes.Interface
 	if o.Kubeconfig != "" {
-		if client, err = newClient(o); err != nil {
+		if client, err = newClient(o, o.KubeAPIQPS, o.KubeAPIBurst); err != nil {
+			return err
+		}
+		// Events get their own rate limit, as with the kubelet's --event-qps: they must never
+		// use up the budget of status writes.
+		if eventClient, err = newClient(o, o.EventQPS, o.EventBurst); err != nil {
 			return err
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	registry := prometheus.NewRegistry()
-	var recorder record.EventRecorder
 	var nodeGetter mirror.NodeGetter
 	var mirrorClient mirror.Client
 	var nodes *nodeWatch
 	if client != nil {
-		broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-		broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-		defer broadcaster.Shutdown()
-		recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "vk-static", Host: nodeName})
-
 		nodes = newNodeWatch(client, nodeName)
 		nodeGetter = nodes
 		mirrorClient = mirror.NewBasicMirrorClient(client, nodeName, nodeGetter)
 	}
-
 	pods := podmanager.NewBasicPodManager(mirrorClient)
+	registry := prometheus.NewRegistry()
 	metrics := node.NewMetrics(registry, pods)
+	var recorder record.EventRecorder
+	var controllers []controller
+	if client != nil {
+		events := node.NewEventRecorder(eventClient.CoreV1(), corev1.EventSource{Component: "vk-static", Host: nodeName},
+			node.EventRecorderOptions{Metrics: metrics})
+		recorder = events
+		controllers = append(controllers, events)
+	}
 	problems := &node.NodeProblemReporter{NodeName: nodeName, Recorder: recorder, Metrics: metrics, Logger: logger}
 
 	runner, err := newSourceRunner(o, nodeName, client, problems)
@@ -110,7 +114,7 @@ func runAgent(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
-	controllers := []controller{muxController{runner}, podController}
+	controllers = append(controllers, muxController{runner}, podController)
 
 	if client != nil {
 		nodes.notify(podController.RequeueMirrors)
@@ -158,12 +162,12 @@ func runAll(ctx context.Context, cancel context.CancelFunc, controllers []contro
 	return errors.Join(errs...)
 }
 
-func newClient(o *options) (kubernetes.Interface, error) {
+func newClient(o *options, qps float32, burst int32) (kubernetes.Interface, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("--kubeconfig: %w", err)
 	}
-	cfg.QPS, cfg.Burst = o.KubeAPIQPS, int(o.KubeAPIBurst)
+	cfg.QPS, cfg.Burst = qps, int(burst)
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	cfg.UserAgent = "vk-static/" + version.Version

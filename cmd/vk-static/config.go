@@ -74,6 +74,12 @@ func applyConfigFile(path string, o *options, fs *pflag.FlagSet) error {
 	if cfg.KubeAPIBurst != 0 {
 		set("kube-api-burst", func() { o.KubeAPIBurst = cfg.KubeAPIBurst })
 	}
+	if cfg.EventRecordQPS != nil {
+		set("event-qps", func() { o.EventQPS = float32(*cfg.EventRecordQPS) })
+	}
+	if cfg.EventBurst != 0 {
+		set("event-burst", func() { o.EventBurst = cfg.EventBurst })
+	}
 	if cfg.MaxPods != 0 {
 		set("max-pods", func() { o.MaxPods = cfg.MaxPods })
 	}
@@ -112,7 +118,7 @@ var supportedConfigFields = map[string]bool{
 	"staticPodPath": true, "staticPodURL": true, "staticPodURLHeader": true,
 	"fileCheckFrequency": true, "httpCheckFrequency": true,
 	"address": true, "port": true, "healthzBindAddress": true, "healthzPort": true,
-	"kubeAPIQPS": true, "kubeAPIBurst": true, "maxPods": true,
+	"kubeAPIQPS": true, "kubeAPIBurst": true, "eventRecordQPS": true, "eventBurst": true, "maxPods": true,
 	"nodeStatusUpdateFrequency": true, "nodeLeaseDurationSeconds": true,
 	"registerWithTaints": true, "enableProfilingHandler": true,
 }

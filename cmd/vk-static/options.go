@@ -32,6 +32,8 @@ type options struct {
 	RootDir                   string
 	KubeAPIQPS                float32
 	KubeAPIBurst              int32
+	EventQPS                  float32
+	EventBurst                int32
 	MaxPods                   int32
 	NodeLabels                map[string]string
 	RegisterWithTaints        []string
@@ -53,6 +55,8 @@ func defaultOptions() *options {
 		RootDir:                   "/var/lib/vk-static",
 		KubeAPIQPS:                50,
 		KubeAPIBurst:              100,
+		EventQPS:                  50,
+		EventBurst:                100,
 		MaxPods:                   110,
 		NodeStatusUpdateFrequency: 10 * time.Second,
 		NodeLeaseDurationSeconds:  40,
@@ -78,6 +82,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "Directory for the agent's and the provider's state.")
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Queries per second to the API server.")
 	fs.Int32Var(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Burst of queries to the API server.")
+	fs.Float32Var(&o.EventQPS, "event-qps", o.EventQPS, "Events per second sent to the API server (their own limit, apart from --kube-api-qps); -1 for no client-side limit.")
+	fs.Int32Var(&o.EventBurst, "event-burst", o.EventBurst, "Burst of events sent to the API server.")
 	fs.Int32Var(&o.MaxPods, "max-pods", o.MaxPods, "Pods this node can run (its pods capacity).")
 	fs.StringToStringVar(&o.NodeLabels, "node-labels", o.NodeLabels, "Labels the Node registers with, key=value pairs.")
 	fs.StringSliceVar(&o.RegisterWithTaints, "register-with-taints", o.RegisterWithTaints, "Taints the Node registers with: key=value:Effect or key:Effect.")
@@ -134,6 +140,12 @@ func (o *options) validate() error {
 	}
 	if o.KubeAPIBurst <= 0 {
 		bad("kube-api-burst", "must be positive, got %d", o.KubeAPIBurst)
+	}
+	if o.EventQPS <= 0 && o.EventQPS != -1 {
+		bad("event-qps", "must be positive (or -1 for no client-side limit), got %v", o.EventQPS)
+	}
+	if o.EventBurst <= 0 {
+		bad("event-burst", "must be positive, got %d", o.EventBurst)
 	}
 	if o.MaxPods <= 0 {
 		bad("max-pods", "must be positive, got %d", o.MaxPods)

@@ -1,0 +1,133 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/scheme"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/reference"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// Defaults for EventRecorder.
+const (
+	DefaultEventQueueSize = 10000
+	DefaultEventWorkers   = 8
+)
+
+// EventRecorder is a record.EventRecorder that posts events through a bounded queue drained by
+// several workers. client-go's broadcaster posts from one goroutine and drops beyond 1000
+// queued events: at 10,000 pods starting, most Started events — which startup-latency tools
+// read — were lost (docs/performance.md, bottleneck 7). Events that still do not fit are
+// counted (vk_static_events_dropped_total), never blocking the caller. Events are not
+// aggregated: the agent reports each distinct problem once.
+type EventRecorder struct {
+	events  corev1client.EventsGetter
+	source  corev1.EventSource
+	queue   chan *corev1.Event
+	workers int
+	clock   clock.PassiveClock
+	metrics *Metrics
+}
+
+// EventRecorderOptions tune NewEventRecorder; zero values take the defaults.
+type EventRecorderOptions struct {
+	QueueSize, Workers int
+	Clock              clock.PassiveClock
+	Metrics            *Metrics
+}
+
+// NewEventRecorder returns a recorder that posts through events (a client with its own rate
+// limit, so events never take the status writes' budget); Run starts its workers.
+func NewEventRecorder(events corev1client.EventsGetter, source corev1.EventSource, opts EventRecorderOptions) *EventRecorder {
+	if opts.QueueSize <= 0 {
+		opts.QueueSize = DefaultEventQueueSize
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = DefaultEventWorkers
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	return &EventRecorder{
+		events: events, source: source, queue: make(chan *corev1.Event, opts.QueueSize),
+		workers: opts.Workers, clock: opts.Clock, metrics: opts.Metrics,
+	}
+}
+
+// Run posts queued events until ctx is cancelled; events still queued then are dropped.
+func (r *EventRecorder) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	for i := 0; i < r.workers; i++ {
+		wg.Go(func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case ev := <-r.queue:
+					if _, err := r.events.Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil && ctx.Err() == nil {
+						klog.FromContext(ctx).V(2).Info("Could not record event", "reason", ev.Reason, "object", ev.InvolvedObject.Name, "err", err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return nil
+}
+
+// Event implements record.EventRecorder.
+func (r *EventRecorder) Event(obj runtime.Object, eventtype, reason, message string) {
+	r.record(obj, nil, eventtype, reason, message)
+}
+
+// Eventf implements record.EventRecorder.
+func (r *EventRecorder) Eventf(obj runtime.Object, eventtype, reason, messageFmt string, args ...any) {
+	r.record(obj, nil, eventtype, reason, fmt.Sprintf(messageFmt, args...))
+}
+
+// AnnotatedEventf implements record.EventRecorder.
+func (r *EventRecorder) AnnotatedEventf(obj runtime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...any) {
+	r.record(obj, annotations, eventtype, reason, fmt.Sprintf(messageFmt, args...))
+}
+
+func (r *EventRecorder) record(obj runtime.Object, annotations map[string]string, eventtype, reason, message string) {
+	ref, err := reference.GetReference(scheme.Scheme, obj)
+	if err != nil {
+		klog.Background().V(2).Info("Cannot refer to the object of an event", "reason", reason, "err", err)
+		return
+	}
+	now := metav1.NewTime(r.clock.Now())
+	namespace := ref.Namespace
+	if namespace == "" {
+		namespace = metav1.NamespaceDefault // cluster-scoped objects (the Node), as the kubelet does
+	}
+	ev := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        fmt.Sprintf("%v.%x", ref.Name, now.UnixNano()),
+			Namespace:   namespace,
+			Annotations: annotations,
+		},
+		InvolvedObject:      *ref,
+		Reason:              reason,
+		Message:             message,
+		FirstTimestamp:      now,
+		LastTimestamp:       now,
+		Count:               1,
+		Type:                eventtype,
+		Source:              r.source,
+		ReportingController: r.source.Component,
+		ReportingInstance:   r.source.Host,
+	}
+	select {
+	case r.queue <- ev:
+	default:
+		r.metrics.eventDropped()
+	}
+}

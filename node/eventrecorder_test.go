@@ -1,0 +1,57 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+func TestEventRecorderPostsEveryEvent(t *testing.T) {
+	client := fake.NewClientset()
+	r := NewEventRecorder(client.CoreV1(), corev1.EventSource{Component: "vk-static", Host: "n1"}, EventRecorderOptions{Workers: 4})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = r.Run(ctx) })
+	defer func() { cancel(); wg.Wait() }()
+
+	for i := 0; i < 50; i++ {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("p", i), Namespace: "ns", UID: "u"}}
+		r.Eventf(pod, corev1.EventTypeNormal, "Started", "Started container %s", "c")
+	}
+	r.Eventf(nodeRef("n1"), corev1.EventTypeWarning, "FailedManifest", "bad")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		podEvents, _ := client.CoreV1().Events("ns").List(ctx, metav1.ListOptions{})
+		nodeEvents, _ := client.CoreV1().Events("default").List(ctx, metav1.ListOptions{})
+		if len(podEvents.Items) == 50 && len(nodeEvents.Items) == 1 {
+			ev := nodeEvents.Items[0]
+			if ev.InvolvedObject.Kind != "Node" || ev.Source.Host != "n1" || ev.Count != 1 || ev.Type != corev1.EventTypeWarning {
+				t.Fatalf("node event %+v", ev)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d pod events, %d node events; want 50 and 1", len(podEvents.Items), len(nodeEvents.Items))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestEventRecorderDropsAndCountsWhenFull(t *testing.T) {
+	metrics := NewMetrics(prometheus.NewRegistry(), nil)
+	r := NewEventRecorder(fake.NewClientset().CoreV1(), corev1.EventSource{Component: "vk-static"}, EventRecorderOptions{QueueSize: 3, Metrics: metrics})
+	for i := 0; i < 5; i++ { // not running: nothing drains the queue, the caller must not block
+		r.Event(nodeRef("n1"), corev1.EventTypeNormal, "R", "m")
+	}
+	if got := testutil.ToFloat64(metrics.eventsDropped); got != 2 {
+		t.Fatalf("dropped %v, want 2", got)
+	}
+}
