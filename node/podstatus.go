@@ -63,7 +63,9 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	w.mu.Lock()
 	w.written[target.UID] = status
 	w.mu.Unlock()
-	w.recordStarted(target, previous(last, &target.Status), status)
+	// Events about a static pod refer to the static pod (its UID is the mirror's config.mirror):
+	// that is where `kubectl describe` of the mirror looks for them, as for the kubelet's.
+	w.recordStarted(st.pod, previous(last, &target.Status), status)
 	klog.FromContext(ctx).V(4).Info("Wrote pod status", "pod", key, "phase", status.Phase)
 	return nil
 }
@@ -107,7 +109,7 @@ func previous(last, current *corev1.PodStatus) *corev1.PodStatus {
 
 // recordStarted records a Started event for every container that has started since before:
 // startup-latency tools (kube-burner, clusterloader2) read them.
-func (w *statusWriter) recordStarted(target *corev1.Pod, before, after *corev1.PodStatus) {
+func (w *statusWriter) recordStarted(pod *corev1.Pod, before, after *corev1.PodStatus) {
 	started := make(map[string]bool, len(before.ContainerStatuses))
 	for _, cs := range before.ContainerStatuses {
 		if cs.State.Running != nil || cs.State.Terminated != nil {
@@ -116,7 +118,7 @@ func (w *statusWriter) recordStarted(target *corev1.Pod, before, after *corev1.P
 	}
 	for _, cs := range after.ContainerStatuses {
 		if (cs.State.Running != nil || cs.State.Terminated != nil) && !started[cs.Name] {
-			w.cfg.Recorder.Eventf(target, corev1.EventTypeNormal, "Started", "Started container %s", cs.Name)
+			w.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, "Started", "Started container %s", cs.Name)
 		}
 	}
 }

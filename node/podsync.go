@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/podutil"
@@ -64,18 +63,6 @@ func (c *PodController) syncPod(ctx context.Context, key string) error {
 	return c.syncMirror(ctx, key, desired, !hasRunning)
 }
 
-// eventTarget is the object an event about pod belongs to: the pod itself, or for a static
-// pod (which is no API object) its current mirror, else the Node.
-func (c *PodController) eventTarget(pod *corev1.Pod) runtime.Object {
-	if !podutil.IsStaticPod(pod) {
-		return pod
-	}
-	if m, ok := c.cfg.Pods.GetMirrorPodByPod(pod); ok && c.cfg.Pods.IsMirrorPodOf(m, pod) {
-		return m
-	}
-	return nodeRef(c.cfg.NodeName)
-}
-
 // wanted: the provider's pod is the desired one and is not being deleted.
 func wanted(running, desired *corev1.Pod) bool {
 	return desired != nil && desired.UID == running.UID && desired.DeletionTimestamp == nil
@@ -104,7 +91,7 @@ func (c *PodController) create(ctx context.Context, key string, pod *corev1.Pod)
 		c.states.forget(key, given.UID)
 	}
 	if IsInvalidInput(err) {
-		c.cfg.Recorder.Eventf(c.eventTarget(pod), corev1.EventTypeWarning, "FailedCreate", "Provider refused pod %s: %v", key, err)
+		c.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "FailedCreate", "Provider refused pod %s: %v", key, err)
 		klog.FromContext(ctx).Error(err, "Provider refused the pod; not retrying until it changes")
 		return nil
 	}
@@ -122,7 +109,7 @@ func (c *PodController) update(ctx context.Context, key string, pod *corev1.Pod)
 		return fmt.Errorf("update pod in provider: %w", err)
 	}
 	if err != nil {
-		c.cfg.Recorder.Eventf(c.eventTarget(pod), corev1.EventTypeWarning, "FailedUpdate", "Provider refused the update of %s: %v", key, err)
+		c.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "FailedUpdate", "Provider refused the update of %s: %v", key, err)
 	}
 	// Record the spec either way: an update the provider refuses is not retried until the pod changes again.
 	st, _ := c.states.get(key)

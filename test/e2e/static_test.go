@@ -96,9 +96,11 @@ func TestStaticPodGetsAMirror(t *testing.T) {
 			t.Errorf("mirror lacks condition %s=True: %+v", typ, mirror.Status.Conditions)
 		}
 	}
-	eventually(t, 10*time.Second, "Started event on the mirror", func() error {
+	// kubectl describe of a mirror pod looks for events under the static pod's UID (the
+	// mirror's config.mirror), as the kubelet records them.
+	eventually(t, 10*time.Second, "Started event for kubectl describe of the mirror", func() error {
 		evs, err := env.Admin.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{
-			FieldSelector: "involvedObject.uid=" + string(mirror.UID) + ",reason=Started"})
+			FieldSelector: "involvedObject.name=" + mirror.Name + ",involvedObject.uid=" + mirror.Annotations[podutil.ConfigMirrorAnnotationKey] + ",reason=Started"})
 		if err != nil {
 			return err
 		}
