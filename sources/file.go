@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,8 +25,10 @@ import (
 // fsnotify events (the kubelet's --file-check-frequency default).
 const DefaultFileCheckFrequency = 20 * time.Second
 
-// fileDebounce lets an editor's burst of events (write, rename, chmod) settle into one re-list.
-const fileDebounce = 50 * time.Millisecond
+// fileDebounce lets a burst of writes (an editor saving in place, a writer in several chunks)
+// settle into one read. A manifest created or renamed into place does not wait for it (see
+// fileChanges).
+const fileDebounce = 20 * time.Millisecond
 
 // Back-off for re-establishing file watches that could not be set up.
 const (
@@ -123,7 +126,7 @@ func (s *FileSource) Run(ctx context.Context, out chan<- Snapshot) {
 		}
 	}()
 
-	// debounce lets an editor's burst of events (write, rename, chmod) settle into one re-list.
+	// debounce lets a burst of writes settle into one read (see fileChanges).
 	var debounce clock.Timer
 	var debounceC <-chan time.Time
 	defer func() {
@@ -137,8 +140,7 @@ func (s *FileSource) Run(ctx context.Context, out chan<- Snapshot) {
 
 	var last []*corev1.Pod
 	first := true
-	send := func() bool {
-		snap := s.list(ctx)
+	send := func(snap Snapshot) bool {
 		if !first && samePods(last, snap.Pods) {
 			return true
 		}
@@ -151,8 +153,9 @@ func (s *FileSource) Run(ctx context.Context, out chan<- Snapshot) {
 		}
 	}
 
+	var changes fileChanges
 	establish() // before the first list, so that nothing written after the list is missed
-	if !send() {
+	if !send(s.list(ctx)) {
 		return
 	}
 	for {
@@ -161,24 +164,39 @@ func (s *FileSource) Run(ctx context.Context, out chan<- Snapshot) {
 			return
 		case <-ticker.C():
 			logger.V(5).Info("Periodic re-list")
-			if !send() {
+			if !send(s.list(ctx)) {
 				return
 			}
 		case <-w.changed():
-			if debounce == nil {
+			changes.add(w.take(), w)
+			if changes.debounced() && debounce == nil {
 				debounce = clk.NewTimer(fileDebounce)
 				debounceC = debounce.C()
 			}
+			// Created files (also read again after the debounce) are read now.
+			if created := changes.takeCreated(); len(created) > 0 {
+				if s.reread(ctx, created, true) && !send(s.snapshot()) {
+					return
+				}
+			}
 		case <-debounceC:
 			debounce, debounceC = nil, nil
-			establish() // the directory may have been replaced
-			if !send() {
+			var snap Snapshot
+			if changes.relist {
+				establish() // the directory may have been replaced
+				snap = s.list(ctx)
+			} else {
+				s.reread(ctx, sortedKeys(changes.written), false)
+				snap = s.snapshot()
+			}
+			changes = fileChanges{}
+			if !send(snap) {
 				return
 			}
 		case <-retryC:
 			retry, retryC = nil, nil
 			establish()
-			if !send() {
+			if !send(s.list(ctx)) {
 				return
 			}
 		}
@@ -197,22 +215,53 @@ func (s *FileSource) list(ctx context.Context) Snapshot {
 			paths = append(paths, p)
 		}
 	}
-	snap := Snapshot{Source: podutil.FileSource, Locations: map[types.UID]string{}}
-	present := map[string]bool{}
+	present := make(map[string]bool, len(paths))
 	for _, path := range paths {
-		f, ok := s.read(ctx, path)
-		if !ok {
-			continue
-		}
-		present[path] = true
-		for _, pod := range f.pods {
-			snap.Pods = append(snap.Pods, pod)
-			snap.Locations[pod.UID] = path
+		if _, ok := s.read(ctx, path); ok {
+			present[path] = true
 		}
 	}
 	for path := range s.files {
 		if !present[path] {
 			delete(s.files, path)
+		}
+	}
+	return s.snapshot()
+}
+
+// reread reads only paths (fsnotify named them), forgetting the ones that are gone. A tentative
+// read (of a file just created) applies only content that decodes; anything else waits for the
+// debounced read, which the caller has scheduled. It reports whether anything was applied.
+func (s *FileSource) reread(ctx context.Context, paths []string, tentative bool) bool {
+	applied := false
+	for _, path := range paths {
+		if tentative {
+			if f, ok := s.readTentatively(ctx, path); ok {
+				s.files[path] = f
+				applied = true
+			}
+			continue
+		}
+		if _, ok := s.read(ctx, path); !ok {
+			delete(s.files, path)
+		}
+		applied = true
+	}
+	return applied
+}
+
+// snapshot is the full snapshot of what the source last read, files by name.
+func (s *FileSource) snapshot() Snapshot {
+	snap := Snapshot{Source: podutil.FileSource, Locations: map[types.UID]string{}}
+	paths := make([]string, 0, len(s.files))
+	for p := range s.files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, path := range paths {
+		for _, pod := range s.files[path].pods {
+			snap.Pods = append(snap.Pods, pod)
+			snap.Locations[pod.UID] = path
 		}
 	}
 	return snap
@@ -294,6 +343,27 @@ func (s *FileSource) read(ctx context.Context, path string) (*manifestFile, bool
 	}
 	f.pods, f.failure = pods, ""
 	return f, true
+}
+
+// readTentatively reads a file that was just created. It returns the file's new state only
+// when its content decodes (or is unchanged); it records and reports nothing, and changes
+// nothing, otherwise.
+func (s *FileSource) readTentatively(ctx context.Context, path string) (*manifestFile, bool) {
+	prev := s.files[path]
+	data, err := readLimited(path)
+	if err != nil || len(data) == 0 {
+		return nil, false
+	}
+	digest := sha256.Sum256(data)
+	if prev != nil && prev.digest == digest {
+		return prev, prev.failure == ""
+	}
+	pods, err := DecodeManifest(data, DecodeOptions{NodeName: s.cfg.NodeName, Source: podutil.FileSource, Location: path, Clock: s.cfg.Clock})
+	if err != nil {
+		klog.FromContext(ctx).V(4).Info("Manifest just created does not decode yet; reading it again after the debounce", "file", path, "err", err)
+		return nil, false
+	}
+	return &manifestFile{digest: digest, pods: pods}, true
 }
 
 // reject logs and reports a bad file once per distinct failure; its last good pods stay.

@@ -4,17 +4,18 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/fsnotify/fsnotify"
 	"k8s.io/klog/v2"
 )
 
-// dirWatch turns fsnotify events about a manifest path into "something changed" signals. It
+// dirWatch collects fsnotify events about a manifest path and signals that some arrived. It
 // watches the path's parent (so that creating, removing, renaming or re-pointing the path itself
 // is seen) and, when the path is a directory, the directory.
 //
-// establish and close are called by FileSource.Run's goroutine only; fsnotify's events are
-// forwarded by one pump goroutine that close stops.
+// establish, take and close are called by FileSource.Run's goroutine only; fsnotify's events are
+// collected by one pump goroutine that close stops.
 type dirWatch struct {
 	path, parent string
 
@@ -22,9 +23,20 @@ type dirWatch struct {
 	dirWatched bool
 	parentOK   bool
 
+	mu      sync.Mutex
+	pending watchEvents
+
 	signal  chan struct{}
 	done    chan struct{}
 	stopped chan struct{}
+}
+
+// watchEvents are the events collected since the last take: the operations seen on each name
+// (one entry per name however many events, so a burst costs no more memory than the directory
+// has names), and whether the watch overflowed or failed, when anything may have been missed.
+type watchEvents struct {
+	ops    map[string]fsnotify.Op
+	failed bool
 }
 
 func newDirWatch(path string) *dirWatch {
@@ -36,8 +48,22 @@ func newDirWatch(path string) *dirWatch {
 	}
 }
 
-// changed receives a signal after relevant events; a burst of events may be one signal.
+// changed receives a signal after relevant events; a burst of events may be one signal. take
+// returns them.
 func (w *dirWatch) changed() <-chan struct{} { return w.signal }
+
+// take returns the events collected since the last take.
+func (w *dirWatch) take() watchEvents {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	evs := w.pending
+	w.pending = watchEvents{}
+	return evs
+}
+
+// watchesDir reports whether the path is a directory that is watched (else it is a single file,
+// or missing).
+func (w *dirWatch) watchesDir() bool { return w.dirWatched }
 
 // establish (re)creates the watches and reports whether everything that exists is watched. It is
 // idempotent and is called after every change, because the directory may have been replaced
@@ -91,7 +117,7 @@ func (w *dirWatch) pump(logger klog.Logger) {
 			}
 			if w.relevant(ev) {
 				logger.V(5).Info("Manifest change", "event", ev.String())
-				w.notify()
+				w.record(ev.Name, ev.Op)
 			}
 		case err, ok := <-watcher.Errors:
 			if !ok {
@@ -103,7 +129,7 @@ func (w *dirWatch) pump(logger klog.Logger) {
 			} else {
 				logger.Error(err, "File watch error; re-listing")
 			}
-			w.notify()
+			w.record("", 0)
 		}
 	}
 }
@@ -119,7 +145,18 @@ func (w *dirWatch) relevant(ev fsnotify.Event) bool {
 	return dir == w.parent && strings.HasPrefix(filepath.Base(ev.Name), "..")
 }
 
-func (w *dirWatch) notify() {
+// record adds an event (name "" for a failure) and signals.
+func (w *dirWatch) record(name string, op fsnotify.Op) {
+	w.mu.Lock()
+	if name == "" {
+		w.pending.failed = true
+	} else {
+		if w.pending.ops == nil {
+			w.pending.ops = map[string]fsnotify.Op{}
+		}
+		w.pending.ops[name] |= op
+	}
+	w.mu.Unlock()
 	select {
 	case w.signal <- struct{}{}:
 	default: // a signal is already pending; one re-list covers both
