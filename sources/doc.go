@@ -7,8 +7,11 @@
 //   - APISource: the pods bound to the node in the API server (an informer with the field
 //     selector spec.nodeName=<node>, all the node identity may read), mirror pods included.
 //
-// Every source sends full Snapshots. The Merger, a pure state machine, turns them into ordered
-// PodUpdates (REMOVE, ADD, UPDATE, DELETE, RECONCILE) and keeps full names unique across sources.
+// File and HTTP sources send full Snapshots. The API source sends a full snapshot after every
+// (re)list and, in between, partial ones holding only the changed pods and the deleted UIDs, so
+// one change costs O(1) on a node with many pods. The Merger, a pure state machine, turns them
+// into ordered PodUpdates (REMOVE, ADD, UPDATE, DELETE, RECONCILE) and keeps full names unique
+// across sources; a source is seen once its first full snapshot is merged.
 // Mux runs the sources and one Merger and delivers the updates on a channel. DecodeManifest is
 // the one decoder for files, URLs and `vk-static validate`: it applies the static-pod defaults
 // (name "<name>-<node>", a UID hashed from the manifest, node and location, the

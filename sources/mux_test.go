@@ -100,3 +100,47 @@ func TestMuxWithoutSources(t *testing.T) {
 	cancel()
 	<-mux.Done()
 }
+
+// Only a full snapshot makes a source seen: a partial one before it is delivered, but without
+// SourceSeen, and partial ones after it never carry SourceSeen again.
+func TestMuxSeenOnlyByAFullSnapshot(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	apis := &scriptedSource{name: api, snaps: make(chan Snapshot)}
+	mux := NewMux(nil, apis)
+	go mux.Run(ctx)
+	defer func() { cancel(); <-mux.Done() }()
+
+	next := func() PodUpdate {
+		t.Helper()
+		select {
+		case u := <-mux.Updates():
+			return u
+		case <-time.After(10 * time.Second):
+			t.Fatal("no update")
+			return PodUpdate{}
+		}
+	}
+	apis.snaps <- delta(api, nil, pod("a@1", rv("1")))
+	u := next()
+	assert.Equal(t, "ADD api a@1", render([]PodUpdate{u})[0])
+	assert.False(t, u.SourceSeen)
+	assert.False(t, mux.Seen(api))
+
+	apis.snaps <- snap(api, pod("a@1", rv("1")), pod("b@2", rv("1")))
+	u = next()
+	assert.Equal(t, "ADD api b@2", render([]PodUpdate{u})[0])
+	assert.True(t, u.SourceSeen)
+
+	apis.snaps <- delta(api, []string{"1"})
+	u = next()
+	assert.Equal(t, "REMOVE api a@1", render([]PodUpdate{u})[0])
+	assert.False(t, u.SourceSeen)
+	assert.True(t, mux.Seen(api))
+	select {
+	case <-mux.Ready():
+	case <-time.After(10 * time.Second):
+		t.Fatal("not ready")
+	}
+}

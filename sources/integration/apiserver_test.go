@@ -66,6 +66,7 @@ func TestAPISourceAsNode(t *testing.T) {
 	}()
 
 	merger := sources.NewMerger()
+	var lastPartial bool // whether the snapshot that caused the last expected updates was partial
 	// expect merges snapshots until one causes updates, and checks them (with no want, returns
 	// them unchecked).
 	expect := func(want ...string) []sources.PodUpdate {
@@ -75,6 +76,10 @@ func TestAPISourceAsNode(t *testing.T) {
 			select {
 			case s := <-out:
 				require.Equal(t, podutil.APIServerSource, s.Source)
+				for _, p := range s.Pods {
+					assert.Empty(t, p.ManagedFields, "managedFields are dropped as pods enter the store")
+				}
+				lastPartial = s.Partial
 				updates := merger.Merge(s)
 				if len(updates) == 0 {
 					continue // e.g. a resourceVersion-only change
@@ -100,11 +105,13 @@ func TestAPISourceAsNode(t *testing.T) {
 	first := expect("ADD mine")
 	assert.Equal(t, podutil.APIServerSource, first[0].Pods[0].Annotations[podutil.ConfigSourceAnnotationKey])
 	assert.True(t, merger.Seen(podutil.APIServerSource))
+	assert.False(t, lastPartial, "the listed pods are a full snapshot")
 
 	mine.Labels = map[string]string{"changed": "yes"}
 	mine, err = admin.CoreV1().Pods(ns).Update(ctx, mine, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	expect("UPDATE mine")
+	assert.True(t, lastPartial, "a change after the list is a partial snapshot")
 
 	mine.Status.Phase = corev1.PodRunning
 	mine.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}
