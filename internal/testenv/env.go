@@ -136,11 +136,11 @@ func start(ctx context.Context, bin string, opts Options) (_ *Env, err error) {
 		return nil, err
 	}
 
-	etcdPort, err := freePort()
+	etcdPort, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
-	peerPort, err := freePort()
+	peerPort, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func etcdDataDir(dir string) string {
 }
 
 func (e *Env) apiServerFlags(opts Options, etcdURL string) ([]string, error) {
-	port, err := freePort()
+	port, err := FreePort()
 	if err != nil {
 		return nil, err
 	}

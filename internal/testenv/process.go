@@ -65,9 +65,9 @@ func (p *process) stop(grace time.Duration) {
 	p.log.Close()
 }
 
-// freePort asks the kernel for an unused loopback port. Another process may take it before
+// FreePort asks the kernel for an unused loopback port. Another process may take it before
 // the child binds it; Start retries the whole start-up once when that happens.
-func freePort() (int, error) {
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err

@@ -31,8 +31,7 @@ func TestManifestEditedWhileAgentDown(t *testing.T) {
 	before := a.runningMirror("web", "nginx:1")
 	a.Stop()
 	a.WriteManifest("web.yaml", manifest("web", "nginx:2"))
-	a.start(a.args)
-	a.waitHealthy()
+	a.restart() // already stopped: starts it again
 	after := a.runningMirror("web", "nginx:2")
 	if after.UID == before.UID {
 		t.Fatal("stale mirror kept")
