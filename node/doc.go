@@ -1,9 +1,38 @@
 // Package node runs pods on a provider and keeps the API server informed.
 //
 // A provider implements PodLifecycleHandler (and, ideally, PodNotifier and NodeProvider).
-// PodController is the lifecycle loop: it consumes the merged updates from sources/, keeps the
-// podmanager.Manager current, calls the provider, reconciles mirror pods and writes status.
-// NodeController registers the Node, renews its Lease and reports its status.
+//
+// PodController is the lifecycle loop. It applies the merged updates from sources/ to a
+// podmanager.Manager and reconciles each pod full name — one worker at a time per name — from
+// three facts: the desired pod, the pod the provider runs, and the mirror pod. Its guarantees:
+//
+//   - a pod is created in the provider once per UID; an API pod's spec change is UpdatePod,
+//     compared with what the provider was given (never with API defaults);
+//   - one pod per full name runs at a time: an edited static pod starts only after the old
+//     one has terminated, and rapid edits coalesce to the newest;
+//   - a provider pod found at start-up (an agent restart) is stopped only once its source's
+//     first snapshot has been applied (PodUpdate.SourceSeen), never before;
+//   - API pods are deleted gracefully: DeletePod, a terminal status (or the grace period), then
+//     delete with grace 0 and a UID precondition; a removed static pod is stopped with its
+//     terminationGracePeriodSeconds, and its mirror deleted afterwards;
+//   - mirror pods are decided by mirror.Decide after every static-pod sync and every mirror
+//     event, once the API source has been seen;
+//   - status is written coalesced per pod, only when it changed, as a patch to the status
+//     subresource of the API pod or the static pod's current mirror, with accurate condition
+//     transition times and one Started event per container.
+//
+// NodeController registers the Node, renews its Lease and reports its status. EventRecorder
+// posts events with several workers and counts what it must drop. Metrics are Prometheus
+// metrics; a nil *Metrics records nothing.
+//
+// The smallest agent (standalone: no API server, no mirrors):
+//
+//	mux := sources.NewMux(nil, files)
+//	pc, err := node.NewPodController(node.PodControllerConfig{
+//		NodeName: "n1", Provider: p, Pods: podmanager.NewBasicPodManager(nil), Updates: mux.Updates(),
+//	})
+//	go mux.Run(ctx)
+//	err = pc.Run(ctx)
 //
 // Provider errors are classified with IsNotFound and IsInvalidInput through any wrapping:
 //
