@@ -36,8 +36,10 @@ type Option func(*Store)
 
 // WithTransform applies f to every object before it enters the store, like an informer's
 // SetTransform: it may modify the object (it is the store's own, freshly decoded) and must not
-// change its key. Use it to drop what no reader needs, such as managedFields. An error keeps
-// the object out of the store and goes back to the reflector.
+// change its key. Use it to drop what no reader needs, such as managedFields. f must be
+// idempotent: with a streaming initial list (WatchList) the reflector applies it as objects
+// arrive and the store applies it again when they replace its contents. An error keeps the
+// object out of the store and goes back to the reflector.
 func WithTransform(f cache.TransformFunc) Option {
 	return func(s *Store) { s.transform = f }
 }
@@ -190,6 +192,10 @@ func (n *notifyingStore) Replace(list []any, rv string) error {
 }
 
 func (n *notifyingStore) Resync() error { return nil }
+
+// Transformer lets the reflector trim objects already while it streams the initial list
+// (cache.TransformingStore), so the untrimmed list is never held in full.
+func (n *notifyingStore) Transformer() cache.TransformFunc { return n.transform }
 
 func (n *notifyingStore) transformed(obj any) (any, error) {
 	if n.transform == nil {

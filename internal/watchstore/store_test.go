@@ -177,3 +177,14 @@ func TestChangeLog(t *testing.T) {
 }
 
 var _ cache.ListerWatcher = &fakeLW{}
+
+func TestStoreOffersItsTransformToTheReflector(t *testing.T) {
+	var _ cache.TransformingStore = &notifyingStore{}
+	called := false
+	s := New(&fakeLW{}, &corev1.Pod{}, nil, WithTransform(func(o any) (any, error) { called = true; return o, nil }))
+	f := (*notifyingStore)(s).Transformer()
+	require.NotNil(t, f)
+	_, _ = f(&corev1.Pod{})
+	assert.True(t, called)
+	assert.Nil(t, (*notifyingStore)(New(&fakeLW{}, &corev1.Pod{}, nil)).Transformer())
+}
