@@ -45,32 +45,8 @@ func runAPIPods(ctx context.Context, s *session, n int, idle, timeout time.Durat
 		return nil, fmt.Errorf("create pods: %w", err)
 	}
 	s.r.logf("%s: created in %.1fs; waiting for Running", s.name, time.Since(start).Seconds())
-	if err := s.watcher.waitProgress(ctx, stallTimeout, timeout, "all pods Running", func(w *podWatcher) bool { return w.running >= n }); err != nil {
-		running, _ := s.watcher.counts()
-		if !errors.Is(err, errStalled) {
-			return nil, fmt.Errorf("%w (%d of %d Running)", err, running, n)
-		}
-		res.NeverRunning = n - running
-		res.NeverRunningPods = s.notRunning(ctx, names)
-		s.r.logf("%s: %d pods never Running: %s", s.name, res.NeverRunning, res.NeverRunningPods)
-	}
-	fillStartLatencies(res, s.watcher.all(), names, sent, start)
-	s.r.logf("%s: %d Running after %.2fs", s.name, n-res.NeverRunning, res.AllRunningSeconds)
-
-	s.settle(ctx, 2*time.Second, 30*time.Second)
-	cpu, reqs, nodeReqs, err := s.endPhase(ctx, begin)
-	if err != nil {
+	if err := s.finishStart(ctx, res, startRun{what: "pods", names: names, sent: sent, start: start, begin: begin, timeout: timeout, waitProfile: waitProfile}); err != nil {
 		return nil, err
-	}
-	res.StartCPUSeconds, res.CPUMsPerPod = cpu, cpu*1000/float64(n)
-	res.StartRequests, res.StartNodeRequests = reqs, nodeReqs
-	res.WritesPerPod = reqs.podWrites() / float64(n)
-	res.QueueStats = s.queueStats(ctx)
-	if p := waitProfile(); p != "" {
-		res.Profiles = append(res.Profiles, p)
-	}
-	if p := s.heapProfile(ctx); p != "" {
-		res.Profiles = append(res.Profiles, p)
 	}
 
 	if idle > 0 {
@@ -125,7 +101,7 @@ func runAPIPods(ctx context.Context, s *session, n int, idle, timeout time.Durat
 	res.DeleteSeconds = lastOf(gone).Sub(delStart).Seconds()
 	s.r.logf("%s: all deleted after %.2fs", s.name, res.DeleteSeconds)
 	s.settle(ctx, 2*time.Second, 30*time.Second)
-	cpu, reqs, _, err = s.endPhase(ctx, b)
+	cpu, reqs, _, err := s.endPhase(ctx, b)
 	if err != nil {
 		return nil, err
 	}
@@ -232,4 +208,51 @@ func (s *session) notRunning(ctx context.Context, names []string) string {
 		}
 	}
 	return strings.Join(out, "; ")
+}
+
+// startRun is one start phase: pods (or mirrors) named names, each sent (created or written)
+// at sent[i], the phase having begun at start / begin.
+type startRun struct {
+	what        string
+	names       []string
+	sent        []time.Time
+	start       time.Time
+	begin       startPhase
+	timeout     time.Duration
+	waitProfile func() string
+}
+
+// finishStart waits for every pod of run to be Running (or for progress to stall), then fills
+// res with the start latencies, the phase's CPU, requests and writes per pod, the agent's queue
+// statistics and the profiles taken.
+func (s *session) finishStart(ctx context.Context, res *Result, run startRun) error {
+	n := len(run.names)
+	if err := s.watcher.waitProgress(ctx, stallTimeout, run.timeout, "all "+run.what+" Running", func(w *podWatcher) bool { return w.running >= n }); err != nil {
+		running, _ := s.watcher.counts()
+		if !errors.Is(err, errStalled) {
+			return fmt.Errorf("%w (%d of %d Running)", err, running, n)
+		}
+		res.NeverRunning = n - running
+		res.NeverRunningPods = s.notRunning(ctx, run.names)
+		s.r.logf("%s: %d %s never Running: %s", s.name, res.NeverRunning, run.what, res.NeverRunningPods)
+	}
+	fillStartLatencies(res, s.watcher.all(), run.names, run.sent, run.start)
+	s.r.logf("%s: %d %s Running after %.2fs", s.name, n-res.NeverRunning, run.what, res.AllRunningSeconds)
+
+	s.settle(ctx, 2*time.Second, 30*time.Second)
+	cpu, reqs, nodeReqs, err := s.endPhase(ctx, run.begin)
+	if err != nil {
+		return err
+	}
+	res.StartCPUSeconds, res.CPUMsPerPod = cpu, cpu*1000/float64(n)
+	res.StartRequests, res.StartNodeRequests = reqs, nodeReqs
+	res.WritesPerPod = reqs.podWrites() / float64(n)
+	res.QueueStats = s.queueStats(ctx)
+	if p := run.waitProfile(); p != "" {
+		res.Profiles = append(res.Profiles, p)
+	}
+	if p := s.heapProfile(ctx); p != "" {
+		res.Profiles = append(res.Profiles, p)
+	}
+	return nil
 }

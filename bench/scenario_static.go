@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -52,31 +51,8 @@ func runStaticPods(ctx context.Context, s *session, n int) (*Result, error) {
 		}
 	}
 	s.r.logf("%s: wrote %d manifests in %.2fs; waiting for mirrors Running", s.name, n, time.Since(start).Seconds())
-	if err := s.watcher.waitProgress(ctx, stallTimeout, 5*time.Minute, "all mirror pods Running", func(w *podWatcher) bool { return w.running >= n }); err != nil {
-		running, _ := s.watcher.counts()
-		if !errors.Is(err, errStalled) {
-			return nil, fmt.Errorf("%w (%d of %d Running)", err, running, n)
-		}
-		res.NeverRunning = n - running
-		res.NeverRunningPods = s.notRunning(ctx, names)
-		s.r.logf("%s: %d mirrors never Running: %s", s.name, res.NeverRunning, res.NeverRunningPods)
-	}
-	fillStartLatencies(res, s.watcher.all(), names, written, start)
-	s.r.logf("%s: %d mirrors Running after %.2fs", s.name, n-res.NeverRunning, res.AllRunningSeconds)
-	s.settle(ctx, 2*time.Second, 30*time.Second)
-	cpu, reqs, nodeReqs, err := s.endPhase(ctx, begin)
-	if err != nil {
+	if err := s.finishStart(ctx, res, startRun{what: "mirror pods", names: names, sent: written, start: start, begin: begin, timeout: 5 * time.Minute, waitProfile: waitProfile}); err != nil {
 		return nil, err
-	}
-	res.StartCPUSeconds, res.CPUMsPerPod = cpu, cpu*1000/float64(n)
-	res.StartRequests, res.StartNodeRequests = reqs, nodeReqs
-	res.WritesPerPod = reqs.podWrites() / float64(n)
-	res.QueueStats = s.queueStats(ctx)
-	if p := waitProfile(); p != "" {
-		res.Profiles = append(res.Profiles, p)
-	}
-	if p := s.heapProfile(ctx); p != "" {
-		res.Profiles = append(res.Profiles, p)
 	}
 
 	b, err := s.beginPhase(ctx)
@@ -99,7 +75,7 @@ func runStaticPods(ctx context.Context, s *session, n int) (*Result, error) {
 	}
 	res.DeleteSeconds = lastOf(gone).Sub(delStart).Seconds()
 	s.settle(ctx, 2*time.Second, 30*time.Second)
-	cpu, reqs, _, err = s.endPhase(ctx, b)
+	cpu, reqs, _, err := s.endPhase(ctx, b)
 	if err != nil {
 		return nil, err
 	}
