@@ -116,15 +116,22 @@ func (p *Provider) run(ctx context.Context) {
 			continue // more may have arrived while delivering
 		}
 
-		p.wait(ctx, now, next)
+		p.wait(ctx, next)
 	}
 }
 
 // wait returns when ctx ends, new work arrives or next (unless zero) is due.
-func (p *Provider) wait(ctx context.Context, now, next time.Time) {
+func (p *Provider) wait(ctx context.Context, next time.Time) {
 	var fire <-chan time.Time
 	if !next.IsZero() {
-		t := p.cfg.Clock.NewTimer(next.Sub(now))
+		// Measured from the clock's time now, not from the loop's earlier reading: time may have
+		// moved on since (a fake clock stepped by a test, or a slow callback), and a timer
+		// measured from a stale reading would fire late — with a fake clock, never.
+		d := next.Sub(p.cfg.Clock.Now())
+		if d <= 0 {
+			return
+		}
+		t := p.cfg.Clock.NewTimer(d)
 		defer t.Stop()
 		fire = t.C()
 	}

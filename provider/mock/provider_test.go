@@ -62,6 +62,20 @@ func (h *harness) next(t *testing.T, name string, ok func(*corev1.Pod) bool) *co
 	}
 }
 
+// step advances the fake clock once the provider's background loop waits on a timer, so that
+// the step can never fall between its reading of the clock and its setting of the timer.
+func (h *harness) step(t *testing.T, d time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !h.clock.HasWaiters() {
+		if time.Now().After(deadline) {
+			t.Fatal("the provider never waited on a timer")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	h.clock.Step(d)
+}
+
 func phase(want corev1.PodPhase) func(*corev1.Pod) bool {
 	return func(p *corev1.Pod) bool { return p.Status.Phase == want }
 }
@@ -252,12 +266,12 @@ func TestCreateDelay(t *testing.T) {
 	assert.Equal(t, corev1.ConditionFalse, conditionStatus(pending, corev1.PodReady))
 	assert.Equal(t, "ContainerCreating", pending.Status.ContainerStatuses[0].State.Waiting.Reason)
 
-	h.clock.Step(499 * time.Millisecond)
+	h.step(t, 499*time.Millisecond)
 	st, err := h.p.GetPodStatus(ctx, "ns", "slow")
 	require.NoError(t, err)
 	assert.Equal(t, corev1.PodPending, st.Phase)
 
-	h.clock.Step(time.Millisecond)
+	h.step(t, time.Millisecond)
 	running := h.next(t, "slow", phase(corev1.PodRunning))
 	assert.Equal(t, epoch.Add(500*time.Millisecond), running.Status.ContainerStatuses[0].State.Running.StartedAt.Time.UTC())
 }
@@ -288,10 +302,10 @@ func TestDeleteDelay(t *testing.T) {
 			stopping := h.next(t, "web", func(p *corev1.Pod) bool { return p.DeletionTimestamp != nil })
 			assert.Equal(t, corev1.PodRunning, stopping.Status.Phase, "containers keep running during shutdown")
 
-			h.clock.Step(tc.want - time.Millisecond)
+			h.step(t, tc.want-time.Millisecond)
 			_, err := h.p.GetPod(ctx, "ns", "web")
 			require.NoError(t, err, "still stopping")
-			h.clock.Step(time.Millisecond)
+			h.step(t, time.Millisecond)
 			done := h.next(t, "web", phase(corev1.PodSucceeded))
 			assert.Equal(t, epoch.Add(tc.want), done.Status.ContainerStatuses[0].State.Terminated.FinishedAt.Time.UTC())
 			_, err = h.p.GetPod(ctx, "ns", "web")
@@ -319,8 +333,9 @@ func TestRunDuration(t *testing.T) {
 			pod.Spec.RestartPolicy = tc.policy
 			require.NoError(t, h.p.CreatePod(ctx, pod))
 			h.next(t, "job", phase(corev1.PodRunning))
-			h.clock.Step(time.Second)
 			if tc.want == corev1.PodRunning {
+				// Nothing is scheduled for a pod that keeps running, so there is no timer to wait for.
+				h.clock.Step(time.Second)
 				// A sentinel pod created after the step is notified after anything the step caused.
 				require.NoError(t, h.p.CreatePod(ctx, newPod("sentinel", nil)))
 				h.next(t, "sentinel", phase(corev1.PodRunning))
@@ -329,6 +344,7 @@ func TestRunDuration(t *testing.T) {
 				assert.Equal(t, corev1.PodRunning, st.Phase)
 				return
 			}
+			h.step(t, time.Second)
 			done := h.next(t, "job", phase(tc.want))
 			assert.Nil(t, done.DeletionTimestamp)
 			_, err := h.p.GetPod(ctx, "ns", "job")
