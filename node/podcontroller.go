@@ -197,8 +197,9 @@ func (c *PodController) adoptProviderPods(ctx context.Context) error {
 	}
 	for _, p := range pods {
 		key := podutil.FullName(p)
-		status := p.Status.DeepCopy()
-		c.states.set(key, providerPod{pod: p.DeepCopy(), status: status})
+		st := trackPod(p)
+		st.status = &p.Status
+		c.states.set(key, st)
 		c.sync.Add(key)
 	}
 	if len(pods) > 0 {
@@ -274,7 +275,7 @@ func (c *PodController) sourceSeen(source string) bool {
 // status write (coalesced per pod by the queue) and, for a pod being deleted, the sync.
 func (c *PodController) onProviderStatus(ctx context.Context, p *corev1.Pod) {
 	key := podutil.FullName(p)
-	tracked, needsSync := c.states.observe(key, p.UID, p.Status.DeepCopy())
+	tracked, needsSync := c.states.observe(key, p.UID, &p.Status)
 	if !tracked {
 		klog.FromContext(ctx).V(5).Info("Ignoring status of a pod not tracked", "pod", key, "uid", p.UID)
 		return
@@ -302,17 +303,17 @@ func (c *PodController) pollStatus(ctx context.Context) {
 			if !ok {
 				continue
 			}
-			status, err := c.cfg.Provider.GetPodStatus(ctx, st.pod.Namespace, st.pod.Name)
+			status, err := c.cfg.Provider.GetPodStatus(ctx, st.meta.Namespace, st.meta.Name)
 			switch {
 			case IsNotFound(err):
 				if st.deleting {
-					c.states.markTerminated(key, st.pod.UID)
+					c.states.markTerminated(key, st.uid())
 					c.sync.Add(key)
 				}
 			case err != nil:
 				klog.FromContext(ctx).V(2).Info("Provider status poll failed", "pod", key, "err", err)
 			default:
-				p := st.pod.DeepCopy()
+				p := st.ref()
 				p.Status = *status
 				c.onProviderStatus(ctx, p)
 			}

@@ -5,17 +5,27 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
 // providerPod is what the controller knows about the one pod the provider runs under a full
 // name. The provider keys pods by namespace/name, so there is at most one per full name: an
 // edited static pod (new UID) is created only after the old one has terminated.
+//
+// It holds no copy of the pod: at 10,000 pods a copy per pod was a sixth of the agent's heap.
+// What "changed" compares to is a digest of the spec and labels the provider was given.
 type providerPod struct {
-	// pod is a deep copy of what the provider was last given (CreatePod/UpdatePod), or what it
-	// reported at start-up. Its UID is the running UID; its spec is what "changed" compares to.
-	pod *corev1.Pod
-	// status is the newest status the provider reported for pod.UID (nil until the first).
+	// meta is the identity of what the provider was last given (CreatePod/UpdatePod), or of
+	// what it reported at start-up: name, namespace, UID and annotations (shared, read-only).
+	// meta.UID is the running UID.
+	meta metav1.ObjectMeta
+	// terminationGracePeriodSeconds as given (shared, read-only).
+	terminationGracePeriodSeconds *int64
+	// given is the digest of the spec and labels the provider was given.
+	given specDigest
+	// status is the newest status the provider reported for meta.UID (nil until the first).
+	// Shared with the provider, which may not modify a pod it has passed on (PodNotifier).
 	status *corev1.PodStatus
 	// deleting: DeletePod was called; deadline is when the grace period runs out.
 	deleting bool
@@ -23,6 +33,27 @@ type providerPod struct {
 	// terminated: after DeletePod, the provider reported a terminal status or forgot the pod,
 	// or the grace period ran out. The full name is then free for the next pod.
 	terminated bool
+}
+
+// trackPod is the state of pod as given to the provider.
+func trackPod(pod *corev1.Pod) providerPod {
+	return providerPod{
+		meta:                          metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, Annotations: pod.Annotations},
+		terminationGracePeriodSeconds: pod.Spec.TerminationGracePeriodSeconds,
+		given:                         digestSpec(pod),
+	}
+}
+
+// uid is the UID of the pod the provider runs.
+func (p providerPod) uid() types.UID { return p.meta.UID }
+
+// ref is a pod that carries only what identifies the running pod: enough to name it in an
+// event, find its mirror, or ask the provider about it.
+func (p providerPod) ref() *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: p.meta,
+		Spec:       corev1.PodSpec{TerminationGracePeriodSeconds: p.terminationGracePeriodSeconds},
+	}
 }
 
 // podStates holds a providerPod per full name. Workers own a key while they sync it (the work
@@ -37,7 +68,7 @@ func newPodStates() *podStates {
 	return &podStates{m: make(map[string]*providerPod, 128)}
 }
 
-// get returns a copy of the state under key (pod and status are shared read-only pointers).
+// get returns a copy of the state under key (its pointers are shared and read-only).
 func (s *podStates) get(key string) (providerPod, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -57,7 +88,7 @@ func (s *podStates) set(key string, st providerPod) {
 func (s *podStates) forget(key string, uid types.UID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if st, ok := s.m[key]; ok && st.pod.UID == uid {
+	if st, ok := s.m[key]; ok && st.uid() == uid {
 		delete(s.m, key)
 	}
 }
@@ -66,7 +97,7 @@ func (s *podStates) forget(key string, uid types.UID) {
 func (s *podStates) markDeleting(key string, uid types.UID, deadline time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if st, ok := s.m[key]; ok && st.pod.UID == uid && !st.deleting {
+	if st, ok := s.m[key]; ok && st.uid() == uid && !st.deleting {
 		st.deleting, st.deadline = true, deadline
 	}
 }
@@ -74,7 +105,7 @@ func (s *podStates) markDeleting(key string, uid types.UID, deadline time.Time) 
 func (s *podStates) markTerminated(key string, uid types.UID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if st, ok := s.m[key]; ok && st.pod.UID == uid {
+	if st, ok := s.m[key]; ok && st.uid() == uid {
 		st.terminated = true
 	}
 }
@@ -86,7 +117,7 @@ func (s *podStates) observe(key string, uid types.UID, status *corev1.PodStatus)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, ok := s.m[key]
-	if !ok || st.pod.UID != uid {
+	if !ok || st.uid() != uid {
 		return false, false
 	}
 	st.status = status

@@ -23,8 +23,10 @@ type statusWriter struct {
 	cfg    PodControllerConfig
 	states *podStates
 
-	mu      sync.Mutex
-	written map[types.UID]*corev1.PodStatus // by API object UID: the last status we sent
+	mu sync.Mutex
+	// written holds, by API object UID, the last status sent until the watch echoes it back:
+	// until then the pod manager's copy is older and must not make us write it again.
+	written map[types.UID]*corev1.PodStatus
 }
 
 func newStatusWriter(cfg PodControllerConfig, states *podStates) *statusWriter {
@@ -36,14 +38,20 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	if !ok || st.status == nil {
 		return nil
 	}
-	target, ok := w.target(st.pod)
+	pod := st.ref()
+	target, ok := w.target(pod)
 	if !ok {
 		return nil // no API object (yet): a mirror or pod event requeues the key
 	}
-	status := normalize(buildStatus(&st.pod.Spec, &target.Status, st.status, metav1.NewTime(w.cfg.Clock.Now())))
-	last := w.lastWritten(target.UID)
-	if equality.Semantic.DeepEqual(&target.Status, status) || (last != nil && equality.Semantic.DeepEqual(last, status)) {
+	status := normalize(buildStatus(&target.Spec, &target.Status, st.status, metav1.NewTime(w.cfg.Clock.Now())))
+	if equality.Semantic.DeepEqual(&target.Status, status) {
+		// The API object shows it (the watch echoed our write): nothing to keep for it.
+		w.forget(target.UID)
 		return nil
+	}
+	last := w.lastWritten(target.UID)
+	if last != nil && equality.Semantic.DeepEqual(last, status) {
+		return nil // written; the echo is on its way
 	}
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"uid": target.UID}, // precondition: never write to a newer pod
@@ -65,7 +73,7 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	w.mu.Unlock()
 	// Events about a static pod refer to the static pod (its UID is the mirror's config.mirror):
 	// that is where `kubectl describe` of the mirror looks for them, as for the kubelet's.
-	w.recordStarted(st.pod, previous(last, &target.Status), status)
+	w.recordStarted(pod, previous(last, &target.Status), status)
 	klog.FromContext(ctx).V(4).Info("Wrote pod status", "pod", key, "phase", status.Phase)
 	return nil
 }

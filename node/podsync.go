@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
@@ -26,13 +25,13 @@ func (c *PodController) syncPod(ctx context.Context, key string) error {
 
 	if hasRunning && running.terminated {
 		// The full name is free; an API pod being deleted is removed from the API below.
-		c.states.forget(key, running.pod.UID)
+		c.states.forget(key, running.uid())
 		hasRunning = false
 	}
 
-	if hasRunning && !wanted(running.pod, desired) {
-		if desired == nil && !c.sourceSeen(sourceOf(running.pod)) {
-			logger.V(4).Info("Not stopping pod before its source is seen", "source", sourceOf(running.pod))
+	if hasRunning && !wanted(running, desired) {
+		if desired == nil && !c.sourceSeen(sourceOf(running.ref())) {
+			logger.V(4).Info("Not stopping pod before its source is seen", "source", sourceOf(running.ref()))
 			return nil
 		}
 		if err := c.terminate(ctx, key, running, desired); err != nil {
@@ -55,7 +54,9 @@ func (c *PodController) syncPod(ctx context.Context, key string) error {
 		if err := c.create(ctx, key, desired); err != nil {
 			return err
 		}
-	case !podutil.IsStaticPod(desired) && specChanged(running.pod, desired):
+	case !podutil.IsStaticPod(desired) && running.given != digestSpec(desired):
+		// Compared with what the provider was given — never with API defaults the provider
+		// does not know about — so that no spurious UpdatePod is made.
 		if err := c.update(ctx, key, desired); err != nil {
 			return err
 		}
@@ -64,8 +65,8 @@ func (c *PodController) syncPod(ctx context.Context, key string) error {
 }
 
 // wanted: the provider's pod is the desired one and is not being deleted.
-func wanted(running, desired *corev1.Pod) bool {
-	return desired != nil && desired.UID == running.UID && desired.DeletionTimestamp == nil
+func wanted(running providerPod, desired *corev1.Pod) bool {
+	return desired != nil && desired.UID == running.uid() && desired.DeletionTimestamp == nil
 }
 
 func sourceOf(pod *corev1.Pod) string {
@@ -75,20 +76,12 @@ func sourceOf(pod *corev1.Pod) string {
 	return podutil.APIServerSource
 }
 
-// specChanged compares the desired pod with what the provider was given — never with API
-// defaults the provider does not know about — so that no spurious UpdatePod is made.
-func specChanged(given, desired *corev1.Pod) bool {
-	return !equality.Semantic.DeepEqual(given.Spec, desired.Spec) ||
-		!equality.Semantic.DeepEqual(given.Labels, desired.Labels)
-}
-
 func (c *PodController) create(ctx context.Context, key string, pod *corev1.Pod) error {
-	given := pod.DeepCopy()
 	// Tracked before the call: a provider may notify the first status before CreatePod returns.
-	c.states.set(key, providerPod{pod: given})
-	err := c.cfg.Metrics.timeProvider("CreatePod", func() error { return c.cfg.Provider.CreatePod(ctx, given) })
+	c.states.set(key, trackPod(pod))
+	err := c.cfg.Metrics.timeProvider("CreatePod", func() error { return c.cfg.Provider.CreatePod(ctx, pod.DeepCopy()) })
 	if err != nil {
-		c.states.forget(key, given.UID)
+		c.states.forget(key, pod.UID)
 	}
 	if IsInvalidInput(err) {
 		c.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "FailedCreate", "Provider refused pod %s: %v", key, err)
@@ -103,8 +96,7 @@ func (c *PodController) create(ctx context.Context, key string, pod *corev1.Pod)
 }
 
 func (c *PodController) update(ctx context.Context, key string, pod *corev1.Pod) error {
-	given := pod.DeepCopy()
-	err := c.cfg.Metrics.timeProvider("UpdatePod", func() error { return c.cfg.Provider.UpdatePod(ctx, given) })
+	err := c.cfg.Metrics.timeProvider("UpdatePod", func() error { return c.cfg.Provider.UpdatePod(ctx, pod.DeepCopy()) })
 	if err != nil && !IsInvalidInput(err) {
 		return fmt.Errorf("update pod in provider: %w", err)
 	}
@@ -113,7 +105,8 @@ func (c *PodController) update(ctx context.Context, key string, pod *corev1.Pod)
 	}
 	// Record the spec either way: an update the provider refuses is not retried until the pod changes again.
 	st, _ := c.states.get(key)
-	st.pod = given
+	tracked := trackPod(pod)
+	st.meta, st.terminationGracePeriodSeconds, st.given = tracked.meta, tracked.terminationGracePeriodSeconds, tracked.given
 	c.states.set(key, st)
 	return nil
 }
@@ -127,35 +120,62 @@ func (c *PodController) terminate(ctx context.Context, key string, running provi
 			c.sync.AddAfter(key, running.deadline.Sub(now))
 			return nil
 		}
-		klog.FromContext(ctx).Info("Grace period over before the provider reported termination; treating the pod as terminated", "uid", running.pod.UID)
-		c.states.markTerminated(key, running.pod.UID)
+		klog.FromContext(ctx).Info("Grace period over before the provider reported termination; treating the pod as terminated", "uid", running.uid())
+		c.states.markTerminated(key, running.uid())
 		c.sync.Add(key)
 		return nil
 	}
-	grace := gracePeriod(running.pod, desired)
-	pod := running.pod.DeepCopy()
-	ts := metav1.NewTime(now)
-	pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = &ts, &grace
-	err := c.cfg.Metrics.timeProvider("DeletePod", func() error { return c.cfg.Provider.DeletePod(ctx, pod) })
+	grace := gracePeriod(running.ref(), desired)
+	pod, err := c.podToDelete(ctx, running, desired)
 	switch {
 	case IsNotFound(err):
-		c.states.markTerminated(key, running.pod.UID)
+		c.states.markTerminated(key, running.uid())
+		c.sync.Add(key)
+		return nil
+	case err != nil:
+		return err
+	}
+	ts := metav1.NewTime(now)
+	pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = &ts, &grace
+	err = c.cfg.Metrics.timeProvider("DeletePod", func() error { return c.cfg.Provider.DeletePod(ctx, pod) })
+	switch {
+	case IsNotFound(err):
+		c.states.markTerminated(key, running.uid())
 		c.sync.Add(key)
 		return nil
 	case err != nil:
 		return fmt.Errorf("delete pod in provider: %w", err)
 	}
 	deadline := now.Add(time.Duration(grace)*time.Second + DefaultTerminationSlack)
-	c.states.markDeleting(key, running.pod.UID, deadline)
-	klog.FromContext(ctx).V(2).Info("Stopping pod in provider", "uid", running.pod.UID, "gracePeriodSeconds", grace)
+	c.states.markDeleting(key, running.uid(), deadline)
+	klog.FromContext(ctx).V(2).Info("Stopping pod in provider", "uid", running.uid(), "gracePeriodSeconds", grace)
 	// The provider may have finished before markDeleting: look at the newest status again.
 	if st, ok := c.states.get(key); ok && isTerminal(st.status) {
-		c.states.markTerminated(key, running.pod.UID)
+		c.states.markTerminated(key, running.uid())
 		c.sync.Add(key)
 		return nil
 	}
 	c.sync.AddAfter(key, deadline.Sub(now))
 	return nil
+}
+
+// podToDelete is a copy of the running pod for DeletePod: the desired pod while it is the
+// running one (a graceful API deletion), else the pod as the provider runs it (removed or
+// replaced). NotFound: the provider no longer has it.
+func (c *PodController) podToDelete(ctx context.Context, running providerPod, desired *corev1.Pod) (*corev1.Pod, error) {
+	if desired != nil && desired.UID == running.uid() {
+		return desired.DeepCopy(), nil
+	}
+	pod, err := c.cfg.Provider.GetPod(ctx, running.meta.Namespace, running.meta.Name)
+	switch {
+	case IsNotFound(err):
+		return nil, err
+	case err != nil:
+		return nil, fmt.Errorf("get pod from provider before deleting it: %w", err)
+	case pod.UID != running.uid():
+		return nil, NotFound("provider runs UID %s, not %s", pod.UID, running.uid())
+	}
+	return pod.DeepCopy(), nil
 }
 
 // gracePeriod: an API deletion's own grace period, or the pod's terminationGracePeriodSeconds

@@ -6,8 +6,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// PodLifecycleHandler is what a provider implements to run pods. Pods passed in are owned by
-// the caller: a provider that keeps one must keep a deep copy.
+// PodLifecycleHandler is what a provider implements to run pods. A pod passed to CreatePod,
+// UpdatePod or DeletePod is a copy made for that call: the provider may keep and modify it.
+// Pods a provider returns from GetPod and GetPods are not modified by the caller.
 type PodLifecycleHandler interface {
 	// CreatePod starts pod. It is called once per pod UID unless the pod was deleted in between.
 	CreatePod(ctx context.Context, pod *corev1.Pod) error
@@ -29,7 +30,8 @@ type PodLifecycleHandler interface {
 // PodNotifier is implemented by providers that push status changes instead of being polled.
 type PodNotifier interface {
 	// NotifyPods registers cb for status changes and returns at once; it must not block. cb
-	// may block. Pods passed to cb are read-only and carry the UID the provider was given.
+	// may block. Pods passed to cb carry the UID the provider was given, and the provider
+	// must not modify one after passing it: the caller keeps its status without copying.
 	NotifyPods(ctx context.Context, cb func(*corev1.Pod))
 }
 

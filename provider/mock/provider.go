@@ -83,11 +83,6 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 	if err != nil {
 		return node.InvalidInput("mock: pod %s: %v", key, err)
 	}
-	stored := pod.DeepCopy()
-	if stored.Spec.NodeName == "" {
-		stored.Spec.NodeName = p.cfg.NodeName
-	}
-
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	calls := p.countLocked(pod.UID)
@@ -108,6 +103,11 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 		}
 	}
 
+	// The pod is the provider's to keep (node.PodLifecycleHandler): no copy.
+	stored := pod
+	if stored.Spec.NodeName == "" {
+		stored.Spec.NodeName = p.cfg.NodeName
+	}
 	now := p.now()
 	e := &podEntry{behaviour: b}
 	p.pods[key] = e
