@@ -88,6 +88,9 @@ func runAgent(ctx context.Context, o *options) error {
 	metrics := node.NewMetrics(registry, pods)
 	var recorder record.EventRecorder
 	var controllers []controller
+	if limiter := applyMemoryLimit(o, logger); limiter != nil {
+		controllers = append(controllers, limiter)
+	}
 	if client != nil {
 		events := node.NewEventRecorder(eventClient.CoreV1(), corev1.EventSource{Component: "vk-static", Host: nodeName},
 			node.EventRecorderOptions{Metrics: metrics})

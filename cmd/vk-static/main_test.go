@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/vk-static/vk-static/internal/memlimit"
 )
 
 // parse runs the same flag and config-file handling as run, without starting the agent.
@@ -101,6 +103,8 @@ func TestInvalidFlagsNameTheFlag(t *testing.T) {
 		{[]string{"--provider", "docker"}, "--provider"},
 		{[]string{"--hostname-override", "Not_A_Name"}, "--hostname-override"},
 		{[]string{"--pod-sync-workers", "0"}, "--pod-sync-workers"},
+		{[]string{"--memory-limit", "lots"}, "--memory-limit"},
+		{[]string{"--memory-limit", "-5Mi"}, "--memory-limit"},
 	} {
 		_, err := parse(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -109,6 +113,29 @@ func TestInvalidFlagsNameTheFlag(t *testing.T) {
 	}
 	if _, err := parse(t); err != nil {
 		t.Errorf("defaults are invalid: %v", err)
+	}
+}
+
+func TestMemoryLimit(t *testing.T) {
+	for _, tc := range []struct {
+		args  []string
+		limit int64
+		auto  bool
+	}{
+		{nil, memlimit.Budget(110), true},
+		{[]string{"--max-pods", "1000"}, memlimit.Budget(1000), true},
+		{[]string{"--memory-limit", "256Mi"}, 256 << 20, false},
+		{[]string{"--memory-limit", "none"}, 0, false},
+		{[]string{"--memory-limit", "0"}, 0, false},
+	} {
+		o, err := parse(t, tc.args...)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		limit, auto, err := o.memoryLimit()
+		if err != nil || limit != tc.limit || auto != tc.auto {
+			t.Errorf("%v: limit %d, auto %v, err %v; want %d, %v", tc.args, limit, auto, err, tc.limit, tc.auto)
+		}
 	}
 }
 

@@ -10,7 +10,10 @@ import (
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/vk-static/vk-static/internal/memlimit"
 )
 
 // options are the agent's settings, named as the kubelet names them.
@@ -41,6 +44,7 @@ type options struct {
 	NodeLeaseDurationSeconds  int32
 	PodSyncWorkers            int
 	Profiling                 bool
+	MemoryLimit               string
 }
 
 func defaultOptions() *options {
@@ -61,6 +65,7 @@ func defaultOptions() *options {
 		NodeStatusUpdateFrequency: 10 * time.Second,
 		NodeLeaseDurationSeconds:  40,
 		PodSyncWorkers:            10,
+		MemoryLimit:               "auto",
 	}
 }
 
@@ -91,6 +96,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.Int32Var(&o.NodeLeaseDurationSeconds, "node-lease-duration-seconds", o.NodeLeaseDurationSeconds, "Duration of the node Lease; it is renewed every quarter of it.")
 	fs.IntVar(&o.PodSyncWorkers, "pod-sync-workers", o.PodSyncWorkers, "Pods synced in parallel.")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve net/http/pprof on the healthz endpoint.")
+	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "The agent's soft memory limit (the Go runtime's, as GOMEMLIMIT sets it, which wins): a quantity such as 256Mi, none, or auto — 32Mi plus 12Ki per --max-pods pod, raised if the live heap outgrows it.")
 }
 
 // validate checks every option and names the flag that is wrong.
@@ -164,6 +170,9 @@ func (o *options) validate() error {
 	if o.NodeLeaseDurationSeconds <= 0 {
 		bad("node-lease-duration-seconds", "must be positive, got %d", o.NodeLeaseDurationSeconds)
 	}
+	if _, _, err := o.memoryLimit(); err != nil {
+		bad("memory-limit", "%v", err)
+	}
 	if o.PodSyncWorkers <= 0 {
 		bad("pod-sync-workers", "must be positive, got %d", o.PodSyncWorkers)
 	}
@@ -219,4 +228,19 @@ func (o *options) taints() ([]corev1.Taint, error) {
 		taints = append(taints, t)
 	}
 	return taints, nil
+}
+
+// memoryLimit parses --memory-limit: the limit in bytes (0: none), and whether it is automatic.
+func (o *options) memoryLimit() (limit int64, auto bool, err error) {
+	switch o.MemoryLimit {
+	case "auto":
+		return memlimit.Budget(o.MaxPods), true, nil
+	case "none", "0":
+		return 0, false, nil
+	}
+	q, err := resource.ParseQuantity(o.MemoryLimit)
+	if err != nil || q.Sign() <= 0 {
+		return 0, false, fmt.Errorf("%q is not auto, none or a positive quantity such as 256Mi", o.MemoryLimit)
+	}
+	return q.Value(), false, nil
 }
