@@ -96,7 +96,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.Int32Var(&o.NodeLeaseDurationSeconds, "node-lease-duration-seconds", o.NodeLeaseDurationSeconds, "Duration of the node Lease; it is renewed every quarter of it.")
 	fs.IntVar(&o.PodSyncWorkers, "pod-sync-workers", o.PodSyncWorkers, "Pods synced in parallel.")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve net/http/pprof on the healthz endpoint.")
-	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "The agent's soft memory limit (the Go runtime's, as GOMEMLIMIT sets it, which wins): a quantity such as 256Mi, none, or auto — 32Mi plus 12Ki per --max-pods pod, raised if the live heap outgrows it.")
+	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "The agent's soft memory limit (the Go runtime's, as GOMEMLIMIT sets it, which wins): a quantity such as 256Mi, none, or auto — 32Mi plus 20Ki per --max-pods pod, raised if the live heap outgrows it.")
 }
 
 // validate checks every option and names the flag that is wrong.
