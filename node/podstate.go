@@ -85,6 +85,16 @@ func (s *podStates) set(key string, st providerPod) {
 	s.m[key] = &st
 }
 
+// updated records what the provider was given by UpdatePod, keeping the rest of the state
+// (a status notified meanwhile included).
+func (s *podStates) updated(key string, given providerPod) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.m[key]; ok && st.uid() == given.uid() {
+		st.meta, st.terminationGracePeriodSeconds, st.given = given.meta, given.terminationGracePeriodSeconds, given.given
+	}
+}
+
 func (s *podStates) forget(key string, uid types.UID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -104,10 +104,7 @@ func (c *PodController) update(ctx context.Context, key string, pod *corev1.Pod)
 		c.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "FailedUpdate", "Provider refused the update of %s: %v", key, err)
 	}
 	// Record the spec either way: an update the provider refuses is not retried until the pod changes again.
-	st, _ := c.states.get(key)
-	tracked := trackPod(pod)
-	st.meta, st.terminationGracePeriodSeconds, st.given = tracked.meta, tracked.terminationGracePeriodSeconds, tracked.given
-	c.states.set(key, st)
+	c.states.updated(key, trackPod(pod))
 	return nil
 }
 

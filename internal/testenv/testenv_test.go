@@ -2,13 +2,16 @@ package testenv_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/internal/testenv"
@@ -51,7 +54,16 @@ func TestProductionRules(t *testing.T) {
 			}
 			owner := metav1.OwnerReference{APIVersion: "v1", Kind: "Node", Name: node.Name, UID: node.UID, Controller: ptr.To(true)}
 
-			if _, err := client.CoreV1().Pods(ns).Create(ctx, mirror("ok-"+tc.identity, node.Name, owner), metav1.CreateOptions{}); err != nil {
+			// NodeRestriction looks the Node up in its informer cache, which may not have the
+			// Node yet ("node ... not found"): a kubelet retries, and so does this.
+			err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+				_, err := client.CoreV1().Pods(ns).Create(ctx, mirror("ok-"+tc.identity, node.Name, owner), metav1.CreateOptions{})
+				if err != nil && strings.Contains(err.Error(), fmt.Sprintf("node %q not found", node.Name)) {
+					return false, nil
+				}
+				return true, err
+			})
+			if err != nil {
 				t.Fatalf("mirror pod bound to itself with a Node owner was refused: %v", err)
 			}
 			refused := []struct {
