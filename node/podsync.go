@@ -30,8 +30,8 @@ func (c *PodController) syncPod(ctx context.Context, key string) error {
 	}
 
 	if hasRunning && !wanted(running, desired) {
-		if desired == nil && !c.sourceSeen(sourceOf(running.ref())) {
-			logger.V(4).Info("Not stopping pod before its source is seen", "source", sourceOf(running.ref()))
+		if source := sourceOf(running.ref()); desired == nil && !c.sourceSeen(source) {
+			logger.V(4).Info("Not stopping pod before its source is seen", "source", source)
 			return nil
 		}
 		if err := c.terminate(ctx, key, running, desired); err != nil {
