@@ -125,23 +125,13 @@ func splitLabels(s string) []string {
 	return out
 }
 
-// sub returns after − before, dropping keys that did not change.
+// sub returns after − before, dropping keys that did not grow. It also removes the requests
+// the load driver made itself from a phase's counts, so what is left is the agent's (plus the
+// API server's own background requests, a handful a minute).
 func (after requestCounts) sub(before requestCounts) requestCounts {
 	d := requestCounts{}
 	for k, v := range after {
 		if n := v - before[k]; n > 0 {
-			d[k] = n
-		}
-	}
-	return d
-}
-
-// minus removes the requests the load driver made itself, so what is left is the agent's
-// (plus the API server's own background requests, a handful a minute).
-func (rc requestCounts) minus(driver requestCounts) requestCounts {
-	d := requestCounts{}
-	for k, v := range rc {
-		if n := v - driver[k]; n > 0 {
 			d[k] = n
 		}
 	}

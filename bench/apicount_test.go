@@ -36,7 +36,7 @@ func TestRequestCountsArithmetic(t *testing.T) {
 	before := requestCounts{"POST pods": 10, "PATCH pods/status": 5}
 	after := requestCounts{"POST pods": 1010, "PATCH pods/status": 2005, "POST events": 1000, "LIST pods": 1}
 	driver := requestCounts{"POST pods": 1000, "LIST pods": 1}
-	agent := after.sub(before).minus(driver)
+	agent := after.sub(before).sub(driver)
 	want := requestCounts{"PATCH pods/status": 2000, "POST events": 1000}
 	if !reflect.DeepEqual(agent, want) {
 		t.Errorf("agent requests = %v, want %v", agent, want)

@@ -194,7 +194,7 @@ func (s *session) endAPI(ctx context.Context, w apiWindow) (requestCounts, float
 		return nil, 0, err
 	}
 	driver := s.transport.snapshot().sub(w.driver)
-	return c.Requests.sub(w.server.Requests).minus(driver).withoutServerBackground(), c.NodeFlows - w.server.NodeFlows, nil
+	return c.Requests.sub(w.server.Requests).sub(driver).withoutServerBackground(), c.NodeFlows - w.server.NodeFlows, nil
 }
 
 // settle waits until the agent's request count stops moving for quiet (it may still be
