@@ -43,7 +43,9 @@ type DecodeOptions struct {
 // a YAML stream — into static pods with the kubelet's defaults applied: name
 // "<name>-<lowercased node>", namespace "default" when empty, spec.nodeName, a UID that is a
 // stable hash of the decoded pod, node and location (unless the manifest sets one), the
-// config.hash / config.source / config.seen annotations, and the API server's defaults.
+// config.hash / config.source / config.seen annotations, and the API server's defaults. A pod
+// from podutil.FileSource also tolerates every NoExecute taint; one from podutil.HTTPSource
+// does not (the kubelet adds that toleration to file-source pods only).
 //
 // The manifest is validated like the API server would on create and rejected when a pod
 // references API objects. The error is a *DecodeError listing every problem; no pods are
@@ -278,7 +280,11 @@ func applyStaticDefaults(pod *corev1.Pod, opts DecodeOptions) {
 	}
 	pod.Annotations[podutil.ConfigHashAnnotationKey] = string(pod.UID)
 	pod.Annotations[podutil.ConfigSourceAnnotationKey] = opts.Source
-	addNoExecuteToleration(pod)
+	if opts.Source == podutil.FileSource {
+		// As the kubelet's applyDefaults does: a manifest URL's pods keep the tolerations
+		// their manifest gives them, so they run as they would under the kubelet.
+		addNoExecuteToleration(pod)
+	}
 	// The API server ignores status on create; a static pod starts Pending.
 	pod.Status = corev1.PodStatus{Phase: corev1.PodPending}
 }
@@ -299,8 +305,9 @@ func staticPodUID(pod *corev1.Pod, opts DecodeOptions) types.UID {
 	return types.UID(hex.EncodeToString(h.Sum(nil)[:16]))
 }
 
-// addNoExecuteToleration lets a static pod tolerate every NoExecute taint, like the kubelet
-// does: a static pod cannot be evicted to another node, so the taint manager must leave it alone.
+// addNoExecuteToleration lets a file-source static pod tolerate every NoExecute taint, like the
+// kubelet does: a static pod cannot be evicted to another node, so the taint manager must leave
+// it alone.
 func addNoExecuteToleration(pod *corev1.Pod) {
 	want := corev1.Toleration{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}
 	for _, t := range pod.Spec.Tolerations {

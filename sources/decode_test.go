@@ -234,7 +234,6 @@ spec:
 	assert.Equal(t, corev1.DefaultSchedulerName, spec.SchedulerName)
 	assert.NotNil(t, spec.SecurityContext)
 	assert.True(t, *spec.EnableServiceLinks)
-	assert.Contains(t, spec.Tolerations, corev1.Toleration{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute})
 
 	c := spec.Containers[0]
 	assert.Equal(t, corev1.PullAlways, c.ImagePullPolicy)
@@ -251,6 +250,26 @@ spec:
 	assert.Equal(t, corev1.URISchemeHTTP, probe.HTTPGet.Scheme)
 	assert.NotNil(t, spec.Volumes[0].EmptyDir, "a volume without a source is an emptyDir")
 	assert.Equal(t, corev1.HostPathUnset, *spec.Volumes[1].HostPath.Type)
+}
+
+// The kubelet lets file-source static pods tolerate every NoExecute taint, and leaves the
+// tolerations of its URL source's pods as their manifest gives them.
+func TestDecodeNoExecuteTolerationForFilesOnly(t *testing.T) {
+	const manifest = "apiVersion: v1\nkind: Pod\nmetadata: {name: t}\nspec:\n  containers: [{name: c, image: i}]\n" +
+		"  tolerations: [{key: k, operator: Exists, effect: NoSchedule}]\n"
+	noExecute := corev1.Toleration{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute}
+	own := corev1.Toleration{Key: "k", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}
+
+	t.Run("file", func(t *testing.T) {
+		pods, err := DecodeManifest([]byte(manifest), fileOpts("/m/t.yaml"))
+		require.NoError(t, err)
+		assert.Equal(t, []corev1.Toleration{own, noExecute}, pods[0].Spec.Tolerations)
+	})
+	t.Run("HTTP", func(t *testing.T) {
+		pods, err := DecodeManifest([]byte(manifest), DecodeOptions{NodeName: "Node-A", Source: podutil.HTTPSource, Location: "http://example.com/t.yaml"})
+		require.NoError(t, err)
+		assert.Equal(t, []corev1.Toleration{own}, pods[0].Spec.Tolerations)
+	})
 }
 
 func TestDecodeRejects(t *testing.T) {

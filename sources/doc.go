@@ -15,8 +15,9 @@
 // Mux runs the sources and one Merger and delivers the updates on a channel. DecodeManifest is
 // the one decoder for files, URLs and `vk-static validate`: it applies the static-pod defaults
 // (name "<name>-<node>", a UID hashed from the manifest, node and location, the
-// kubernetes.io/config.* annotations, the API server's defaults), validates like the API server,
-// and rejects pods that reference API objects.
+// kubernetes.io/config.* annotations, the API server's defaults and, for files only as in the
+// kubelet, a toleration of every NoExecute taint), validates like the API server, and rejects
+// pods that reference API objects.
 //
 // Contract: sources only read; they never talk to the provider or write to the API server. Bad
 // input never takes a running pod down: a manifest that fails to decode keeps its last good
