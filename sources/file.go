@@ -229,23 +229,31 @@ func (s *FileSource) list(ctx context.Context) Snapshot {
 	return s.snapshot()
 }
 
-// reread reads only paths (fsnotify named them), forgetting the ones that are gone. A tentative
-// read (of a file just created) applies only content that decodes; anything else waits for the
-// debounced read, which the caller has scheduled. It reports whether anything was applied.
+// reread reads only paths (fsnotify named them), forgetting the ones that are gone, and the
+// ones a file it read anew was renamed from (see forgetRenamedAway). A tentative read (of a file
+// just created) applies only content that decodes; anything else waits for the debounced read,
+// which the caller has scheduled. It reports whether anything was applied.
 func (s *FileSource) reread(ctx context.Context, paths []string, tentative bool) bool {
 	applied := false
+	var changed []string
 	for _, path := range paths {
+		prev := s.files[path]
 		if tentative {
-			if f, ok := s.readTentatively(ctx, path); ok {
-				s.files[path] = f
-				applied = true
+			f, ok := s.readTentatively(ctx, path)
+			if !ok {
+				continue
 			}
-			continue
-		}
-		if _, ok := s.read(ctx, path); !ok {
+			s.files[path] = f
+		} else if _, ok := s.read(ctx, path); !ok {
 			delete(s.files, path)
 		}
 		applied = true
+		if f := s.files[path]; f != nil && f != prev {
+			changed = append(changed, path)
+		}
+	}
+	if len(changed) > 0 {
+		s.forgetRenamedAway(klog.FromContext(ctx), changed)
 	}
 	return applied
 }

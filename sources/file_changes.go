@@ -17,7 +17,9 @@ import (
 // empty or undecodable file is what a writer that creates and then writes leaves for a moment,
 // so it is neither applied nor reported then, but read again after the short debounce, which
 // every other change (writes, removals, renames away, mode changes) waits for so that a burst
-// becomes one read. Only the named files are read; a change to the directory itself (replaced,
+// becomes one read; a manifest renamed within the directory is therefore seen under its new name
+// before its old name is read again, and FileSource.forgetRenamedAway keeps the source from
+// holding both. Only the named files are read; a change to the directory itself (replaced,
 // re-pointed, a ConfigMap's "..data" swap) or a failed watch re-lists everything.
 type fileChanges struct {
 	relist  bool
