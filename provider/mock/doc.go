@@ -34,6 +34,15 @@
 //	mock.vk-static.io/run-duration: 1s         restartPolicy Never (or OnFailure with exit code 0)
 //	                                           pods finish on their own after this long
 //
+// # The node
+//
+// As a node.NodeProvider it reports a Ready node with the capacity in Config, and ConfigureNode
+// (which fills the Node a NodeController registers) taints it
+// virtual-kubelet.io/provider=mock:NoSchedule, as virtual-kubelet taints its nodes with the
+// provider's name, alongside any taints the caller set. The simulator runs nothing, so the
+// scheduler and DaemonSets must not place real workloads on its node; pods bound with
+// spec.nodeName and static pods are not scheduled, so the taint does not keep them off.
+//
 // # Counters
 //
 // Calls(uid) tells how often CreatePod, UpdatePod and DeletePod were called for a pod UID, for
@@ -45,5 +54,5 @@
 //	p.NotifyPods(ctx, func(pod *corev1.Pod) { ... }) // starts the background goroutine
 //	err = p.CreatePod(ctx, pod)
 //	node := &corev1.Node{...}
-//	p.ConfigureNode(node) // capacity, allocatable, conditions, addresses for the NodeController
+//	p.ConfigureNode(node) // capacity, allocatable, conditions, addresses, taint for the NodeController
 package mock

@@ -68,9 +68,27 @@ func (p *Provider) NodeConditions() []corev1.NodeCondition {
 	}
 }
 
-// ConfigureNode fills node's capacity, allocatable, conditions and InternalIP address, leaving
-// what the caller already set in place (labels, taints, nodeInfo, daemon endpoints).
+// ProviderTaintKey is the key of the taint a simulated node carries, as virtual-kubelet names
+// it; its value is the provider's name.
+const ProviderTaintKey = "virtual-kubelet.io/provider"
+
+// Taint is the taint ConfigureNode gives the node: virtual-kubelet.io/provider=mock:NoSchedule.
+// The simulator runs nothing, yet its node is Ready with room for pods and reports every pod
+// Running: untainted, it would attract real workloads (the scheduler's, every DaemonSet's) that
+// would only appear to run. Tests and benchmarks that bind pods with spec.nodeName bypass the
+// scheduler, and static pods are never scheduled, so the taint keeps neither off the node.
+func Taint() corev1.Taint {
+	return corev1.Taint{Key: ProviderTaintKey, Value: "mock", Effect: corev1.TaintEffectNoSchedule}
+}
+
+// ConfigureNode fills node's capacity, allocatable, conditions and InternalIP address, and adds
+// Taint unless node already has a taint with its key and effect (the API server rejects two),
+// leaving what the caller already set in place (labels, other taints, nodeInfo, daemon
+// endpoints).
 func (p *Provider) ConfigureNode(node *corev1.Node) {
+	if !hasTaint(node, Taint()) {
+		node.Spec.Taints = append(node.Spec.Taints, Taint())
+	}
 	node.Status.Capacity = p.Capacity()
 	node.Status.Allocatable = p.Capacity()
 	node.Status.Conditions = p.NodeConditions()
@@ -83,6 +101,16 @@ func (p *Provider) ConfigureNode(node *corev1.Node) {
 	if node.Status.NodeInfo.Architecture == "" {
 		node.Status.NodeInfo.Architecture = runtime.GOARCH
 	}
+}
+
+// hasTaint reports whether node has a taint with want's key and effect.
+func hasTaint(node *corev1.Node, want corev1.Taint) bool {
+	for i := range node.Spec.Taints {
+		if node.Spec.Taints[i].MatchTaint(&want) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasAddress(node *corev1.Node, typ corev1.NodeAddressType) bool {

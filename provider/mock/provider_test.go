@@ -446,6 +446,7 @@ func TestNodeHelpers(t *testing.T) {
 	require.Len(t, n.Status.Conditions, 4)
 	assert.Equal(t, corev1.NodeReady, n.Status.Conditions[0].Type)
 	assert.Equal(t, corev1.ConditionTrue, n.Status.Conditions[0].Status)
+	assert.Equal(t, []corev1.Taint{{Key: "virtual-kubelet.io/provider", Value: "mock", Effect: corev1.TaintEffectNoSchedule}}, n.Spec.Taints)
 
 	ctx := context.Background()
 	assert.NoError(t, p.Ping(ctx))
@@ -456,4 +457,23 @@ func TestNodeHelpers(t *testing.T) {
 	p.NotifyNodeStatus(ctx, func(n *corev1.Node) { reported = n })
 	p.ReportNodeStatus(n)
 	assert.Same(t, n, reported)
+}
+
+// A simulated node must not attract real workloads: ConfigureNode taints it NoSchedule, keeping
+// the caller's taints and never adding a second taint with the same key and effect.
+func TestConfigureNodeTaint(t *testing.T) {
+	p, err := New(Config{NodeName: "node-a", InternalIP: "10.1.2.3"})
+	require.NoError(t, err)
+	user := corev1.Taint{Key: "dedicated", Value: "edge", Effect: corev1.TaintEffectNoSchedule}
+	n := &corev1.Node{Spec: corev1.NodeSpec{Taints: []corev1.Taint{user}}}
+	p.ConfigureNode(n)
+	assert.Equal(t, []corev1.Taint{user, Taint()}, n.Spec.Taints)
+
+	p.ConfigureNode(n) // again: no duplicate
+	assert.Equal(t, []corev1.Taint{user, Taint()}, n.Spec.Taints)
+
+	own := corev1.Taint{Key: ProviderTaintKey, Value: "simulator", Effect: corev1.TaintEffectNoSchedule}
+	n = &corev1.Node{Spec: corev1.NodeSpec{Taints: []corev1.Taint{own}}}
+	p.ConfigureNode(n)
+	assert.Equal(t, []corev1.Taint{own}, n.Spec.Taints, "the caller's taint with the same key and effect wins")
 }
