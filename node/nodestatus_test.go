@@ -145,6 +145,15 @@ func TestApplyOwnedFields(t *testing.T) {
 			assert.Equal(t, "admins", got.Labels["team"])
 			assert.Equal(t, corev1.ConditionFalse, condition(got, "NetworkUnavailable").Status)
 		},
+	}, {
+		name: "kubelet endpoint withdrawn",
+		desired: func(n *corev1.Node) {
+			n.Status.DaemonEndpoints = corev1.NodeDaemonEndpoints{}
+		},
+		wantWrite: true,
+		check: func(t *testing.T, server, got *corev1.Node) {
+			assert.Equal(t, int32(0), got.Status.DaemonEndpoints.KubeletEndpoint.Port, "no port advertised that nothing serves")
+		},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			server, desired := serverNode(), desiredTestNode()

@@ -177,7 +177,13 @@ func newClient(o *options, qps float32, burst int32) (kubernetes.Interface, erro
 	return kubernetes.NewForConfig(cfg)
 }
 
-// nodeObject is the Node this agent registers.
+// nodeObject is the Node this agent registers. Its taints are --register-with-taints plus
+// the provider's (the mock's keeps real workloads off a node that runs nothing).
+//
+// Its daemonEndpoints stay unset (port 0) while nothing serves the kubelet HTTP API: an
+// advertised port would send the API server's logs, exec and port-forward requests to a port
+// nothing listens on. --port and --address are parsed and validated already; the HTTP API,
+// once it listens, sets Status.DaemonEndpoints.KubeletEndpoint.Port here from o.Port.
 func nodeObject(o *options, nodeName, nodeIP string, provider *mock.Provider) (*corev1.Node, error) {
 	taints, err := o.taints()
 	if err != nil {
@@ -199,7 +205,6 @@ func nodeObject(o *options, nodeName, nodeIP string, provider *mock.Provider) (*
 				{Type: corev1.NodeInternalIP, Address: nodeIP},
 				{Type: corev1.NodeHostName, Address: nodeName},
 			},
-			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: o.Port}},
 			NodeInfo: corev1.NodeSystemInfo{
 				KubeletVersion:  kubeletVersion(),
 				OperatingSystem: runtime.GOOS,

@@ -32,13 +32,16 @@ func TestNodeRegistersAndRenewsItsLease(t *testing.T) {
 	}
 	// The API server's TaintNodesByCondition admission adds node.kubernetes.io/not-ready at
 	// registration (the node lifecycle controller, not run here, removes it): ours must be there.
-	if !hasTaint(node, corev1.Taint{Key: "dedicated", Value: "edge", Effect: corev1.TaintEffectNoSchedule}) {
+	// The mock provider's taint keeps the scheduler from placing real workloads on a simulator.
+	if !hasTaint(node, corev1.Taint{Key: "dedicated", Value: "edge", Effect: corev1.TaintEffectNoSchedule}) ||
+		!hasTaint(node, corev1.Taint{Key: "virtual-kubelet.io/provider", Value: "mock", Effect: corev1.TaintEffectNoSchedule}) {
 		t.Errorf("taints %+v", node.Spec.Taints)
 	}
 	if got := node.Status.Capacity[corev1.ResourcePods]; got.Value() != 42 {
 		t.Errorf("pods capacity %s, want 42", got.String())
 	}
-	if !hasAddress(node, corev1.NodeInternalIP, "127.0.0.1") || node.Status.DaemonEndpoints.KubeletEndpoint.Port == 0 {
+	// Nothing serves the kubelet API yet, so the Node advertises no port for it.
+	if !hasAddress(node, corev1.NodeInternalIP, "127.0.0.1") || node.Status.DaemonEndpoints.KubeletEndpoint.Port != 0 {
 		t.Errorf("addresses %+v endpoint %+v", node.Status.Addresses, node.Status.DaemonEndpoints)
 	}
 
