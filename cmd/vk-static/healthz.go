@@ -16,7 +16,7 @@ import (
 
 // healthzServer serves /healthz, /readyz and /metrics on the loopback healthz address (and
 // /debug/pprof with --profiling), like the kubelet's healthz port. It is plain HTTP because it
-// binds 127.0.0.1 by default; the authenticated API is on --port.
+// binds 127.0.0.1 by default; the authenticated kubelet API will be on --port (not written yet).
 type healthzServer struct {
 	addr      string
 	registry  *prometheus.Registry

@@ -17,7 +17,7 @@ import (
 	"github.com/vk-static/vk-static/podutil"
 )
 
-// testdata is the repository copy of the team's shared test manifests (good and bad).
+// testdata holds the repository's test manifests, good and bad (see its README.md).
 const testdata = "../../testdata/manifests"
 
 func manifest(name, image string) string {
