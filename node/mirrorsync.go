@@ -31,11 +31,7 @@ func (c *PodController) syncMirror(ctx context.Context, key string, desired *cor
 	} else if desired != nil {
 		return nil // an API pod owns the name; no mirror belongs here
 	}
-	name, namespace, err := podutil.ParseFullName(key)
-	if err != nil {
-		return err
-	}
-	if m, ok := c.cfg.Pods.GetMirrorPodByPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}}); ok {
+	if m, ok := c.mirrorUnder(key); ok {
 		in.Mirror = m
 	}
 	if in.Static == nil && in.Mirror == nil {
@@ -61,6 +57,15 @@ func (c *PodController) syncMirror(ctx context.Context, key string, desired *cor
 		if err != nil {
 			return fmt.Errorf("delete mirror pod: %w", err)
 		}
+		if !deleted {
+			// The API server says it is gone (404, or a UID precondition that failed). That is
+			// final only if the watch agrees: an API server that is still starting answers 404
+			// for pods it has (NodeRestriction before its informer has synced).
+			if m, ok := c.mirrorUnder(key); ok && m.UID == in.Mirror.UID {
+				return fmt.Errorf("%w: the API server answered that mirror pod %s is gone, but the watch still holds it",
+					errWaitForWatch, in.Mirror.UID)
+			}
+		}
 		logger.V(2).Info("Deleted mirror pod", "action", action, "mirrorUID", in.Mirror.UID, "deleted", deleted)
 		if action == mirror.Delete {
 			return nil
@@ -70,24 +75,36 @@ func (c *PodController) syncMirror(ctx context.Context, key string, desired *cor
 	c.cfg.Metrics.mirrorOp("create", err)
 	switch {
 	case errors.Is(err, mirror.ErrMirrorExists):
-		// The old mirror is still there (our delete raced its informer event, or someone made
-		// one): the API source's event for it requeues this key.
-		logger.V(2).Info("Mirror pod exists already; waiting for its event", "err", err)
-		return nil
+		// A mirror the watch has not shown yet (our delete raced its event, or someone else made
+		// one): decide again, with back-off, once the watch has caught up.
+		return fmt.Errorf("%w: %w", errWaitForWatch, err)
 	case errors.Is(err, mirror.ErrNodeUnavailable):
 		logger.V(2).Info("Node unavailable; mirror pod creation deferred", "err", err)
-		return nil // the node informer's events requeue mirrors once the Node is back
+		return nil // the Node's events and the periodic resync requeue mirrors once the Node is back
 	case apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || errors.Is(err, mirror.ErrNotStatic):
-		// Refused by the API server: report it like a bad manifest, do not hammer the server.
-		c.cfg.Recorder.Eventf(nodeRef(c.cfg.NodeName), corev1.EventTypeWarning, "FailedMirror",
-			"The API server refused the mirror pod for %s: %v", key, err)
-		logger.Error(err, "The API server refused the mirror pod; not retrying until the pod changes")
+		// Refused by the API server: report it like a bad manifest, once, and try again on the
+		// periodic resync (a restarting API server can refuse transiently) — never hammer it.
+		if c.refusals.first(key, "mirror", err) {
+			c.cfg.Recorder.Eventf(nodeRef(c.cfg.NodeName), corev1.EventTypeWarning, "FailedMirror",
+				"The API server refused the mirror pod for %s: %v", key, err)
+			logger.Error(err, "The API server refused the mirror pod; trying again on the next resync")
+		}
 		return nil
 	case err != nil:
 		return fmt.Errorf("create mirror pod: %w", err)
 	}
+	c.refusals.clear(key, "mirror")
 	logger.V(2).Info("Created mirror pod", "action", action, "hash", podutil.Hash(in.Static))
 	return nil
+}
+
+// mirrorUnder is the mirror pod the API source holds under key, if any.
+func (c *PodController) mirrorUnder(key string) (*corev1.Pod, bool) {
+	name, namespace, err := podutil.ParseFullName(key)
+	if err != nil {
+		return nil, false
+	}
+	return c.cfg.Pods.GetMirrorPodByPod(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace}})
 }
 
 // RequeueMirrors queues every static pod and orphaned mirror, e.g. when the Node object

@@ -59,8 +59,11 @@ type PodControllerConfig struct {
 	Workers            int           // provider syncs in parallel; default DefaultPodSyncWorkers
 	StatusWorkers      int           // status writes in parallel; default DefaultStatusWorkers
 	StatusPollInterval time.Duration // for providers that do not implement PodNotifier
-	Clock              clock.WithTicker
-	Metrics            *Metrics // nil means none
+	// SyncFrequency is how often every pod is synced again with no event asking for it (the
+	// kubelet's --sync-frequency); default DefaultSyncFrequency.
+	SyncFrequency time.Duration
+	Clock         clock.WithTicker
+	Metrics       *Metrics // nil means none
 }
 
 // PodController is the lifecycle loop: every pod full name is reconciled by one worker at a
@@ -74,8 +77,11 @@ type PodController struct {
 	status workqueue.TypedRateLimitingInterface[string]
 	writer *statusWriter
 
-	seenMu sync.Mutex
-	seen   map[string]bool // sources whose first snapshot has been applied
+	seenMu     sync.Mutex
+	seen       map[string]bool            // sources whose first snapshot has been applied
+	unreadable map[string]map[string]bool // by source: manifests that exist but do not decode
+
+	refusals refusals // reported once per distinct answer, retried on the resync
 
 	ready, done chan struct{}
 	errMu       sync.Mutex
@@ -101,6 +107,9 @@ func NewPodController(cfg PodControllerConfig) (*PodController, error) {
 	}
 	if cfg.StatusWorkers <= 0 {
 		cfg.StatusWorkers = DefaultStatusWorkers
+	}
+	if cfg.SyncFrequency <= 0 {
+		cfg.SyncFrequency = DefaultSyncFrequency
 	}
 	if cfg.StatusPollInterval <= 0 {
 		cfg.StatusPollInterval = DefaultStatusPollInterval
@@ -224,6 +233,9 @@ func (c *PodController) consumeUpdates(ctx context.Context) {
 }
 
 func (c *PodController) apply(u sources.PodUpdate) {
+	if u.Unreadable != nil {
+		c.setUnreadable(u.Source, u.Unreadable)
+	}
 	for _, p := range u.Pods {
 		switch u.Op {
 		case sources.ADD:
@@ -269,6 +281,34 @@ func (c *PodController) sourceSeen(source string) bool {
 	c.seenMu.Lock()
 	defer c.seenMu.Unlock()
 	return c.seen[source]
+}
+
+// setUnreadable records the source's manifests that exist but do not decode, and queues the
+// pods the provider runs so that each is kept or stopped accordingly. The set changes rarely
+// (a manifest breaks, is fixed or is removed), so queueing them all costs little.
+func (c *PodController) setUnreadable(source string, locations map[string]bool) {
+	c.seenMu.Lock()
+	if c.unreadable == nil {
+		c.unreadable = map[string]map[string]bool{}
+	}
+	c.unreadable[source] = locations
+	c.seenMu.Unlock()
+	for _, key := range c.states.keys() {
+		c.sync.Add(key)
+	}
+}
+
+// manifestUnreadable reports whether the pod the provider runs came from a manifest file that
+// still exists but does not decode now: its last good pod, which a restarted agent has no other
+// record of.
+func (c *PodController) manifestUnreadable(running *corev1.Pod) bool {
+	file := running.Annotations[podutil.ConfigFileAnnotationKey]
+	if file == "" {
+		return false
+	}
+	c.seenMu.Lock()
+	defer c.seenMu.Unlock()
+	return c.unreadable[sourceOf(running)][file]
 }
 
 // onProviderStatus is the PodNotifier callback: it records the newest status and queues the
@@ -333,7 +373,11 @@ func (c *PodController) runWorker(ctx context.Context, name string, q workqueue.
 		switch {
 		case err == nil:
 			q.Forget(key)
+			c.scheduleResync(q, key)
 		case ctx.Err() != nil:
+		case errors.Is(err, errWaitForWatch):
+			klog.FromContext(ctx).V(2).Info("Waiting for the watch to catch up, will retry", "queue", name, "pod", key, "reason", err)
+			q.AddRateLimited(key)
 		default:
 			klog.FromContext(ctx).Error(err, "Sync failed, will retry", "queue", name, "pod", key)
 			q.AddRateLimited(key)

@@ -201,3 +201,39 @@ func TestRemovedStaticPodIsStopped(t *testing.T) {
 		return nil
 	})
 }
+
+// After a restart, a pod the provider runs whose manifest file still exists but no longer
+// decodes is kept (bad input never takes a running pod down), while a pod whose manifest is gone
+// is stopped; once the unreadable file is removed too, its pod is stopped.
+func TestPodOfUnreadableManifestIsKeptAfterRestart(t *testing.T) {
+	kept := staticPod("kept", "1", podutil.ConfigFileAnnotationKey, "/m/kept.yaml")
+	dropped := staticPod("dropped", "1", podutil.ConfigFileAnnotationKey, "/m/dropped.yaml")
+	later := staticPod("later", "1")
+	h := newStandalone(t, 1, kept, dropped) // one worker: keys are synced in the order queued
+
+	// The file source's first snapshot, as the merger delivers it: kept.yaml does not decode.
+	h.send(sources.PodUpdate{Op: sources.RECONCILE, Source: podutil.FileSource, Unreadable: map[string]bool{"/m/kept.yaml": true}})
+	h.send(sources.PodUpdate{Op: sources.ADD, Source: podutil.FileSource, SourceSeen: true})
+	h.send(sources.PodUpdate{Op: sources.ADD, Source: podutil.HTTPSource, Pods: []*corev1.Pod{later}})
+	eventually(t, "dropped stopped and later created", func() error {
+		if _, err := h.provider.GetPod(context.Background(), "default", dropped.Name); !node.IsNotFound(err) {
+			return fmt.Errorf("dropped still in the provider (%v)", err)
+		}
+		if c := h.calls(later).Create; c != 1 {
+			return fmt.Errorf("later: CreatePod calls %d", c)
+		}
+		return nil
+	})
+	// kept was queued before later, so its sync is done: it was not stopped.
+	if c := h.calls(kept); c.Delete != 0 {
+		t.Fatalf("the pod of an unreadable manifest was stopped (DeletePod calls %d)", c.Delete)
+	}
+
+	h.send(sources.PodUpdate{Op: sources.RECONCILE, Source: podutil.FileSource, Unreadable: map[string]bool{}})
+	eventually(t, "kept stopped once its file is gone", func() error {
+		if _, err := h.provider.GetPod(context.Background(), "default", kept.Name); !node.IsNotFound(err) {
+			return fmt.Errorf("still in the provider (%v)", err)
+		}
+		return nil
+	})
+}

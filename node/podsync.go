@@ -16,7 +16,8 @@ import (
 // syncPod reconciles one full name: it stops a provider pod that is no longer wanted, starts
 // or updates the wanted one, finishes the API deletion of a terminated pod, and reconciles the
 // mirror. Each step that must wait (for termination, for a source to be seen) returns and
-// relies on the next event or a timed requeue.
+// relies on the next event or a timed requeue; the periodic resync decides every key again in
+// any case.
 func (c *PodController) syncPod(ctx context.Context, key string) error {
 	logger := klog.FromContext(ctx).WithValues("pod", key)
 	ctx = klog.NewContext(ctx, logger)
@@ -32,6 +33,12 @@ func (c *PodController) syncPod(ctx context.Context, key string) error {
 	if hasRunning && !wanted(running, desired) {
 		if source := sourceOf(running.ref()); desired == nil && !c.sourceSeen(source) {
 			logger.V(4).Info("Not stopping pod before its source is seen", "source", source)
+			return nil
+		}
+		if desired == nil && c.manifestUnreadable(running.ref()) {
+			// Bad input never takes a running pod down: the file still exists, it just does not
+			// decode now (the problem is reported by the source).
+			logger.V(4).Info("Keeping pod whose manifest does not decode", "file", running.meta.Annotations[podutil.ConfigFileAnnotationKey])
 			return nil
 		}
 		if err := c.terminate(ctx, key, running, desired); err != nil {
@@ -84,13 +91,18 @@ func (c *PodController) create(ctx context.Context, key string, pod *corev1.Pod)
 		c.states.forget(key, pod.UID)
 	}
 	if IsInvalidInput(err) {
-		c.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "FailedCreate", "Provider refused pod %s: %v", key, err)
-		klog.FromContext(ctx).Error(err, "Provider refused the pod; not retrying until it changes")
+		// Retrying at once will not help; the periodic resync tries again (the provider's
+		// circumstances may change), and the refusal is reported once per distinct answer.
+		if c.refusals.first(key, "create", err) {
+			c.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "FailedCreate", "Provider refused pod %s: %v", key, err)
+			klog.FromContext(ctx).Error(err, "Provider refused the pod; trying again on the next resync")
+		}
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("create pod in provider: %w", err)
 	}
+	c.refusals.clear(key, "create")
 	klog.FromContext(ctx).V(2).Info("Created pod in provider", "uid", pod.UID)
 	return nil
 }

@@ -113,6 +113,8 @@ func runAgent(ctx context.Context, o *options) error {
 		Recorder: recorder,
 		Workers:  o.PodSyncWorkers,
 		Metrics:  metrics,
+
+		SyncFrequency: o.SyncFrequency,
 	})
 	if err != nil {
 		return err

@@ -56,6 +56,9 @@ func applyConfigFile(path string, o *options, fs *pflag.FlagSet) error {
 	if cfg.HTTPCheckFrequency.Duration != 0 {
 		set("http-check-frequency", func() { o.HTTPCheckFrequency = cfg.HTTPCheckFrequency.Duration })
 	}
+	if cfg.SyncFrequency.Duration != 0 {
+		set("sync-frequency", func() { o.SyncFrequency = cfg.SyncFrequency.Duration })
+	}
 	if cfg.Address != "" {
 		set("address", func() { o.Address = cfg.Address })
 	}
@@ -116,7 +119,7 @@ func applyConfigFile(path string, o *options, fs *pflag.FlagSet) error {
 var supportedConfigFields = map[string]bool{
 	"apiVersion": true, "kind": true,
 	"staticPodPath": true, "staticPodURL": true, "staticPodURLHeader": true,
-	"fileCheckFrequency": true, "httpCheckFrequency": true,
+	"fileCheckFrequency": true, "httpCheckFrequency": true, "syncFrequency": true,
 	"address": true, "port": true, "healthzBindAddress": true, "healthzPort": true,
 	"kubeAPIQPS": true, "kubeAPIBurst": true, "eventRecordQPS": true, "eventBurst": true, "maxPods": true,
 	"nodeStatusUpdateFrequency": true, "nodeLeaseDurationSeconds": true,

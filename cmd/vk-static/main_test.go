@@ -47,6 +47,7 @@ staticPodURL: https://example.com/pods
 staticPodURLHeader:
   Authorization: ["Bearer x"]
 fileCheckFrequency: 5s
+syncFrequency: 30s
 maxPods: 50
 kubeAPIQPS: 20
 registerWithTaints:
@@ -63,8 +64,8 @@ cgroupDriver: systemd
 	if o.MaxPods != 70 {
 		t.Errorf("the flag must win over the file: maxPods %d", o.MaxPods)
 	}
-	if o.FileCheckFrequency != 5*time.Second || o.KubeAPIQPS != 20 {
-		t.Errorf("fileCheckFrequency %s kubeAPIQPS %v", o.FileCheckFrequency, o.KubeAPIQPS)
+	if o.FileCheckFrequency != 5*time.Second || o.KubeAPIQPS != 20 || o.SyncFrequency != 30*time.Second {
+		t.Errorf("fileCheckFrequency %s kubeAPIQPS %v syncFrequency %s", o.FileCheckFrequency, o.KubeAPIQPS, o.SyncFrequency)
 	}
 	if h, _ := o.manifestHeader(); h.Get("Authorization") != "Bearer x" {
 		t.Errorf("header %v", h)

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/vk-static/vk-static/internal/memlimit"
+	"github.com/vk-static/vk-static/node"
 )
 
 // options are the agent's settings, named as the kubelet names them.
@@ -31,6 +32,7 @@ type options struct {
 	ManifestURLHeader         []string
 	FileCheckFrequency        time.Duration
 	HTTPCheckFrequency        time.Duration
+	SyncFrequency             time.Duration
 	Provider                  string
 	RootDir                   string
 	KubeAPIQPS                float32
@@ -55,6 +57,7 @@ func defaultOptions() *options {
 		HealthzPort:               10248,
 		FileCheckFrequency:        20 * time.Second,
 		HTTPCheckFrequency:        20 * time.Second,
+		SyncFrequency:             node.DefaultSyncFrequency,
 		Provider:                  "mock",
 		RootDir:                   "/var/lib/vk-static",
 		KubeAPIQPS:                50,
@@ -83,6 +86,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.ManifestURLHeader, "manifest-url-header", o.ManifestURLHeader, "An HTTP header 'Name:value' sent with every manifest URL request; repeatable.")
 	fs.DurationVar(&o.FileCheckFrequency, "file-check-frequency", o.FileCheckFrequency, "How often the manifest directory is re-listed in full (changes are seen at once through inotify).")
 	fs.DurationVar(&o.HTTPCheckFrequency, "http-check-frequency", o.HTTPCheckFrequency, "How often the manifest URL is polled.")
+	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "How often every pod is synced again without an event asking for it (spread by up to half of it): the safety net that repairs what a lost or misleading answer left wrong.")
 	fs.StringVar(&o.Provider, "provider", o.Provider, "What runs pods: mock (an instant simulator).")
 	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "Directory for the agent's and the provider's state.")
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Queries per second to the API server.")
@@ -130,7 +134,7 @@ func (o *options) validate() error {
 	if _, err := o.manifestHeader(); err != nil {
 		bad("manifest-url-header", "%v", err)
 	}
-	for flag, d := range map[string]time.Duration{"file-check-frequency": o.FileCheckFrequency, "http-check-frequency": o.HTTPCheckFrequency, "node-status-update-frequency": o.NodeStatusUpdateFrequency} {
+	for flag, d := range map[string]time.Duration{"file-check-frequency": o.FileCheckFrequency, "http-check-frequency": o.HTTPCheckFrequency, "sync-frequency": o.SyncFrequency, "node-status-update-frequency": o.NodeStatusUpdateFrequency} {
 		if d <= 0 {
 			bad(flag, "must be positive, got %s", d)
 		}
