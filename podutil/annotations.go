@@ -14,6 +14,12 @@ const (
 	ConfigFirstSeenAnnotationKey = "kubernetes.io/config.seen"
 )
 
+// ConfigFileAnnotationKey records the manifest file a file-source static pod was decoded from
+// (vk-static's own; the kubelet has none). It lets a restarted agent tell which pod the provider
+// still runs belongs to a manifest that has meanwhile become undecodable, and keep it; it also
+// tells a person where a mirror pod's manifest lives.
+const ConfigFileAnnotationKey = "vk-static.io/config.file"
+
 // Source names, the values of ConfigSourceAnnotationKey.
 const (
 	FileSource      = "file"

@@ -281,6 +281,7 @@ func applyStaticDefaults(pod *corev1.Pod, opts DecodeOptions) {
 	pod.Annotations[podutil.ConfigHashAnnotationKey] = string(pod.UID)
 	pod.Annotations[podutil.ConfigSourceAnnotationKey] = opts.Source
 	if opts.Source == podutil.FileSource {
+		pod.Annotations[podutil.ConfigFileAnnotationKey] = opts.Location
 		// As the kubelet's applyDefaults does: a manifest URL's pods keep the tolerations
 		// their manifest gives them, so they run as they would under the kubelet.
 		addNoExecuteToleration(pod)

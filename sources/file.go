@@ -138,15 +138,15 @@ func (s *FileSource) Run(ctx context.Context, out chan<- Snapshot) {
 	ticker := clk.NewTicker(s.cfg.CheckFrequency)
 	defer ticker.Stop()
 
-	var last []*corev1.Pod
+	var last Snapshot
 	first := true
 	send := func(snap Snapshot) bool {
-		if !first && samePods(last, snap.Pods) {
+		if !first && samePods(last.Pods, snap.Pods) && slices.Equal(last.Unreadable, snap.Unreadable) {
 			return true
 		}
 		select {
 		case out <- snap:
-			first, last = false, snap.Pods
+			first, last = false, snap
 			return true
 		case <-ctx.Done():
 			return false
@@ -267,7 +267,11 @@ func (s *FileSource) snapshot() Snapshot {
 	}
 	slices.Sort(paths)
 	for _, path := range paths {
-		for _, pod := range s.files[path].pods {
+		f := s.files[path]
+		if f.failure != "" && len(f.pods) == 0 {
+			snap.Unreadable = append(snap.Unreadable, path)
+		}
+		for _, pod := range f.pods {
 			snap.Pods = append(snap.Pods, pod)
 			snap.Locations[pod.UID] = path
 		}

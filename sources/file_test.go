@@ -311,6 +311,31 @@ func TestFileSourceBadFileKeepsLastGoodPods(t *testing.T) {
 	h.expectEdit("a-node-a", v1)
 }
 
+// A manifest that does not decode when the source starts (after an agent restart, say) has no
+// last good pod to keep: the source names it as unreadable, so that the pod the provider still
+// runs from it is kept. Fixing or removing the file ends that.
+func TestFileSourceUnreadableAtStart(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "a.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: a\n"), 0o644))
+	h := startFileSource(t, dir)
+	h.expect(observeWithin, "RECONCILE file unreadable="+bad)
+	assert.True(t, h.merger.Seen(podutil.FileSource))
+	assert.Equal(t, bad, h.problem(observeWithin).Location)
+
+	writeAtomic(t, bad, podYAML("a", 1))
+	h.expect(observeWithin, "RECONCILE file unreadable=", "ADD file a-node-a")
+	assert.Equal(t, bad, h.last.Pods[0].Annotations[podutil.ConfigFileAnnotationKey], "the pod names its manifest")
+
+	// Bad again while running: the last good pod is kept, so the file is not unreadable.
+	writeAtomic(t, bad, "kind: Nonsense\n")
+	h.problem(observeWithin)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.yaml"), []byte("{{"), 0o644))
+	h.expect(observeWithin, "RECONCILE file unreadable="+filepath.Join(dir, "b.yaml"))
+	require.NoError(t, os.Remove(filepath.Join(dir, "b.yaml")))
+	h.expect(observeWithin, "RECONCILE file unreadable=")
+}
+
 func TestFileSourceDuplicateNameAcrossFiles(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "1-first.yaml"), []byte(podYAML("same", 1)), 0o644))

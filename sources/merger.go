@@ -2,6 +2,7 @@ package sources
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -37,11 +38,12 @@ type Merger struct {
 }
 
 type sourceState struct {
-	seen      bool // a full snapshot has been merged
-	pods      map[types.UID]*mergedPod
-	waiting   []*corev1.Pod // rejected for a duplicate name, in snapshot order
-	reported  map[types.UID]bool
-	locations map[types.UID]string // read-only: a full snapshot's, or the merger's own copy
+	seen       bool            // a full snapshot has been merged
+	unreadable map[string]bool // the last full snapshot's Unreadable
+	pods       map[types.UID]*mergedPod
+	waiting    []*corev1.Pod // rejected for a duplicate name, in snapshot order
+	reported   map[types.UID]bool
+	locations  map[types.UID]string // read-only: a full snapshot's, or the merger's own copy
 }
 
 // mergedPod is a pod as the source sent it (in) and as the merger last emitted it (out).
@@ -205,7 +207,25 @@ func (m *Merger) MergeAndReport(s Snapshot) ([]PodUpdate, []Problem) {
 	if released {
 		updates = append(updates, m.admitWaiting()...)
 	}
+	if !s.Partial && st.unreadableChanged(s.Unreadable) {
+		// First, so that a consumer knows which pods to keep before it acts on any removal.
+		updates = append([]PodUpdate{{Op: RECONCILE, Source: s.Source, Unreadable: st.unreadable}}, updates...)
+	}
 	return updates, problems
+}
+
+// unreadableChanged records a full snapshot's unreadable locations and reports whether they
+// differ from the previous ones (none before the first snapshot).
+func (st *sourceState) unreadableChanged(locations []string) bool {
+	set := make(map[string]bool, len(locations))
+	for _, l := range locations {
+		set[l] = true
+	}
+	if maps.Equal(set, st.unreadable) {
+		return false
+	}
+	st.unreadable = set
+	return true
 }
 
 // addLocations adds a partial snapshot's locations to the merger's own copy (a full snapshot's

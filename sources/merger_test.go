@@ -2,6 +2,8 @@ package sources
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +79,9 @@ func render(updates []PodUpdate) []string {
 		line := u.Op.String() + " " + u.Source
 		for _, p := range u.Pods {
 			line += " " + p.Name + "@" + string(p.UID)
+		}
+		if u.Unreadable != nil {
+			line += " unreadable=" + strings.Join(slices.Sorted(maps.Keys(u.Unreadable)), ",")
 		}
 		lines = append(lines, line)
 	}

@@ -36,6 +36,11 @@ type Snapshot struct {
 	// Deleted are the UIDs of the pods gone since the previous snapshot; only read when
 	// Partial. Unknown UIDs are ignored.
 	Deleted []types.UID
+	// Unreadable are the locations (file paths) that exist but yield no pod because their
+	// content has not decoded since the source started; read only from full snapshots. A pod
+	// the provider still runs from one of them (after an agent restart, the source has no last
+	// good pod for it) must be kept, not stopped: see PodUpdate.Unreadable.
+	Unreadable []string
 }
 
 // Op is the kind of a PodUpdate.
@@ -83,4 +88,9 @@ type PodUpdate struct {
 	// moment it may remove what the source no longer has (e.g. pods a provider still runs from
 	// before a restart), with no window between "seen" and "applied".
 	SourceSeen bool
+	// Unreadable, when not nil, is the source's new set of unreadable locations (see
+	// Snapshot.Unreadable), sent whenever the set changes in an update of its own (a RECONCILE
+	// with no pods) ahead of the snapshot's other updates. A consumer keeps a pod it runs whose
+	// ConfigFileAnnotationKey names one of them, as it would keep a last good pod.
+	Unreadable map[string]bool
 }
