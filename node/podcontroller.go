@@ -34,6 +34,9 @@ const (
 	// MinRetryDelay and MaxRetryDelay bound the back-off of a pod whose sync failed.
 	MinRetryDelay = 10 * time.Millisecond
 	MaxRetryDelay = 5 * time.Second
+	// catchUpMinDelay is the first retry of a sync waiting for the watch: about what a watch
+	// event takes to arrive on a busy API server.
+	catchUpMinDelay = 100 * time.Millisecond
 )
 
 // PodControllerConfig wires a PodController. Provider, Pods, Updates and SourceSeen are
@@ -82,6 +85,8 @@ type PodController struct {
 	unreadable map[string]map[string]bool // by source: manifests that exist but do not decode
 
 	refusals refusals // reported once per distinct answer, retried on the resync
+	// catchUp is the back-off of a key whose sync waits for the watch (errWaitForWatch).
+	catchUp workqueue.TypedRateLimiter[string]
 
 	ready, done chan struct{}
 	errMu       sync.Mutex
@@ -135,7 +140,9 @@ func NewPodController(cfg PodControllerConfig) (*PodController, error) {
 		status: queue("pod-status"),
 		seen:   map[string]bool{},
 		ready:  make(chan struct{}),
-		done:   make(chan struct{}),
+		catchUp: workqueue.NewTypedItemExponentialFailureRateLimiter[string](
+			catchUpMinDelay, MaxRetryDelay),
+		done: make(chan struct{}),
 	}
 	c.writer = newStatusWriter(cfg, c.states)
 	cfg.Metrics.trackProviderPods(c.states.len)
@@ -373,11 +380,16 @@ func (c *PodController) runWorker(ctx context.Context, name string, q workqueue.
 		switch {
 		case err == nil:
 			q.Forget(key)
+			c.catchUp.Forget(key)
 			c.scheduleResync(q, key)
 		case ctx.Err() != nil:
 		case errors.Is(err, errWaitForWatch):
-			klog.FromContext(ctx).V(2).Info("Waiting for the watch to catch up, will retry", "queue", name, "pod", key, "reason", err)
-			q.AddRateLimited(key)
+			// The API server answered, so any back-off grown while it was unreachable no longer
+			// applies: the disagreement has a back-off of its own, which starts short.
+			delay := c.catchUp.When(key)
+			klog.FromContext(ctx).V(2).Info("Waiting for the watch to catch up, will retry", "queue", name, "pod", key, "after", delay, "reason", err)
+			q.Forget(key)
+			q.AddAfter(key, delay)
 		default:
 			klog.FromContext(ctx).Error(err, "Sync failed, will retry", "queue", name, "pod", key)
 			q.AddRateLimited(key)

@@ -26,6 +26,9 @@ type Config struct {
 	Node   string // --hostname-override
 	// Env provides the node identity (a kubeconfig for Node); nil runs the agent standalone.
 	Env *testenv.Env
+	// APIHost, when set, replaces Env's API server URL in the agent's kubeconfig: a test's proxy
+	// in front of the API server, serving a certificate of Env's CA.
+	APIHost string
 	// Args are appended to the defaults; a flag given twice takes the later value.
 	Args []string
 }
@@ -77,6 +80,9 @@ func Start(cfg Config) (*Agent, error) {
 		nodeCfg, err := cfg.Env.NodeConfig(cfg.Node)
 		if err != nil {
 			return nil, err
+		}
+		if cfg.APIHost != "" {
+			nodeCfg.Host = cfg.APIHost
 		}
 		kubeconfig := filepath.Join(cfg.Dir, "kubeconfig")
 		if err := testenv.WriteKubeconfig(kubeconfig, nodeCfg); err != nil {

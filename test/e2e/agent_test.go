@@ -24,16 +24,22 @@ type agent struct {
 type agentOptions struct {
 	standalone bool
 	extraArgs  []string
+	node       string // default: named after the test
+	apiHost    string // the API server's URL for the agent, when not env's (a proxy)
 }
 
 // startAgent runs vk-static for a node named after the test, waits until it is ready, and
 // stops it when the test ends; on failure its log is printed.
 func startAgent(t *testing.T, opts agentOptions) *agent {
 	t.Helper()
+	if opts.node == "" {
+		opts.node = nodeNameFor(t)
+	}
 	cfg := agentproc.Config{
-		Binary: agentBinary,
-		Dir:    t.TempDir(),
-		Node:   nodeNameFor(t),
+		Binary:  agentBinary,
+		Dir:     t.TempDir(),
+		Node:    opts.node,
+		APIHost: opts.apiHost,
 		Args: append([]string{
 			"--file-check-frequency", "1h", // changes must be seen through fsnotify
 			"--node-status-update-frequency", "2s",
