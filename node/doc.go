@@ -11,7 +11,8 @@
 //   - one pod per full name runs at a time: an edited static pod starts only after the old
 //     one has terminated, and rapid edits coalesce to the newest;
 //   - a provider pod found at start-up (an agent restart) is stopped only once its source's
-//     first snapshot has been applied (PodUpdate.SourceSeen), never before;
+//     first snapshot has been applied (PodUpdate.SourceSeen), never before — and not at all
+//     while its manifest file still exists but does not decode (PodUpdate.Unreadable);
 //   - API pods are deleted gracefully: DeletePod, a terminal status (or the grace period), then
 //     delete with grace 0 and a UID precondition; a removed static pod is stopped with its
 //     terminationGracePeriodSeconds, and its mirror deleted afterwards;
@@ -19,7 +20,13 @@
 //     event, once the API source has been seen;
 //   - status is written coalesced per pod, only when it changed, as a patch to the status
 //     subresource of the API pod or the static pod's current mirror, with accurate condition
-//     transition times and one Started event per container.
+//     transition times and one Started event per container;
+//   - it is level-triggered: events make it fast, never correct. Every full name is synced
+//     again each SyncFrequency (jittered; no API call when nothing differs), an API answer the
+//     watch contradicts (a 404 for a mirror it still holds, AlreadyExists for one it lacks) is
+//     retried with back-off rather than taken as final, and a refusal (the provider's invalid
+//     input, the API server's Forbidden or Invalid) is reported once and tried again on the
+//     resync.
 //
 // NodeController registers the Node, renews its Lease and reports its status. EventRecorder
 // posts events with several workers and counts what it must drop. Metrics are Prometheus
