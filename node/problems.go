@@ -15,12 +15,14 @@ type NodeProblemReporter struct {
 	NodeName string
 	Recorder record.EventRecorder // nil: log and count only (standalone)
 	Metrics  *Metrics
-	Logger   klog.Logger
+	// Logger writes a problem's only log line: the sources leave logging to the reporter they
+	// are given (see sources.ProblemReporter). The zero Logger discards it.
+	Logger klog.Logger
 }
 
 // ReportProblem implements sources.ProblemReporter.
 func (r *NodeProblemReporter) ReportProblem(p sources.Problem) {
-	r.Logger.Error(p.Err, "Rejected manifest", "source", p.Source, "location", p.Location)
+	r.Logger.Error(p.Err, "Rejected manifest or pod", "source", p.Source, "location", p.Location)
 	r.Metrics.rejectedManifest(p.Source)
 	if r.Recorder != nil {
 		r.Recorder.Eventf(nodeRef(r.NodeName), corev1.EventTypeWarning, "FailedManifest",

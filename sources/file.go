@@ -45,7 +45,8 @@ type FileConfig struct {
 	NodeName string
 	// CheckFrequency is the period of the full re-list; 0 means DefaultFileCheckFrequency.
 	CheckFrequency time.Duration
-	// Problems receives manifests that fail to decode (once per distinct failure); may be nil.
+	// Problems receives manifests that fail to decode (once per distinct failure); nil:
+	// they are only logged.
 	Problems ProblemReporter
 	// Clock drives the re-list, debounce and back-off; nil means the real clock.
 	Clock clock.WithTicker
@@ -378,14 +379,15 @@ func (s *FileSource) readTentatively(ctx context.Context, path string) (*manifes
 	return &manifestFile{digest: digest, pods: pods}, true
 }
 
-// reject logs and reports a bad file once per distinct failure; its last good pods stay.
+// reject reports a bad file once per distinct failure (see report for who logs it); its last
+// good pods stay.
 func (s *FileSource) reject(logger klog.Logger, path string, f *manifestFile, key string, err error) {
 	if f.failure == key {
 		return
 	}
 	f.failure = key
-	logger.Error(err, "Rejected manifest; keeping its last good pods", "file", path, "keptPods", len(f.pods))
-	report(s.cfg.Problems, Problem{Source: podutil.FileSource, Location: path, Err: err})
+	logger.V(4).Info("Keeping the last good pods of a rejected manifest", "file", path, "keptPods", len(f.pods))
+	report(logger, s.cfg.Problems, Problem{Source: podutil.FileSource, Location: path, Err: err})
 }
 
 var errIsDirectory = errors.New("is a directory")

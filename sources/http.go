@@ -42,7 +42,8 @@ type HTTPConfig struct {
 	Timeout time.Duration
 	// CAFile optionally adds PEM certificates to the system roots for verifying the server.
 	CAFile string
-	// Problems receives bodies that fail to decode (once per distinct body); may be nil.
+	// Problems receives bodies that fail to decode (once per distinct body); nil: they are
+	// only logged.
 	Problems ProblemReporter
 	// Clock drives the polling; nil means the real clock.
 	Clock clock.WithTicker
@@ -178,8 +179,7 @@ func (s *HTTPSource) poll(ctx context.Context) (Snapshot, bool) {
 	pods, err := DecodeManifest(body, DecodeOptions{NodeName: s.cfg.NodeName, Source: podutil.HTTPSource, Location: s.location, Clock: s.cfg.Clock})
 	if err != nil {
 		s.badDigest = digest
-		logger.Error(err, "Rejected manifest; keeping the last good set")
-		report(s.cfg.Problems, Problem{Source: podutil.HTTPSource, Location: s.location, Err: err})
+		report(logger, s.cfg.Problems, Problem{Source: podutil.HTTPSource, Location: s.location, Err: err})
 		return Snapshot{}, false
 	}
 	s.goodDigest, s.haveGood, s.badDigest = digest, true, [sha256.Size]byte{}

@@ -18,7 +18,8 @@ type Source interface {
 
 // Mux runs sources, feeds their snapshots through one Merger and delivers the resulting updates,
 // in order and never dropping one, on Updates. Problems (undecodable manifests are reported by
-// the sources themselves; duplicate names by the Merger) go to the ProblemReporter.
+// the sources themselves; duplicate names by the Merger) go to the ProblemReporter, which logs
+// them; with none, they are logged at error level.
 //
 // A source counts as seen once every update caused by its first snapshot has been received from
 // Updates — so a consumer that sees Seen(source) also has that source's pods.
@@ -135,8 +136,7 @@ func (m *Mux) Run(ctx context.Context) {
 			updates, problems := merger.MergeAndReport(snap)
 			first := unseen && merger.Seen(snap.Source) // a partial snapshot cannot make it seen
 			for _, p := range problems {
-				logger.Error(p.Err, "Rejected pod", "source", p.Source, "location", p.Location)
-				report(m.problems, p)
+				report(logger, m.problems, p)
 			}
 			logger.V(4).Info("Merged snapshot", "source", snap.Source, "pods", len(snap.Pods), "partial", snap.Partial, "deleted", len(snap.Deleted), "updates", len(updates))
 			if first {

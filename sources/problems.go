@@ -2,6 +2,8 @@ package sources
 
 import (
 	"fmt"
+
+	"k8s.io/klog/v2"
 )
 
 // Problem is a rejected manifest or pod: a file or HTTP body that failed to decode, or a pod
@@ -24,6 +26,11 @@ func (p Problem) String() string {
 
 // ProblemReporter receives Problems. ReportProblem must not block: it is called from the
 // sources' own loops. Each distinct problem is reported once, not on every re-list or poll.
+//
+// The reporter is where a problem becomes visible, the log included (NodeProblemReporter logs
+// it, records an Event and counts it): the sources and the Mux do not log what they report, so
+// a problem is logged once, and a library user's reporter decides how it is shown. With no
+// reporter they log it at error level themselves.
 type ProblemReporter interface {
 	ReportProblem(Problem)
 }
@@ -34,9 +41,13 @@ type ProblemReporterFunc func(Problem)
 // ReportProblem calls f(p).
 func (f ProblemReporterFunc) ReportProblem(p Problem) { f(p) }
 
-// report sends p to r; a nil reporter is allowed and drops it.
-func report(r ProblemReporter, p Problem) {
-	if r != nil {
-		r.ReportProblem(p)
+// report sends p to r. Logging it here as well would log every problem twice, since the reporter
+// every problem passes logs it; but a nil reporter is allowed, and a rejected manifest must
+// never go unseen, so then p is logged here instead.
+func report(logger klog.Logger, r ProblemReporter, p Problem) {
+	if r == nil {
+		logger.Error(p.Err, "Rejected manifest or pod", "source", p.Source, "location", p.Location)
+		return
 	}
+	r.ReportProblem(p)
 }
