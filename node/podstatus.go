@@ -74,7 +74,7 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	// Events about a static pod refer to the static pod (its UID is the mirror's config.mirror):
 	// that is where `kubectl describe` of the mirror looks for them, as for the kubelet's.
 	w.recordStarted(pod, previous(last, &target.Status), status)
-	klog.FromContext(ctx).V(4).Info("Wrote pod status", "pod", key, "phase", status.Phase)
+	klog.FromContext(ctx).V(4).Info("Wrote pod status", "pod", klog.KObj(target), "phase", status.Phase)
 	return nil
 }
 
