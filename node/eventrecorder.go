@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -34,6 +35,10 @@ type EventRecorder struct {
 	workers int
 	clock   clock.PassiveClock
 	metrics *Metrics
+	// logger is Run's, for record: record.EventRecorder's methods take no context. Nil before
+	// Run; what record would log then (an object it cannot refer to, a programming error) recurs
+	// with every event about such an object, so it is seen once Run has started.
+	logger atomic.Pointer[klog.Logger]
 }
 
 // EventRecorderOptions tune NewEventRecorder; zero values take the defaults.
@@ -63,6 +68,8 @@ func NewEventRecorder(events corev1client.EventsGetter, source corev1.EventSourc
 
 // Run posts queued events until ctx is cancelled; events still queued then are dropped.
 func (r *EventRecorder) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx)
+	r.logger.Store(&logger)
 	var wg sync.WaitGroup
 	for i := 0; i < r.workers; i++ {
 		wg.Go(func() {
@@ -72,7 +79,7 @@ func (r *EventRecorder) Run(ctx context.Context) error {
 					return
 				case ev := <-r.queue:
 					if _, err := r.events.Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil && ctx.Err() == nil {
-						klog.FromContext(ctx).V(2).Info("Could not record event", "reason", ev.Reason, "object", ev.InvolvedObject.Name, "err", err)
+						logger.V(2).Info("Could not record event", "reason", ev.Reason, "object", ev.InvolvedObject.Name, "err", err)
 					}
 				}
 			}
@@ -100,7 +107,9 @@ func (r *EventRecorder) AnnotatedEventf(obj runtime.Object, annotations map[stri
 func (r *EventRecorder) record(obj runtime.Object, annotations map[string]string, eventtype, reason, message string) {
 	ref, err := reference.GetReference(scheme.Scheme, obj)
 	if err != nil {
-		klog.Background().V(2).Info("Cannot refer to the object of an event", "reason", reason, "err", err)
+		if logger := r.logger.Load(); logger != nil {
+			logger.V(2).Info("Cannot refer to the object of an event", "reason", reason, "err", err)
+		}
 		return
 	}
 	now := metav1.NewTime(r.clock.Now())
