@@ -68,7 +68,7 @@ type controllerHarness struct {
 
 func startController(t *testing.T, existing ...runtime.Object) *controllerHarness {
 	t.Helper()
-	baseline := goleak.IgnoreCurrent() // the package's control plane is not ours
+	baseline := goleak.IgnoreCurrent() // what ran before (klog, earlier tests) is not the controller's
 	h := &controllerHarness{
 		provider: &fakeNodeProvider{},
 		client:   fake.NewClientset(existing...),

@@ -1,4 +1,4 @@
-package node_test
+package integration
 
 import (
 	"context"
@@ -54,7 +54,6 @@ func (c *requestCounter) get(key string) int {
 // TestAPIWritesPerPodStart: starting an API pod costs one status patch and one Started event;
 // the status echoed back by the watch is not written again.
 func TestAPIWritesPerPodStart(t *testing.T) {
-	env := node.ControlPlane()
 	ctx := context.Background()
 	ns := env.Namespace(t)
 	const nodeName = "node-writes"

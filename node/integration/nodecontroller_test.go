@@ -1,8 +1,9 @@
-package node
+package integration
 
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,11 +12,14 @@ import (
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/vk-static/vk-static/node"
 )
 
 // These tests run the NodeController against the package's real API server (main_test.go) as
@@ -28,17 +32,55 @@ const (
 	itWait           = 20 * time.Second
 )
 
+// integrationNode is the Node the agent registers as name; its conditions are the
+// NodeController's defaults.
 func integrationNode(name string) *corev1.Node {
-	n := desiredTestNode()
-	n.Name = name
-	n.Labels["kubernetes.io/hostname"] = name
-	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: name}}
-	return n
+	capacity := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110"), corev1.ResourceCPU: resource.MustParse("4")}
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"kubernetes.io/hostname": name, "tier": "edge"}},
+		Spec:       corev1.NodeSpec{Taints: []corev1.Taint{{Key: "vk", Effect: corev1.TaintEffectNoSchedule}}},
+		Status: corev1.NodeStatus{
+			Capacity:        capacity,
+			Allocatable:     capacity.DeepCopy(),
+			Addresses:       []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: name}},
+			DaemonEndpoints: corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: 10250}},
+			NodeInfo:        corev1.NodeSystemInfo{KubeletVersion: "v1.36.3-vk", OperatingSystem: "linux", Architecture: "amd64"},
+		},
+	}
+}
+
+// fakeNodeProvider is a node.NodeProvider whose Ping result a test sets.
+type fakeNodeProvider struct {
+	mu      sync.Mutex
+	pingErr error
+}
+
+func (p *fakeNodeProvider) Ping(context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pingErr
+}
+
+func (p *fakeNodeProvider) setPingErr(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.pingErr = err
+}
+
+func (p *fakeNodeProvider) NotifyNodeStatus(context.Context, func(*corev1.Node)) {}
+
+func condition(n *corev1.Node, typ corev1.NodeConditionType) corev1.NodeCondition {
+	for _, c := range n.Status.Conditions {
+		if c.Type == typ {
+			return c
+		}
+	}
+	return corev1.NodeCondition{}
 }
 
 // runIntegrationController starts a controller for node name with that node's identity and
 // stops it (checking for leaks) when the test ends.
-func runIntegrationController(t *testing.T, name string, p NodeProvider) (*NodeController, kubernetes.Interface) {
+func runIntegrationController(t *testing.T, name string, p node.NodeProvider) (*node.NodeController, kubernetes.Interface) {
 	t.Helper()
 	// The shared admin client's connection outlives this test: open it before the baseline.
 	_, err := env.Admin.CoreV1().Namespaces().Get(context.Background(), metav1.NamespaceDefault, metav1.GetOptions{})
@@ -51,10 +93,10 @@ func runIntegrationController(t *testing.T, name string, p NodeProvider) (*NodeC
 	require.NoError(t, err)
 	cs, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
 	require.NoError(t, err)
-	c, err := NewNodeController(p, integrationNode(name), cs.CoreV1().Nodes(),
-		WithNodeEnableLeaseV1WithRenewInterval(cs.CoordinationV1().Leases(corev1.NamespaceNodeLease), 40, itRenewInterval),
-		WithNodePingInterval(itPingInterval),
-		WithNodeStatusUpdateInterval(itStatusInterval),
+	c, err := node.NewNodeController(p, integrationNode(name), cs.CoreV1().Nodes(),
+		node.WithNodeEnableLeaseV1WithRenewInterval(cs.CoordinationV1().Leases(corev1.NamespaceNodeLease), 40, itRenewInterval),
+		node.WithNodePingInterval(itPingInterval),
+		node.WithNodeStatusUpdateInterval(itStatusInterval),
 	)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
