@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"context"
@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/vk-static/vk-static/internal/watchstore"
 )
@@ -31,7 +30,8 @@ type nodeWatch struct {
 
 func newNodeWatch(client kubernetes.Interface, name string) *nodeWatch {
 	w := &nodeWatch{name: name}
-	lw := cache.NewListWatchFromClient(client.CoreV1().RESTClient(), "nodes", "", fields.OneTermEqualSelector("metadata.name", name))
+	nodes := client.CoreV1().Nodes()
+	lw := watchstore.NewListWatch(client, fields.OneTermEqualSelector("metadata.name", name).String(), nodes.List, nodes.Watch)
 	w.store = watchstore.New(lw, &corev1.Node{}, w.changed)
 	return w
 }

@@ -58,8 +58,8 @@ func (s *APISource) Run(ctx context.Context, out chan<- Snapshot) {
 	}
 	// A watch store rather than an informer: it reconnects within seconds after an API server
 	// outage (an informer may wait up to 30 s), so API pods converge quickly when it returns.
-	lw := cache.NewFilteredListWatchFromClient(s.client.CoreV1().RESTClient(), "pods", metav1.NamespaceAll,
-		func(o *metav1.ListOptions) { o.FieldSelector = selector })
+	pods := s.client.CoreV1().Pods(metav1.NamespaceAll)
+	lw := watchstore.NewListWatch(s.client, selector, pods.List, pods.Watch)
 	store := watchstore.New(lw, &corev1.Pod{}, markDirty, watchstore.TrackChanges(), watchstore.WithTransform(trimAPIPod))
 
 	var wg sync.WaitGroup

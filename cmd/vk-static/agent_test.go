@@ -5,12 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"github.com/vk-static/vk-static/node"
-	"github.com/vk-static/vk-static/provider/mock"
+	"github.com/vk-static/vk-static/agent"
 )
 
 // The Node the agent registers with the mock provider carries the mock's NoSchedule taint
@@ -21,30 +21,31 @@ func TestRegisteredNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	provider, err := mock.New(mock.Config{NodeName: "node-a", InternalIP: "127.0.0.1"})
+	cfg, err := agentConfig(o, prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
-	desired, err := nodeObject(o, "node-a", "127.0.0.1", provider)
-	if err != nil {
-		t.Fatal(err)
-	}
-
 	client := fake.NewClientset()
-	nc, err := node.NewNodeController(provider, desired, client.CoreV1().Nodes())
+	cfg.Client = client
+	a, err := agent.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer func() {
 		cancel()
-		<-nc.Done()
+		<-a.Done()
 	}()
-	go func() { _ = nc.Run(ctx) }()
-	select {
-	case <-nc.Ready():
-	case <-time.After(10 * time.Second):
-		t.Fatal("node not registered")
+	go func() { _ = a.Run(ctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := client.CoreV1().Nodes().Get(ctx, "node-a", metav1.GetOptions{}); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("node not registered")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	registered, err := client.CoreV1().Nodes().Get(ctx, "node-a", metav1.GetOptions{})
 	if err != nil {

@@ -6,13 +6,14 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/vk-static/vk-static/agent"
 	"github.com/vk-static/vk-static/internal/memlimit"
 )
 
 // applyMemoryLimit sets the soft memory limit --memory-limit asks for, unless GOMEMLIMIT has
 // set one. An automatic limit comes with a controller that raises it if the live heap
 // outgrows it; a limit the user chose is kept as it is.
-func applyMemoryLimit(o *options, logger logr.Logger) controller {
+func applyMemoryLimit(o *options, logger logr.Logger) agent.Component {
 	if memlimit.FromEnvironment() {
 		logger.Info("Soft memory limit from GOMEMLIMIT", "limitBytes", debug.SetMemoryLimit(-1))
 		return nil
@@ -29,7 +30,7 @@ func applyMemoryLimit(o *options, logger logr.Logger) controller {
 	return memoryLimiter{l, logger}
 }
 
-// memoryLimiter adapts memlimit.Limiter to controller.
+// memoryLimiter adapts memlimit.Limiter to agent.Component.
 type memoryLimiter struct {
 	*memlimit.Limiter
 	logger logr.Logger
