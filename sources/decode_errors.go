@@ -121,10 +121,6 @@ func (p problems) invalid(field, format string, args ...any) {
 	p.add(ErrInvalid, field, format, args...)
 }
 
-func (p problems) forbidden(field, format string, args ...any) {
-	p.add(ErrForbiddenReference, field, format, args...)
-}
-
 // addAll records field.Errors (from validation) under one class.
 func (p problems) addAll(class error, errs field.ErrorList) {
 	for _, e := range errs {

@@ -83,7 +83,7 @@ func (h *sourceHarness) expect(within time.Duration, want ...string) {
 		select {
 		case s := <-h.out:
 			h.last = s
-			got = append(got, render(h.merger.Merge(s))...)
+			got = append(got, render(merge(h.merger, s))...)
 			if want == nil && h.merger.Seen(s.Source) && got == nil {
 				return // an expected empty snapshot
 			}
@@ -101,7 +101,7 @@ func (h *sourceHarness) quiet(d time.Duration) {
 	for {
 		select {
 		case s := <-h.out:
-			if u := h.merger.Merge(s); len(u) > 0 {
+			if u := merge(h.merger, s); len(u) > 0 {
 				h.t.Fatalf("unexpected updates %q", render(u))
 			}
 		case <-timeout:
@@ -215,7 +215,7 @@ func (h *sourceHarness) expectEdit(name, oldUID string) string {
 		select {
 		case s := <-h.out:
 			h.last = s
-			got = append(got, render(h.merger.Merge(s))...)
+			got = append(got, render(merge(h.merger, s))...)
 		case <-deadline:
 			h.t.Fatalf("after %v: updates %q, want REMOVE + ADD of %s", observeWithin, got, name)
 		}

@@ -68,14 +68,8 @@ func (m *Merger) Seen(source string) bool {
 	return st != nil && st.seen
 }
 
-// Merge applies one snapshot and returns the updates it causes, in order.
-func (m *Merger) Merge(s Snapshot) []PodUpdate {
-	updates, _ := m.MergeAndReport(s)
-	return updates
-}
-
-// MergeAndReport is Merge that also returns the pods it newly rejected. A pod rejected again in a
-// later snapshot is not reported again.
+// MergeAndReport applies one snapshot and returns the updates it causes, in order, and the pods
+// it newly rejected. A pod rejected again in a later snapshot is not reported again.
 func (m *Merger) MergeAndReport(s Snapshot) ([]PodUpdate, []Problem) {
 	st := m.sources[s.Source]
 	if st == nil {

@@ -85,11 +85,11 @@ func TestMergerPartialTranscripts(t *testing.T) {
 
 func TestMergerSeenOnlyByAFullSnapshot(t *testing.T) {
 	m := NewMerger()
-	m.Merge(delta(api, nil, pod("a@1", rv("1"))))
+	merge(m, delta(api, nil, pod("a@1", rv("1"))))
 	assert.False(t, m.Seen(api), "a partial snapshot cannot tell the receiver it has every pod")
-	m.Merge(snap(api, pod("a@1", rv("1"))))
+	merge(m, snap(api, pod("a@1", rv("1"))))
 	assert.True(t, m.Seen(api))
-	m.Merge(delta(api, []string{"1"}))
+	merge(m, delta(api, []string{"1"}))
 	assert.True(t, m.Seen(api), "seen stays")
 }
 
@@ -99,13 +99,13 @@ func TestMergerEmitsStampedAPIPodsWithoutCopying(t *testing.T) {
 	_, err := trimAPIPod(in)
 	require.NoError(t, err)
 	m := NewMerger()
-	added := m.Merge(snap(api, in))
+	added := merge(m, snap(api, in))
 	require.Equal(t, []string{"ADD api a@1"}, render(added))
 	assert.Same(t, in, added[0].Pods[0])
 	next := pod("a@1", rv("2"), phase(corev1.PodRunning))
 	_, err = trimAPIPod(next)
 	require.NoError(t, err)
-	reconciled := m.Merge(delta(api, nil, next))
+	reconciled := merge(m, delta(api, nil, next))
 	require.Equal(t, []string{"RECONCILE api a@1"}, render(reconciled))
 	assert.Same(t, next, reconciled[0].Pods[0])
 }
@@ -138,7 +138,7 @@ func BenchmarkMerger10k(b *testing.B) {
 			require.NoError(b, store.Add(p))
 		}
 		m := NewMerger()
-		m.Merge(snap(api, pods...))
+		merge(m, snap(api, pods...))
 		b.ReportAllocs()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
@@ -151,7 +151,7 @@ func BenchmarkMerger10k(b *testing.B) {
 			for _, o := range objs {
 				next = append(next, o.(*corev1.Pod))
 			}
-			if got := m.Merge(snap(api, next...)); len(got) != 1 {
+			if got := merge(m, snap(api, next...)); len(got) != 1 {
 				b.Fatalf("want one update, got %v", render(got))
 			}
 		}
@@ -165,7 +165,7 @@ func BenchmarkMerger10k(b *testing.B) {
 		pending := newAPIChanges()
 		pending.apply(store, watchstore.Changes{Relisted: true})
 		m := NewMerger()
-		m.Merge(pending.snapshot())
+		merge(m, pending.snapshot())
 		pending.sent()
 		b.ReportAllocs()
 		b.ResetTimer()
@@ -176,7 +176,7 @@ func BenchmarkMerger10k(b *testing.B) {
 			key, _ := cache.MetaNamespaceKeyFunc(p)
 			b.StartTimer()
 			pending.apply(store, watchstore.Changes{Keys: []string{key}})
-			if got := m.Merge(pending.snapshot()); len(got) != 1 {
+			if got := merge(m, pending.snapshot()); len(got) != 1 {
 				b.Fatalf("want one update, got %v", render(got))
 			}
 			pending.sent()

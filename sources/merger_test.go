@@ -73,6 +73,12 @@ func rv(v string) func(*corev1.Pod) { return func(p *corev1.Pod) { p.ResourceVer
 func snap(source string, pods ...*corev1.Pod) Snapshot { return Snapshot{Source: source, Pods: pods} }
 
 // render writes updates as transcript lines: "ADD api a@1 b@2".
+// merge is MergeAndReport for the tests that look at the updates only.
+func merge(m *Merger, s Snapshot) []PodUpdate {
+	updates, _ := m.MergeAndReport(s)
+	return updates
+}
+
 func render(updates []PodUpdate) []string {
 	var lines []string
 	for _, u := range updates {
@@ -177,7 +183,7 @@ func TestMergerTranscripts(t *testing.T) {
 func TestMergerSeen(t *testing.T) {
 	m := NewMerger()
 	assert.False(t, m.Seen(file))
-	m.Merge(snap(file))
+	merge(m, snap(file))
 	assert.True(t, m.Seen(file))
 	assert.False(t, m.Seen(api))
 }
@@ -185,13 +191,13 @@ func TestMergerSeen(t *testing.T) {
 func TestMergerStampsWithoutMutating(t *testing.T) {
 	m := NewMerger()
 	in := pod("a@1", rv("1"))
-	out := m.Merge(snap(api, in))[0].Pods[0]
+	out := merge(m, snap(api, in))[0].Pods[0]
 	assert.Equal(t, api, out.Annotations[podutil.ConfigSourceAnnotationKey])
 	assert.Nil(t, in.Annotations, "the informer's object must not be modified")
 
 	// A mirror pod is marked as coming from the API source, like the kubelet does.
 	mirror := pod("m@2", mirrorOf("h"), rv("1"))
-	out = m.Merge(snap(api, in, mirror))[0].Pods[0]
+	out = merge(m, snap(api, in, mirror))[0].Pods[0]
 	assert.Equal(t, api, out.Annotations[podutil.ConfigSourceAnnotationKey])
 	assert.True(t, podutil.IsMirrorPod(out))
 	assert.Equal(t, podutil.FileSource, mirror.Annotations[podutil.ConfigSourceAnnotationKey])
@@ -201,8 +207,8 @@ func TestMergerStampsWithoutMutating(t *testing.T) {
 // first-seen time.
 func TestMergerKeepsFirstSeen(t *testing.T) {
 	m := NewMerger()
-	m.Merge(snap(file, pod("a@1", static(file), seenAt("first"))))
-	updates := m.Merge(snap(file, pod("a@1", static(file), seenAt("second"), label("v", "2"))))
+	merge(m, snap(file, pod("a@1", static(file), seenAt("first"))))
+	updates := merge(m, snap(file, pod("a@1", static(file), seenAt("second"), label("v", "2"))))
 	require.Equal(t, []string{"UPDATE file a@1"}, render(updates))
 	assert.Equal(t, "first", updates[0].Pods[0].Annotations[podutil.ConfigFirstSeenAnnotationKey])
 }
@@ -221,12 +227,12 @@ func BenchmarkMergerOneChangeIn10k(b *testing.B) {
 		pods[i] = pod(fmt.Sprintf("p%d@%d", i, i), rv("1"))
 	}
 	m := NewMerger()
-	m.Merge(snap(api, pods...))
+	merge(m, snap(api, pods...))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		next := append([]*corev1.Pod(nil), pods...)
 		next[i%len(next)] = pod(fmt.Sprintf("p%d@%d", i%len(next), i%len(next)), rv(fmt.Sprint(i+2)), label("n", fmt.Sprint(i)))
-		if got := m.Merge(snap(api, next...)); len(got) != 1 {
+		if got := merge(m, snap(api, next...)); len(got) != 1 {
 			b.Fatalf("want one update, got %v", render(got))
 		}
 		pods = next

@@ -22,16 +22,17 @@ type Source interface {
 // them; with none, they are logged at error level.
 //
 // A source counts as seen once every update caused by its first snapshot has been received from
-// Updates — so a consumer that sees Seen(source) also has that source's pods.
+// Updates (the last of them is marked SourceSeen) — so a consumer that sees Ready closed also
+// has every source's pods. Sources retry on their own and never fail the Mux.
 type Mux struct {
 	sources  []Source
 	problems ProblemReporter
 	updates  chan PodUpdate
 
+	ready chan struct{} // closed when every source is seen
+	done  chan struct{}
+
 	mu      sync.Mutex
-	seen    map[string]bool
-	ready   chan struct{} // closed when every source is seen
-	done    chan struct{}
 	started bool
 }
 
@@ -41,7 +42,6 @@ func NewMux(problems ProblemReporter, sources ...Source) *Mux {
 		sources:  sources,
 		problems: problems,
 		updates:  make(chan PodUpdate),
-		seen:     map[string]bool{},
 		ready:    make(chan struct{}),
 		done:     make(chan struct{}),
 	}
@@ -50,31 +50,11 @@ func NewMux(problems ProblemReporter, sources ...Source) *Mux {
 // Updates delivers the merged updates; it is closed when Run returns.
 func (m *Mux) Updates() <-chan PodUpdate { return m.updates }
 
-// Seen reports whether source is seen (see Mux). Safe for concurrent use.
-func (m *Mux) Seen(source string) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.seen[source]
-}
-
-// AllSeen reports whether every source is seen. Safe for concurrent use.
-func (m *Mux) AllSeen() bool {
-	select {
-	case <-m.ready:
-		return true
-	default:
-		return false
-	}
-}
-
 // Ready is closed once every source is seen.
 func (m *Mux) Ready() <-chan struct{} { return m.ready }
 
 // Done is closed when Run has returned.
 func (m *Mux) Done() <-chan struct{} { return m.done }
-
-// Err is always nil: sources retry on their own and never fail the Mux.
-func (m *Mux) Err() error { return nil }
 
 // queued is an update waiting for the consumer, or (update nil) the marker that a source's
 // first snapshot has been fully delivered.
@@ -114,11 +94,12 @@ func (m *Mux) Run(ctx context.Context) {
 	}
 
 	merger := NewMerger()
+	seen := make(map[string]bool, len(m.sources))
 	var queue []queued
 	for {
 		// Markers at the head mean a first snapshot has been delivered in full.
 		for len(queue) > 0 && queue[0].update == nil {
-			m.markSeen(queue[0].seenMark)
+			m.markSeen(seen, queue[0].seenMark)
 			queue = queue[1:]
 		}
 		var out chan<- PodUpdate
@@ -155,12 +136,10 @@ func (m *Mux) Run(ctx context.Context) {
 	}
 }
 
-func (m *Mux) markSeen(source string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.seen[source] = true
+func (m *Mux) markSeen(seen map[string]bool, source string) {
+	seen[source] = true
 	for _, src := range m.sources {
-		if !m.seen[src.Name()] {
+		if !seen[src.Name()] {
 			return
 		}
 	}

@@ -80,7 +80,8 @@ func TestAPISourceAsNode(t *testing.T) {
 					assert.Empty(t, p.ManagedFields, "managedFields are dropped as pods enter the store")
 				}
 				lastPartial = s.Partial
-				updates := merger.Merge(s)
+				updates, problems := merger.MergeAndReport(s)
+				assert.Empty(t, problems)
 				if len(updates) == 0 {
 					continue // e.g. a resourceVersion-only change
 				}
