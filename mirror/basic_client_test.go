@@ -47,7 +47,8 @@ func staticWithMeta() *corev1.Pod {
 
 // TestCreateMirrorPodRequest pins the exact object sent: the static pod's name, namespace,
 // labels, annotations (plus config.mirror) and spec, one controller owner reference to the
-// live Node, and nothing that belongs to the agent (UID, resource version, status).
+// live Node, and nothing that belongs to the agent (UID, resource version, status) — what the
+// kubelet e2e's validateMirrorPod checks of every mirror.
 func TestCreateMirrorPodRequest(t *testing.T) {
 	cs := fake.NewClientset()
 	c := NewBasicMirrorClient(cs, "node-a", nodeGetter(liveNode(), nil))

@@ -69,6 +69,13 @@ func (n nodeState) apply(in DecisionInput) DecisionInput {
 // combination of the five inputs that matters is here: the mirror's kind (none, current, stale
 // hash, being deleted, stale and being deleted, not a mirror) × static (present or not) × node
 // (ready, missing, deleting) × terminated (yes, no).
+//
+// Rows answer the kubelet's e2e of mirror pods (test/e2e_node/mirror_pod_test.go): "edited
+// manifest" — "should be updated when static pod updated"; "mirror deleted by a user" —
+// "should be recreated when mirror pod gracefully deleted" (a forcibly deleted mirror is gone:
+// "static pod, no mirror"); the orphan rows — "wait for the mirror pod to disappear" once the
+// static pod is deleted, and not before it finished terminating ("should launch successfully
+// even if it temporarily failed termination").
 func TestDecide(t *testing.T) {
 	type cell = [3]Action // indexed by nodeState
 	for _, row := range []struct {

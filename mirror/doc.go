@@ -27,43 +27,4 @@
 //	case mirror.Recreate, mirror.Delete:
 //		_, err = c.DeleteMirrorPod(ctx, podutil.FullName(current), &current.UID) // then create for Recreate
 //	}
-//
-// # Acceptance behaviours of the kubelet's test/e2e_node/mirror_pod_test.go
-//
-// Each behaviour, and the tests here that cover it (the lifecycle loop's tests exercise them
-// end to end with a running agent):
-//
-//   - "should be updated when static pod updated" (conformance: Mirror Pod, update): an edited
-//     manifest recreates the mirror with a new UID and the new image —
-//     integration.TestMirrorRecreatedAfterEdit; the "edited manifest" row of TestDecide;
-//     podmanager.TestStaticPodEditedWhileOldMirrorExists (the old mirror is still found by
-//     full name and IsMirrorPodOf is false, so the loop knows to recreate).
-//   - "should be recreated when mirror pod gracefully deleted" (conformance: Mirror Pod,
-//     delete): integration.TestMirrorRecreatedAfterUserDeletes/gracefully (the mirror is held
-//     with a deletionTimestamp; Decide says Recreate); the "mirror deleted by a user" row of
-//     TestDecide.
-//   - "should be recreated when mirror pod forcibly deleted" (conformance: Mirror Pod, force
-//     delete): integration.TestMirrorRecreatedAfterUserDeletes/forcibly (Decide says Create).
-//   - After each: "delete the static pod, wait for the mirror pod to disappear":
-//     integration.TestOrphanedMirrorDeleted; the orphan rows of TestDecide;
-//     podmanager.TestGetOrphanedMirrorPodNames.
-//   - "should successfully recreate when file is removed and recreated" (conformance: Mirror
-//     Pod, recreate): the same manifest yields the same UID and hash, so the mirror pairs again
-//     and is not an orphan — podmanager.TestGetOrphanedMirrorPodNames and
-//     podmanager.TestTranslationsInEveryOrder. The restart count it checks is the provider's
-//     and the lifecycle loop's.
-//   - "should launch successfully even if it temporarily failed termination": an orphaned
-//     mirror is left alone until the old static pod finished terminating — the orphan rows of
-//     TestDecide (None while StaticTerminated is false). Waiting for termination before
-//     starting the new pod is the lifecycle loop's.
-//   - validateMirrorPod, checked by every case above: config.hash and config.mirror equal and
-//     non-empty, a config.source other than "api", exactly one owner reference {v1, Node, name,
-//     live Node UID, controller} — TestCreateMirrorPodRequest and assertMirrorOf in every
-//     integration test (owner UID compared with the live Node's in TestMirrorPodLifecycle).
-//   - Pod Generation ("update activeDeadlineSeconds / container image / initContainer
-//     image"): the mirror is recreated, so its generation is 1 —
-//     integration.TestMirrorRecreatedAfterEdit. That status.observedGeneration stays empty is
-//     the status writer's (node/) to keep.
-//   - Not mirror behaviour, left to the provider and lifecycle issues: EnvFiles, and "should
-//     not change container status" across a kubelet restart.
 package mirror

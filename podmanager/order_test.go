@@ -18,6 +18,10 @@ import (
 //   - the mirror translates to the static pod when the mirror is present at the end and both
 //     were present together at some moment after the mirror's ADD;
 //   - the mirror is an orphan when it is present and the static pod is not.
+//
+// The orders in which the static pod's ADD follows its mirror's are what a manifest removed and
+// written again looks like to the manager (the kubelet e2e "should successfully recreate when
+// file is removed and recreated"): the same UID and hash pair with the mirror already there.
 func TestTranslationsInEveryOrder(t *testing.T) {
 	static := staticPod("etcd", "s")
 	mirrorPod := mirrorOf(static, "m")

@@ -4,5 +4,11 @@
 // only tests; it lives apart from package mirror so that mirror's unit tests need no control
 // plane.
 //
+// The kubelet's acceptance tests of mirror pods (test/e2e_node/mirror_pod_test.go) are what these
+// tests, mirror.TestDecide and podmanager's tests answer; each names the behaviours it covers,
+// and the lifecycle loop's tests exercise them end to end with a running agent. Two are not
+// mirror behaviour and are left to the provider and the lifecycle loop: EnvFiles, and "should
+// not change container status" across a kubelet restart.
+//
 //	go test -race ./mirror/integration
 package integration

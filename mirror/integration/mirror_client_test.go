@@ -169,9 +169,11 @@ func (a *agent) reconcile(t *testing.T, static *corev1.Pod) mirror.Action {
 	return action
 }
 
-// assertMirrorOf checks what the kubelet's e2e validateMirrorPod checks: hash and mirror
-// annotations equal and non-empty, a non-"api" source, and exactly one controller owner
-// reference to the live Node.
+// assertMirrorOf checks what the kubelet's e2e validateMirrorPod checks after every one of its
+// cases, and every test here calls it: hash and mirror annotations equal and non-empty, a
+// non-"api" source, and exactly one controller owner reference to the live Node (whose UID
+// TestMirrorPodLifecycle compares with the Node read back). mirror.TestCreateMirrorPodRequest
+// pins the same on the request itself.
 func assertMirrorOf(t *testing.T, got, static *corev1.Pod, node *corev1.Node) {
 	t.Helper()
 	assert.True(t, mirror.IsMirrorOf(got, static), "mirror annotations: %v", got.Annotations)
@@ -238,9 +240,11 @@ func TestMirrorPodLifecycle(t *testing.T) {
 	})
 }
 
-// TestMirrorRecreatedAfterUserDeletes covers the kubelet e2e "recreated when mirror pod
-// gracefully / forcibly deleted" at the client level: the deletion is seen, Decide says what
-// to do, and the agent's own identity brings the mirror back.
+// TestMirrorRecreatedAfterUserDeletes covers the kubelet e2e "should be recreated when mirror
+// pod gracefully deleted" and "... forcibly deleted" (conformance: Mirror Pod, delete and force
+// delete) at the client level: the deletion is seen, Decide says what to do (the "mirror
+// deleted by a user" row of mirror.TestDecide), and the agent's own identity brings the mirror
+// back.
 func TestMirrorRecreatedAfterUserDeletes(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -283,8 +287,14 @@ func TestMirrorRecreatedAfterUserDeletes(t *testing.T) {
 }
 
 // TestMirrorRecreatedAfterEdit covers the kubelet e2e "should be updated when static pod
-// updated": the manifest changed, so the static pod has a new hash; the old mirror is
-// deleted and a new one with the new spec created.
+// updated" (conformance: Mirror Pod, update): the manifest changed, so the static pod has a new
+// hash; the old mirror is deleted and a new one with the new spec created. The "edited
+// manifest" row of mirror.TestDecide and podmanager.TestStaticPodEditedWhileOldMirrorExists
+// cover the decision and the lookups that lead here.
+//
+// It also covers the kubelet e2e Pod Generation cases ("update activeDeadlineSeconds / container
+// image / initContainer image"): the mirror is recreated, so its generation is 1. That
+// status.observedGeneration stays empty is the status writer's (node/) to keep.
 func TestMirrorRecreatedAfterEdit(t *testing.T) {
 	ns := env.Namespace(t)
 	a := newAgent(t, "mirror-edit")
@@ -305,7 +315,11 @@ func TestMirrorRecreatedAfterEdit(t *testing.T) {
 }
 
 // TestOrphanedMirrorDeleted: the static pod is gone and has finished terminating; its
-// mirror is deleted (kubelet e2e: "wait for the mirror pod to disappear").
+// mirror is deleted (the kubelet e2e, after each case: "delete the static pod, wait for the
+// mirror pod to disappear"). Not before it finished: "should launch successfully even if it
+// temporarily failed termination" needs the orphaned mirror left alone meanwhile (the orphan
+// rows of mirror.TestDecide; waiting for the termination before starting the new pod is the
+// lifecycle loop's).
 func TestOrphanedMirrorDeleted(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Namespace(t)
