@@ -190,11 +190,11 @@ func (c *PodController) Run(ctx context.Context) (err error) {
 		wg.Go(func() { c.pollStatus(ctx) })
 	}
 	for i := 0; i < c.cfg.Workers; i++ {
-		wg.Go(func() { c.runWorker(ctx, "sync", c.sync, c.syncPod) })
+		wg.Go(func() { c.runWorker(ctx, "sync", c.sync, c.syncPod, c.synced) })
 	}
 	if !c.static {
 		for i := 0; i < c.cfg.StatusWorkers; i++ {
-			wg.Go(func() { c.runWorker(ctx, "status", c.status, c.writer.write) })
+			wg.Go(func() { c.runWorker(ctx, "status", c.status, c.writer.write, nil) })
 		}
 	}
 	close(c.ready)
@@ -368,7 +368,10 @@ func (c *PodController) pollStatus(ctx context.Context) {
 	}
 }
 
-func (c *PodController) runWorker(ctx context.Context, name string, q workqueue.TypedRateLimitingInterface[string], sync func(context.Context, string) error) {
+// runWorker syncs keys from q until it shuts down; synced, when not nil, is told of every key
+// that synced successfully.
+func (c *PodController) runWorker(ctx context.Context, name string, q workqueue.TypedRateLimitingInterface[string],
+	sync func(context.Context, string) error, synced func(key string)) {
 	for {
 		key, shutdown := q.Get()
 		if shutdown {
@@ -380,8 +383,9 @@ func (c *PodController) runWorker(ctx context.Context, name string, q workqueue.
 		switch {
 		case err == nil:
 			q.Forget(key)
-			c.catchUp.Forget(key)
-			c.scheduleResync(q, key)
+			if synced != nil {
+				synced(key)
+			}
 		case ctx.Err() != nil:
 		case errors.Is(err, errWaitForWatch):
 			// The API server answered, so any back-off grown while it was unreachable no longer

@@ -27,10 +27,20 @@ type statusWriter struct {
 	// written holds, by API object UID, the last status sent until the watch echoes it back:
 	// until then the pod manager's copy is older and must not make us write it again.
 	written map[types.UID]*corev1.PodStatus
+	// settled holds, by API object UID, the provider's status and the object's resourceVersion
+	// last seen to agree. While neither has changed there is nothing to compare: the check every
+	// resync makes costs two lookups, not a status built and compared field by field.
+	settled map[types.UID]settledStatus
+}
+
+type settledStatus struct {
+	reported        *corev1.PodStatus // the provider's, as notified (never modified once passed on)
+	resourceVersion string
 }
 
 func newStatusWriter(cfg PodControllerConfig, states *podStates) *statusWriter {
-	return &statusWriter{cfg: cfg, states: states, written: make(map[types.UID]*corev1.PodStatus, 128)}
+	return &statusWriter{cfg: cfg, states: states,
+		written: make(map[types.UID]*corev1.PodStatus, 128), settled: make(map[types.UID]settledStatus, 128)}
 }
 
 func (w *statusWriter) write(ctx context.Context, key string) error {
@@ -43,10 +53,14 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	if !ok {
 		return nil // no API object (yet): a mirror or pod event requeues the key
 	}
+	agreed := settledStatus{reported: st.status, resourceVersion: target.ResourceVersion}
+	if w.isSettled(target.UID, agreed) {
+		return nil
+	}
 	status := normalize(buildStatus(&target.Spec, &target.Status, st.status, metav1.NewTime(w.cfg.Clock.Now())))
 	if equality.Semantic.DeepEqual(&target.Status, status) {
 		// The API object shows it (the watch echoed our write): nothing to keep for it.
-		w.forget(target.UID)
+		w.settle(target.UID, agreed)
 		return nil
 	}
 	last := w.lastWritten(target.UID)
@@ -100,6 +114,27 @@ func (w *statusWriter) forget(uid types.UID) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	delete(w.written, uid)
+	delete(w.settled, uid)
+}
+
+// settle records that the API object uid shows the provider's status: nothing written is
+// awaited any more.
+func (w *statusWriter) settle(uid types.UID, agreed settledStatus) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.written, uid)
+	if agreed.resourceVersion != "" { // without one, a change of the object could not be told
+		w.settled[uid] = agreed
+	}
+}
+
+// isSettled reports whether uid was last seen agreeing with exactly this provider status at
+// exactly this resourceVersion.
+func (w *statusWriter) isSettled(uid types.UID, agreed settledStatus) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s, ok := w.settled[uid]
+	return ok && s == agreed
 }
 
 func (w *statusWriter) lastWritten(uid types.UID) *corev1.PodStatus {
