@@ -95,29 +95,15 @@ func (c *basicClient) checkStatic(pod *corev1.Pod) error {
 	return nil
 }
 
-// liveNode returns the Node the mirror will be owned by, refusing a missing or terminating
-// one: a mirror owned by a deleted Node would be garbage collected at once.
+// liveNode returns the Node the mirror will be owned by (see UsableNode).
 func (c *basicClient) liveNode(ctx context.Context) (*corev1.Node, error) {
-	var (
-		node *corev1.Node
-		err  error
-	)
-	if c.nodeGetter != nil {
-		node, err = c.nodeGetter.Get(c.nodeName)
-	} else {
-		node, err = c.client.CoreV1().Nodes().Get(ctx, c.nodeName, metav1.GetOptions{})
+	getter := c.nodeGetter
+	if getter == nil {
+		getter = NodeGetterFunc(func(name string) (*corev1.Node, error) {
+			return c.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		})
 	}
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("%w: get node %s: %w", ErrNodeUnavailable, c.nodeName, err)
-	case node == nil:
-		return nil, fmt.Errorf("%w: node %s not found", ErrNodeUnavailable, c.nodeName)
-	case node.DeletionTimestamp != nil:
-		return nil, fmt.Errorf("%w: node %s is being deleted", ErrNodeUnavailable, c.nodeName)
-	case node.UID == "":
-		return nil, fmt.Errorf("%w: node %s has no UID", ErrNodeUnavailable, c.nodeName)
-	}
-	return node, nil
+	return UsableNode(getter, c.nodeName)
 }
 
 // newMirrorPod builds the object to create: only the static pod's name, namespace, labels,

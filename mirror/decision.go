@@ -45,10 +45,9 @@ type DecisionInput struct {
 	Static *corev1.Pod
 	// Mirror is the pod the API server has under this full name, nil when it has none.
 	Mirror *corev1.Pod
-	// NodeExists: the Node object exists in the API server.
-	NodeExists bool
-	// NodeDeleting: the Node has a deletionTimestamp.
-	NodeDeleting bool
+	// NodeUsable: the Node exists and is not being deleted, so a mirror can be owned by it
+	// (UsableNode says so).
+	NodeUsable bool
 	// StaticTerminated: the static pod that last had this full name finished terminating in
 	// the provider (or there never was one). Consulted only when Static is nil: an orphaned
 	// mirror keeps reporting its pod until that pod is really gone.
@@ -73,7 +72,7 @@ func Decide(in DecisionInput) Action {
 	if in.Mirror != nil && !podutil.IsMirrorPod(in.Mirror) {
 		return None
 	}
-	canCreate := in.NodeExists && !in.NodeDeleting
+	canCreate := in.NodeUsable
 	switch {
 	case in.Static == nil && in.Mirror == nil:
 		return None

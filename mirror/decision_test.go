@@ -59,8 +59,7 @@ func (n nodeState) String() string {
 }
 
 func (n nodeState) apply(in DecisionInput) DecisionInput {
-	in.NodeExists = n != nodeMissing
-	in.NodeDeleting = n == nodeDeleting
+	in.NodeUsable = n != nodeMissing && n != nodeDeleting
 	return in
 }
 

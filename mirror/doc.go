@@ -21,7 +21,7 @@
 // The smallest use:
 //
 //	c := mirror.NewBasicMirrorClient(clientset, nodeName, nodeLister)
-//	switch mirror.Decide(mirror.DecisionInput{Static: static, Mirror: current, NodeExists: true}) {
+//	switch mirror.Decide(mirror.DecisionInput{Static: static, Mirror: current, NodeUsable: true}) {
 //	case mirror.Create:
 //		err = c.CreateMirrorPod(ctx, static)
 //	case mirror.Recreate, mirror.Delete:

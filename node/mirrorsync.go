@@ -37,14 +37,8 @@ func (c *PodController) syncMirror(ctx context.Context, key string, desired *cor
 	if in.Static == nil && in.Mirror == nil {
 		return nil
 	}
-	node, err := c.cfg.Node.Get(c.cfg.NodeName)
-	switch {
-	case apierrors.IsNotFound(err):
-	case err != nil:
-		return fmt.Errorf("read node for the mirror decision: %w", err)
-	default:
-		in.NodeExists, in.NodeDeleting = true, node.DeletionTimestamp != nil
-	}
+	_, err := mirror.UsableNode(c.cfg.Node, c.cfg.NodeName)
+	in.NodeUsable = err == nil
 
 	action := mirror.Decide(in)
 	logger := klog.FromContext(ctx)

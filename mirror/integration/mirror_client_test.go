@@ -145,12 +145,13 @@ func (a *agent) reconcile(t *testing.T, static *corev1.Pod) mirror.Action {
 	t.Helper()
 	ctx := context.Background()
 	m, found := getPod(t, static.Namespace, static.Name)
-	node, err := env.Admin.CoreV1().Nodes().Get(ctx, a.node, metav1.GetOptions{})
-	nodeExists := err == nil
-	if !nodeExists {
-		require.True(t, apierrors.IsNotFound(err), "get node: %v", err)
+	_, err := mirror.UsableNode(mirror.NodeGetterFunc(func(name string) (*corev1.Node, error) {
+		return env.Admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	}), a.node)
+	if err != nil {
+		require.ErrorIs(t, err, mirror.ErrNodeUnavailable)
 	}
-	in := mirror.DecisionInput{Static: static, NodeExists: nodeExists, NodeDeleting: nodeExists && node.DeletionTimestamp != nil}
+	in := mirror.DecisionInput{Static: static, NodeUsable: err == nil}
 	if found {
 		in.Mirror = m
 	}
@@ -329,9 +330,9 @@ func TestOrphanedMirrorDeleted(t *testing.T) {
 	require.NoError(t, a.mirrors.CreateMirrorPod(ctx, static))
 	m, _ := getPod(t, ns, static.Name)
 
-	assert.Equal(t, mirror.None, mirror.Decide(mirror.DecisionInput{Mirror: m, NodeExists: true}),
+	assert.Equal(t, mirror.None, mirror.Decide(mirror.DecisionInput{Mirror: m, NodeUsable: true}),
 		"not while the static pod is still terminating")
-	require.Equal(t, mirror.Delete, mirror.Decide(mirror.DecisionInput{Mirror: m, NodeExists: true, StaticTerminated: true}))
+	require.Equal(t, mirror.Delete, mirror.Decide(mirror.DecisionInput{Mirror: m, NodeUsable: true, StaticTerminated: true}))
 	deleted, err := a.mirrors.DeleteMirrorPod(ctx, podutil.FullName(m), ptr.To(m.UID))
 	require.NoError(t, err)
 	assert.True(t, deleted)
