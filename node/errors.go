@@ -3,6 +3,8 @@ package node
 import (
 	"errors"
 	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // Provider errors are classified by kind, through any amount of %w wrapping.
@@ -23,8 +25,10 @@ func InvalidInput(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidInput, fmt.Sprintf(format, args...))
 }
 
-// IsNotFound reports whether err, or any error it wraps, is a not-found error.
-func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+// IsNotFound reports whether err, or any error it wraps, is a not-found error: ErrNotFound, or
+// the API machinery's NotFound (a provider backed by a Kubernetes API, or a NodeGetter's
+// convention) — either way "it does not exist", so that deleting it is done, not retried.
+func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) || apierrors.IsNotFound(err) }
 
 // IsInvalidInput reports whether err, or any error it wraps, is an invalid-input error.
 func IsInvalidInput(err error) bool { return errors.Is(err, ErrInvalidInput) }

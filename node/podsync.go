@@ -19,7 +19,7 @@ import (
 // relies on the next event or a timed requeue; the periodic resync decides every key again in
 // any case.
 func (c *PodController) syncPod(ctx context.Context, key string) error {
-	logger := klog.FromContext(ctx).WithValues("pod", key)
+	logger := klog.FromContext(ctx).WithValues("podFullName", key)
 	ctx = klog.NewContext(ctx, logger)
 	desired, _ := c.cfg.Pods.GetPodByFullName(key)
 	running, hasRunning := c.states.get(key)

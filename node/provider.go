@@ -24,6 +24,11 @@ type PodLifecycleHandler interface {
 	// GetPodStatus returns the pod's current status, or an error that IsNotFound recognises.
 	GetPodStatus(ctx context.Context, namespace, name string) (*corev1.PodStatus, error)
 	// GetPods lists every pod the provider runs, including pods it ran before the agent restarted.
+	// Restart adoption matches them against the sources by full name and UID, and needs the
+	// annotations the pod was given: kubernetes.io/config.source (until a pod's source has been
+	// seen it is not stopped), kubernetes.io/config.hash (its mirror) and vk-static.io/config.file
+	// (a manifest that no longer decodes keeps its pod). A provider that persists pods across a
+	// restart must keep them, with the UID, namespace and name.
 	GetPods(ctx context.Context) ([]*corev1.Pod, error)
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vk-static/vk-static/internal/memlimit"
 	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/sources"
 )
 
 // options are the agent's settings, named as the kubelet names them.
@@ -49,14 +50,16 @@ type options struct {
 	MemoryLimit               string
 }
 
+// defaultOptions are the kubelet's defaults, taken from the packages that use them wherever a
+// package has one.
 func defaultOptions() *options {
 	return &options{
 		Address:                   "0.0.0.0",
 		Port:                      10250,
 		HealthzBindAddress:        "127.0.0.1",
 		HealthzPort:               10248,
-		FileCheckFrequency:        20 * time.Second,
-		HTTPCheckFrequency:        20 * time.Second,
+		FileCheckFrequency:        sources.DefaultFileCheckFrequency,
+		HTTPCheckFrequency:        sources.DefaultHTTPCheckFrequency,
 		SyncFrequency:             node.DefaultSyncFrequency,
 		Provider:                  "mock",
 		RootDir:                   "/var/lib/vk-static",
@@ -65,9 +68,9 @@ func defaultOptions() *options {
 		EventQPS:                  50,
 		EventBurst:                100,
 		MaxPods:                   110,
-		NodeStatusUpdateFrequency: 10 * time.Second,
-		NodeLeaseDurationSeconds:  40,
-		PodSyncWorkers:            10,
+		NodeStatusUpdateFrequency: 10 * time.Second, // the kubelet's; the node package's own default is for heartbeats through the Lease only
+		NodeLeaseDurationSeconds:  node.DefaultLeaseDurationSeconds,
+		PodSyncWorkers:            node.DefaultPodSyncWorkers,
 		MemoryLimit:               "auto",
 	}
 }
