@@ -86,6 +86,9 @@ type IdleResult struct {
 	Requests     map[string]float64 `json:"requests"`
 	NodeRequests float64            `json:"nodeRequests"`
 	Writes       float64            `json:"writes"`
+	// Syncs are the pods the agent synced in the window, by queue (sync, status): the periodic
+	// resync's work, which the CPU figure includes.
+	Syncs map[string]float64 `json:"syncs,omitempty"`
 }
 
 // EditResult is how fast manifest edits take effect.
@@ -196,8 +199,9 @@ func WriteTable(w io.Writer, results []*Result) {
 				r.Scenario, r.Edit.Edits, tripleMs(r.Edit.ToDelete), tripleMs(r.Edit.ToCreate), tripleMs(r.Edit.ToMirror), r.Edit.PollIntervalMs)
 		}
 		if r.Idle != nil {
-			fmt.Fprintf(w, "\n%s: idle %.0f s: CPU %.2f s (%.2f%% of a core); agent requests %.0f: %s\n",
-				r.Scenario, r.Idle.Seconds, r.Idle.CPUSeconds, r.Idle.CPUPercent, r.Idle.NodeRequests, requestCounts(r.Idle.Requests))
+			fmt.Fprintf(w, "\n%s: idle %.0f s: CPU %.2f s (%.2f%% of a core); pods synced %.0f, statuses checked %.0f; agent requests %.0f: %s\n",
+				r.Scenario, r.Idle.Seconds, r.Idle.CPUSeconds, r.Idle.CPUPercent, r.Idle.Syncs["sync"], r.Idle.Syncs["status"],
+				r.Idle.NodeRequests, requestCounts(r.Idle.Requests))
 		}
 		if len(r.QueueStats) > 0 {
 			var parts []string

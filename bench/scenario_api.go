@@ -56,6 +56,7 @@ func runAPIPods(ctx context.Context, s *session, n int, idle, timeout time.Durat
 			return nil, err
 		}
 		waitIdleProfile := s.startProfile(ctx, "idle", int(idle.Seconds()))
+		queuesBefore := s.queueStats(ctx)
 		t0 := time.Now()
 		select {
 		case <-time.After(idle):
@@ -67,7 +68,11 @@ func runAPIPods(ctx context.Context, s *session, n int, idle, timeout time.Durat
 			return nil, err
 		}
 		secs := time.Since(t0).Seconds()
-		res.Idle = &IdleResult{Seconds: secs, CPUSeconds: cpu, CPUPercent: cpu / secs * 100, Requests: reqs, NodeRequests: nodeReqs, Writes: reqs.writes()}
+		res.Idle = &IdleResult{Seconds: secs, CPUSeconds: cpu, CPUPercent: cpu / secs * 100, Requests: reqs, NodeRequests: nodeReqs, Writes: reqs.writes(),
+			Syncs: map[string]float64{}}
+		for q, st := range s.queueStats(ctx) {
+			res.Idle.Syncs[q] = st.Items - queuesBefore[q].Items
+		}
 		if p := waitIdleProfile(); p != "" {
 			res.Profiles = append(res.Profiles, p)
 		}
