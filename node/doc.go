@@ -32,7 +32,9 @@
 // posts events with several workers and counts what it must drop. Metrics are Prometheus
 // metrics; a nil *Metrics records nothing.
 //
-// The smallest agent (standalone: no API server, no mirrors):
+// A whole agent — sources, mirrors, the Node watch they need, events, node registration — is
+// assembled by package agent (agent.New); its example runs a provider of one's own with mirrors.
+// The smallest agent built from this package alone (standalone: no API server, no mirrors):
 //
 //	mux := sources.NewMux(nil, files)
 //	pc, err := node.NewPodController(node.PodControllerConfig{
