@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/vk-static/vk-static/backoff"
 	"github.com/vk-static/vk-static/podutil"
 )
 
@@ -30,11 +31,10 @@ const DefaultFileCheckFrequency = 20 * time.Second
 // fileChanges).
 const fileDebounce = 20 * time.Millisecond
 
-// Back-off for re-establishing file watches that could not be set up.
-const (
-	watchRetryInitial = 100 * time.Millisecond
-	watchRetryMax     = 10 * time.Second
-)
+// watchRetry is the back-off for re-establishing file watches that could not be set up.
+func watchRetry() backoff.Policy {
+	return backoff.Policy{Initial: 100 * time.Millisecond, Max: 10 * time.Second}
+}
 
 // FileConfig configures a FileSource.
 type FileConfig struct {
@@ -109,16 +109,15 @@ func (s *FileSource) Run(ctx context.Context, out chan<- Snapshot) {
 	// rest (the parent missing too, inotify limits).
 	var retry clock.Timer
 	var retryC <-chan time.Time
-	backoff := watchRetryInitial
+	delays := watchRetry().Start()
 	establish := func() {
 		if w.establish(logger) {
-			backoff = watchRetryInitial
+			delays.Reset()
 			return
 		}
 		if retry == nil {
-			retry = clk.NewTimer(backoff)
+			retry = clk.NewTimer(delays.Next())
 			retryC = retry.C()
-			backoff = min(2*backoff, watchRetryMax)
 		}
 	}
 	defer func() {

@@ -7,15 +7,16 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/vk-static/vk-static/backoff"
 )
 
-// Back-off between failed lists and watches: 100 ms doubling to at most MaxBackoff.
-const (
-	InitialBackoff = 100 * time.Millisecond
-	MaxBackoff     = 2 * time.Second
-)
+// Reconnect is the back-off between failed lists and watches: short, so that pods converge
+// within seconds of an API server's return (client-go's informers wait up to 30 s).
+func Reconnect() backoff.Policy {
+	return backoff.Policy{Initial: 100 * time.Millisecond, Max: 2 * time.Second}
+}
 
 // Store is a thread-safe cache of the objects lw lists and watches. Objects in it are shared
 // and read-only.
@@ -66,7 +67,7 @@ func New(lw cache.ListerWatcher, example runtime.Object, onChange func(), opts .
 // Run lists and watches until ctx is done.
 func (s *Store) Run(ctx context.Context) {
 	r := cache.NewReflectorWithOptions(s.lw, s.example, (*notifyingStore)(s), cache.ReflectorOptions{
-		Backoff: &wait.Backoff{Duration: InitialBackoff, Factor: 2, Jitter: 0.2, Steps: 16, Cap: MaxBackoff},
+		Backoff: Reconnect().WaitBackoff(0.2),
 	})
 	r.RunWithContext(ctx)
 }
