@@ -24,7 +24,7 @@ func (c *NodeController) leaseLoop(ctx context.Context) {
 	logger := klog.FromContext(ctx)
 	ticker := c.clock.NewTicker(c.leaseRenewInterval)
 	defer ticker.Stop()
-	retry := newBackoff(c.clock)
+	retry := newRetryTimer(c.clock)
 	var retryC <-chan time.Time
 	var lease *coordinationv1.Lease // the last one written; nil: read it first
 	for {
@@ -38,8 +38,9 @@ func (c *NodeController) leaseLoop(ctx context.Context) {
 			case ctx.Err() != nil:
 				return
 			default:
-				logger.Error(err, "Renewing the node lease failed; retrying", "delay", retry.delay)
-				retryC = retry.after()
+				var delay time.Duration
+				retryC, delay = retry.after()
+				logger.Error(err, "Renewing the node lease failed; retrying", "delay", delay)
 			}
 		}
 		c.leaseRounds.Add(1)

@@ -16,6 +16,8 @@ import (
 	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/vk-static/vk-static/backoff"
 )
 
 // NodeController registers the Node, keeps its status current and renews its Lease.
@@ -156,16 +158,19 @@ func (c *NodeController) Run(ctx context.Context) (err error) {
 // false when ctx ended first.
 func (c *NodeController) register(ctx context.Context) bool {
 	logger := klog.FromContext(ctx)
-	retry := newBackoff(c.clock)
+	retry := newRetryTimer(c.clock)
 	for {
 		err := c.ensureNode(ctx)
 		if err == nil {
 			logger.Info("Node registered")
 			return true
 		}
-		logger.Error(err, "Registering the node failed; retrying", "delay", retry.delay)
-		if !retry.wait(ctx) {
+		after, delay := retry.after()
+		logger.Error(err, "Registering the node failed; retrying", "delay", delay)
+		select {
+		case <-ctx.Done():
 			return false
+		case <-after:
 		}
 	}
 }
@@ -237,7 +242,7 @@ func (c *NodeController) statusLoop(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	ticker := c.clock.NewTicker(c.statusUpdateInterval)
 	defer ticker.Stop()
-	retry := newBackoff(c.clock)
+	retry := newRetryTimer(c.clock)
 	var retryC <-chan time.Time
 	heartbeatDue := false
 	for {
@@ -264,8 +269,9 @@ func (c *NodeController) statusLoop(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		logger.Error(err, "Updating the node status failed; retrying", "delay", retry.delay)
-		retryC = retry.after()
+		var delay time.Duration
+		retryC, delay = retry.after()
+		logger.Error(err, "Updating the node status failed; retrying", "delay", delay)
 	}
 }
 
@@ -353,29 +359,20 @@ func (c *NodeController) ping(ctx context.Context) {
 	}
 }
 
-// backoff spaces out retries of a failed write: minRetryDelay doubling up to maxRetryDelay.
-type backoff struct {
-	clock clock.Clock
-	delay time.Duration
+// retryTimer spaces out the retries of a failed write by writeRetry, on the controller's clock.
+type retryTimer struct {
+	clock  clock.Clock
+	delays *backoff.Delays
 }
 
-func newBackoff(clk clock.Clock) *backoff { return &backoff{clock: clk, delay: minRetryDelay} }
-
-func (b *backoff) reset() { b.delay = minRetryDelay }
-
-// after returns a channel that fires after the current delay, and doubles the delay.
-func (b *backoff) after() <-chan time.Time {
-	c := b.clock.After(b.delay)
-	b.delay = min(2*b.delay, maxRetryDelay)
-	return c
+func newRetryTimer(clk clock.Clock) *retryTimer {
+	return &retryTimer{clock: clk, delays: writeRetry().Start()}
 }
 
-// wait sleeps for the current delay (doubling it); false if ctx ended first.
-func (b *backoff) wait(ctx context.Context) bool {
-	select {
-	case <-ctx.Done():
-		return false
-	case <-b.after():
-		return true
-	}
+func (r *retryTimer) reset() { r.delays.Reset() }
+
+// after returns a channel that fires after the next delay, and that delay.
+func (r *retryTimer) after() (<-chan time.Time, time.Duration) {
+	d := r.delays.Next()
+	return r.clock.After(d), d
 }

@@ -7,6 +7,8 @@ import (
 
 	coordclientv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/vk-static/vk-static/backoff"
 )
 
 // Defaults of the NodeController options (the kubelet's values).
@@ -22,12 +24,12 @@ const (
 	DefaultStatusUpdateInterval = time.Minute
 )
 
-// retry bounds for writes that failed (API server unreachable): retried quickly, so the node
-// and its lease converge within seconds of the API server coming back.
-const (
-	minRetryDelay = 200 * time.Millisecond
-	maxRetryDelay = 5 * time.Second
-)
+// writeRetry is the back-off of a Node, status or Lease write that failed (the API server
+// unreachable): retried quickly, so the node and its lease converge within seconds of the API
+// server coming back.
+func writeRetry() backoff.Policy {
+	return backoff.Policy{Initial: 200 * time.Millisecond, Max: 5 * time.Second}
+}
 
 // NodeControllerOpt configures a NodeController.
 type NodeControllerOpt func(*NodeController) error
