@@ -51,23 +51,6 @@ func (p *Provider) Capacity() corev1.ResourceList {
 	}
 }
 
-// NodeConditions are the simulated node's conditions: Ready, and no memory, disk or PID pressure.
-func (p *Provider) NodeConditions() []corev1.NodeCondition {
-	now := p.now()
-	cond := func(typ corev1.NodeConditionType, status corev1.ConditionStatus, reason, message string) corev1.NodeCondition {
-		return corev1.NodeCondition{
-			Type: typ, Status: status, Reason: reason, Message: message,
-			LastHeartbeatTime: now, LastTransitionTime: now,
-		}
-	}
-	return []corev1.NodeCondition{
-		cond(corev1.NodeReady, corev1.ConditionTrue, "KubeletReady", "mock provider is ready"),
-		cond(corev1.NodeMemoryPressure, corev1.ConditionFalse, "KubeletHasSufficientMemory", "mock provider has sufficient memory available"),
-		cond(corev1.NodeDiskPressure, corev1.ConditionFalse, "KubeletHasNoDiskPressure", "mock provider has no disk pressure"),
-		cond(corev1.NodePIDPressure, corev1.ConditionFalse, "KubeletHasSufficientPID", "mock provider has sufficient PID available"),
-	}
-}
-
 // ProviderTaintKey is the key of the taint a simulated node carries, as virtual-kubelet names
 // it; its value is the provider's name.
 const ProviderTaintKey = "virtual-kubelet.io/provider"
@@ -81,17 +64,17 @@ func Taint() corev1.Taint {
 	return corev1.Taint{Key: ProviderTaintKey, Value: "mock", Effect: corev1.TaintEffectNoSchedule}
 }
 
-// ConfigureNode fills node's capacity, allocatable, conditions and InternalIP address, and adds
+// ConfigureNode fills node's capacity, allocatable and InternalIP address, and adds
 // Taint unless node already has a taint with its key and effect (the API server rejects two),
 // leaving what the caller already set in place (labels, other taints, nodeInfo, daemon
-// endpoints).
+// endpoints). The conditions are the node controller's: Ready, and no memory, disk or PID
+// pressure, as long as Ping succeeds.
 func (p *Provider) ConfigureNode(node *corev1.Node) {
 	if !hasTaint(node, Taint()) {
 		node.Spec.Taints = append(node.Spec.Taints, Taint())
 	}
 	node.Status.Capacity = p.Capacity()
 	node.Status.Allocatable = p.Capacity()
-	node.Status.Conditions = p.NodeConditions()
 	if !hasAddress(node, corev1.NodeInternalIP) {
 		node.Status.Addresses = append(node.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: p.cfg.InternalIP})
 	}
