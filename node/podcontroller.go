@@ -174,14 +174,16 @@ func (c *PodController) Run(ctx context.Context) (err error) {
 	logger := klog.FromContext(ctx).WithName("pod-controller")
 	ctx = klog.NewContext(ctx, logger)
 
-	if err := c.adoptProviderPods(ctx); err != nil {
-		return err
-	}
-
+	// The queues' goroutines run from NewPodController on: they are shut down on every return,
+	// adoption's failure included, before the workers (which stop with them) are waited for.
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer c.sync.ShutDown()
 	defer c.status.ShutDown()
+
+	if err := c.adoptProviderPods(ctx); err != nil {
+		return err
+	}
 
 	wg.Go(func() { c.consumeUpdates(ctx) })
 	if n, ok := c.cfg.Provider.(PodNotifier); ok {

@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/node"
@@ -236,4 +238,27 @@ func TestPodOfUnreadableManifestIsKeptAfterRestart(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// A provider that cannot list its pods stops the controller before it starts: Run returns the
+// error, and nothing the controller started — its work queues run from NewPodController on —
+// outlives it.
+func TestRunStopsEverythingWhenTheProviderCannotList(t *testing.T) {
+	baseline := goleak.IgnoreCurrent()
+	p := newFakeProvider(&transcript{}, clock.RealClock{})
+	p.listErr = errors.New("backend unreachable")
+	ctrl, err := node.NewPodController(node.PodControllerConfig{
+		NodeName: "n1", Provider: p, Pods: podmanager.NewBasicPodManager(nil), Updates: make(chan sources.PodUpdate),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ctrl.Run(context.Background()); !errors.Is(err, p.listErr) {
+		t.Errorf("Run: %v, want the provider's error", err)
+	}
+	<-ctrl.Done()
+	if !errors.Is(ctrl.Err(), p.listErr) {
+		t.Errorf("Err: %v, want the provider's error", ctrl.Err())
+	}
+	goleak.VerifyNone(t, baseline)
 }
