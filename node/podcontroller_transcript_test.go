@@ -159,6 +159,26 @@ func TestPodControllerTranscripts(t *testing.T) {
 			}},
 			{advance(10 * time.Second), nil}, // the poll finds it gone
 		},
+	}, {
+		// What was written is what the API server holds, even before the watch shows it: a
+		// status reported again meanwhile (every poll) is not written again, and its
+		// conditions keep the transition times that were written.
+		name: "a status written while the watch lags is not written again",
+		steps: []step{
+			{api(sources.ADD, true), nil},
+			{watchLags(true), nil},
+			{api(sources.ADD, false, web), []string{
+				"provider: CreatePod default/web web-1",
+			}},
+			{advance(10 * time.Second), []string{ // the poll finds it running
+				"api: patch pods/status default/web",
+				"event: Normal Started default/web",
+			}},
+			{advance(10 * time.Second), nil}, // polled again, the echo still held back
+			{advance(10 * time.Second), nil},
+			{watchLags(false), nil},
+			{advance(10 * time.Second), nil},
+		},
 	}} {
 		t.Run(c.name, c.run)
 	}

@@ -57,13 +57,16 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	if w.isSettled(target.UID, agreed) {
 		return nil
 	}
-	status := normalize(buildStatus(&target.Spec, &target.Status, st.status, metav1.NewTime(w.cfg.Clock.Now())))
+	// While the echo of a write is on its way, what was written is what the API server holds:
+	// build on it, so that a status reported again is not written again with new transition
+	// times.
+	last := w.lastWritten(target.UID)
+	status := normalize(buildStatus(&target.Spec, previous(last, &target.Status), st.status, metav1.NewTime(w.cfg.Clock.Now())))
 	if equality.Semantic.DeepEqual(&target.Status, status) {
 		// The API object shows it (the watch echoed our write): nothing to keep for it.
 		w.settle(target.UID, agreed)
 		return nil
 	}
-	last := w.lastWritten(target.UID)
 	if last != nil && equality.Semantic.DeepEqual(last, status) {
 		return nil // written; the echo is on its way
 	}

@@ -278,6 +278,8 @@ type fakeAPI struct {
 	mu      sync.Mutex
 	answers map[string][]error // "verb resource" → next answers
 	created int
+	lag     bool               // the watch lags: echoes are held back
+	lagged  []sources.PodUpdate
 }
 
 var podsResource = corev1.SchemeGroupVersion.WithResource("pods")
@@ -362,6 +364,12 @@ func (a *fakeAPI) echo(action k8stesting.Action, obj runtime.Object) {
 		return
 	}
 	u.Pods = []*corev1.Pod{pod.DeepCopy()}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.lag {
+		a.lagged = append(a.lagged, u)
+		return
+	}
 	a.watch <- u
 }
 
@@ -683,6 +691,25 @@ func providerSlow(uid types.UID) input {
 // providerStops: the containers of uid end; the provider reports it terminal from now on.
 func providerStops(uid types.UID) input {
 	return input{desc: fmt.Sprintf("provider: %s has stopped", uid), do: func(h *harness) { h.provider.stop(uid) }}
+}
+
+// watchLags holds back (on) or delivers, in order, what the watch shows of accepted writes.
+func watchLags(on bool) input {
+	desc := "api server: the watch lags"
+	if !on {
+		desc = "api server: the watch catches up"
+	}
+	return input{desc: desc, do: func(h *harness) {
+		h.api.mu.Lock()
+		defer h.api.mu.Unlock()
+		h.api.lag = on
+		if !on {
+			for _, u := range h.api.lagged {
+				h.api.watch <- u
+			}
+			h.api.lagged = nil
+		}
+	}}
 }
 
 // advance moves the fake clock by d.
