@@ -326,7 +326,7 @@ func (c *PodController) onProviderStatus(ctx context.Context, p *corev1.Pod) {
 	key := podutil.FullName(p)
 	tracked, needsSync := c.states.observe(key, p.UID, &p.Status)
 	if !tracked {
-		klog.FromContext(ctx).V(5).Info("Ignoring status of a pod not tracked", "pod", key, "uid", p.UID)
+		klog.FromContext(ctx).V(5).Info("Ignoring status of a pod not tracked", "podFullName", key, "uid", p.UID)
 		return
 	}
 	if needsSync {
@@ -360,7 +360,7 @@ func (c *PodController) pollStatus(ctx context.Context) {
 					c.sync.Add(key)
 				}
 			case err != nil:
-				klog.FromContext(ctx).V(2).Info("Provider status poll failed", "pod", key, "err", err)
+				klog.FromContext(ctx).V(2).Info("Provider status poll failed", "podFullName", key, "err", err)
 			default:
 				p := st.ref()
 				p.Status = *status
@@ -393,11 +393,11 @@ func (c *PodController) runWorker(ctx context.Context, name string, q workqueue.
 			// The API server answered, so any back-off grown while it was unreachable no longer
 			// applies: the disagreement has a back-off of its own, which starts short.
 			delay := c.catchUp.When(key)
-			klog.FromContext(ctx).V(2).Info("Waiting for the watch to catch up, will retry", "queue", name, "pod", key, "after", delay, "reason", err)
+			klog.FromContext(ctx).V(2).Info("Waiting for the watch to catch up, will retry", "queue", name, "podFullName", key, "after", delay, "reason", err)
 			q.Forget(key)
 			q.AddAfter(key, delay)
 		default:
-			klog.FromContext(ctx).Error(err, "Sync failed, will retry", "queue", name, "pod", key)
+			klog.FromContext(ctx).Error(err, "Sync failed, will retry", "queue", name, "podFullName", key)
 			q.AddRateLimited(key)
 		}
 		q.Done(key)
