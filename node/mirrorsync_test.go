@@ -104,7 +104,7 @@ type withAPI struct {
 func newWithAPI(t *testing.T, syncFrequency time.Duration) *withAPI {
 	t.Helper()
 	baseline := goleak.IgnoreCurrent()
-	p, err := mock.New(mock.Config{NodeName: "n1", InternalIP: "127.0.0.1"})
+	p, err := mock.New(mock.Config{NodeName: "n1", InternalIP: "127.0.0.1", RecordCalls: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ type standalone struct {
 func newStandalone(t *testing.T, workers int, preload ...*corev1.Pod) *standalone {
 	t.Helper()
 	baseline := goleak.IgnoreCurrent()
-	p, err := mock.New(mock.Config{NodeName: "n1", InternalIP: "127.0.0.1"})
+	p, err := mock.New(mock.Config{NodeName: "n1", InternalIP: "127.0.0.1", RecordCalls: true})
 	if err != nil {
 		t.Fatal(err)
 	}

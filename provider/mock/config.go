@@ -29,6 +29,12 @@ type Config struct {
 	// CPU, Memory and Pods are the node's capacity (and allocatable); defaults DefaultCPU,
 	// DefaultMemory, DefaultPods. Pods also sizes the provider's maps.
 	CPU, Memory, Pods resource.Quantity
+	// RecordCalls makes the provider count the CreatePod, UpdatePod and DeletePod calls of
+	// every pod UID, for Provider.Calls. The counters outlive the pods (a test can check that a
+	// UID was created once over a whole scenario), so they grow with every UID the provider
+	// sees: for tests only, never for a long run (the agent, benchmarks). Off, nothing is
+	// recorded and Calls panics.
+	RecordCalls bool
 }
 
 // withDefaults validates c and fills its zero fields.

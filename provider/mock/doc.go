@@ -45,8 +45,12 @@
 //
 // # Counters
 //
-// Calls(uid) tells how often CreatePod, UpdatePod and DeletePod were called for a pod UID, for
-// tests that assert, for example, that a recreated mirror pod caused no second CreatePod.
+// With Config.RecordCalls, Calls(uid) tells how often CreatePod, UpdatePod and DeletePod were
+// called for a pod UID, for tests that assert, for example, that a recreated mirror pod caused
+// no second CreatePod. The counters are kept for every UID for the provider's life, so they are
+// off by default (the agent and the benchmarks run without them), and Calls panics when they
+// are off rather than report zeros nothing counted. Len, the number of pods the provider runs,
+// is always available.
 //
 // # Smallest use
 //

@@ -21,8 +21,12 @@ type Provider struct {
 	// pods holds every pod the provider runs, by namespace/name. A stored *corev1.Pod is never
 	// modified: a change stores a new copy, so a notification can hand out the stored pointer.
 	pods  map[string]*podEntry
-	calls map[types.UID]*Calls
-	bg    background // notification queue and delayed transitions, guarded by mu
+	calls map[types.UID]*Calls // only with Config.RecordCalls
+	// createAttempts counts the CreatePod calls of each UID whose pod fails only its first N
+	// (create-error-times). The behaviour needs it whatever RecordCalls says; it holds only
+	// such UIDs.
+	createAttempts map[types.UID]int
+	bg             background // notification queue and delayed transitions, guarded by mu
 
 	pingErr      error
 	nodeNotifier func(*corev1.Node)
@@ -48,27 +52,20 @@ func New(cfg Config) (*Provider, error) {
 		return nil, err
 	}
 	size := int(cfg.Pods.Value())
-	return &Provider{
-		cfg:   cfg,
-		pods:  make(map[string]*podEntry, size),
-		calls: make(map[types.UID]*Calls, size),
-		bg:    newBackground(size),
-	}, nil
+	p := &Provider{
+		cfg:  cfg,
+		pods: make(map[string]*podEntry, size),
+		bg:   newBackground(size),
+	}
+	if cfg.RecordCalls {
+		p.calls = make(map[types.UID]*Calls, size)
+	}
+	return p, nil
 }
 
 func podKey(namespace, name string) string { return namespace + "/" + name }
 
 func (p *Provider) now() metav1.Time { return metav1.NewTime(p.cfg.Clock.Now()) }
-
-// countLocked returns the call counters of uid, creating them on first use.
-func (p *Provider) countLocked(uid types.UID) *Calls {
-	c := p.calls[uid]
-	if c == nil {
-		c = &Calls{}
-		p.calls[uid] = c
-	}
-	return c
-}
 
 // storeLocked makes pod the current state of its entry and queues its notification.
 func (p *Provider) storeLocked(key string, e *podEntry, pod *corev1.Pod) {
@@ -85,12 +82,21 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	calls := p.countLocked(pod.UID)
-	calls.Create++
+	if c := p.countLocked(pod.UID); c != nil {
+		c.Create++
+	}
+	attempt := 0 // of this UID, counted only for create-error-times
+	if b.createError != "" && b.createErrorTimes > 0 {
+		if p.createAttempts == nil {
+			p.createAttempts = make(map[types.UID]int)
+		}
+		p.createAttempts[pod.UID]++
+		attempt = p.createAttempts[pod.UID]
+	}
 	if b.createInvalid != "" {
 		return node.InvalidInput("mock: pod %s: %s", key, b.createInvalid)
 	}
-	if b.createError != "" && (b.createErrorTimes == 0 || calls.Create <= b.createErrorTimes) {
+	if b.createError != "" && (b.createErrorTimes == 0 || attempt <= b.createErrorTimes) {
 		return fmt.Errorf("mock: create pod %s: %s", key, b.createError)
 	}
 	if old, ok := p.pods[key]; ok {
@@ -137,7 +143,9 @@ func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.countLocked(pod.UID).Update++
+	if c := p.countLocked(pod.UID); c != nil {
+		c.Update++
+	}
 	e, ok := p.pods[key]
 	if !ok || (pod.UID != "" && e.pod.UID != pod.UID) {
 		return node.NotFound("mock: pod %s (UID %s)", key, pod.UID)
@@ -178,7 +186,9 @@ func (p *Provider) DeletePod(ctx context.Context, pod *corev1.Pod) error {
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.countLocked(pod.UID).Delete++
+	if c := p.countLocked(pod.UID); c != nil {
+		c.Delete++
+	}
 	e, ok := p.pods[key]
 	if !ok || (pod.UID != "" && e.pod.UID != pod.UID) {
 		return node.NotFound("mock: pod %s (UID %s)", key, pod.UID)

@@ -31,7 +31,7 @@ func newHarness(t *testing.T) *harness {
 	t.Helper()
 	t.Cleanup(func() { goleak.VerifyNone(t) })
 	fc := clocktesting.NewFakeClock(epoch)
-	p, err := New(Config{NodeName: "node-a", InternalIP: "10.1.2.3", Clock: fc})
+	p, err := New(Config{NodeName: "node-a", InternalIP: "10.1.2.3", Clock: fc, RecordCalls: true})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -66,13 +66,7 @@ func (h *harness) next(t *testing.T, name string, ok func(*corev1.Pod) bool) *co
 // the step can never fall between its reading of the clock and its setting of the timer.
 func (h *harness) step(t *testing.T, d time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !h.clock.HasWaiters() {
-		if time.Now().After(deadline) {
-			t.Fatal("the provider never waited on a timer")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	require.Eventually(t, h.clock.HasWaiters, 10*time.Second, time.Millisecond, "the provider never waited on a timer")
 	h.clock.Step(d)
 }
 
@@ -254,6 +248,32 @@ func TestFailureInjection(t *testing.T) {
 	stuck := newPod("stuck", map[string]string{DeleteErrorAnnotation: "busy"})
 	require.NoError(t, h.p.CreatePod(ctx, stuck))
 	assert.ErrorContains(t, h.p.DeletePod(ctx, stuck), "busy")
+}
+
+// Without Config.RecordCalls nothing is counted — the agent and the benchmarks create pods
+// without end — and Calls says so instead of answering zeros; create-error-times, which needs
+// a count of its own, still fails only the first N calls.
+func TestCallsAreRecordedOnlyWhenAsked(t *testing.T) {
+	p, err := New(Config{NodeName: "node-a", InternalIP: "10.1.2.3"})
+	require.NoError(t, err)
+	ctx := context.Background()
+	for i := range 100 {
+		pod := newPod(fmt.Sprint("p-", i), nil)
+		require.NoError(t, p.CreatePod(ctx, pod))
+		require.NoError(t, p.UpdatePod(ctx, pod))
+		require.NoError(t, p.DeletePod(ctx, pod))
+	}
+	assert.Empty(t, p.calls, "calls recorded without RecordCalls")
+	assert.PanicsWithValue(t,
+		"mock: Provider.Calls without Config.RecordCalls: no call was counted; set RecordCalls in the test's mock.Config",
+		func() { p.Calls("uid-p-0") })
+
+	twice := newPod("twice", map[string]string{CreateErrorAnnotation: "boom", CreateErrorTimesAnnotation: "2"})
+	assert.Error(t, p.CreatePod(ctx, twice))
+	assert.Error(t, p.CreatePod(ctx, twice))
+	assert.NoError(t, p.CreatePod(ctx, twice))
+	assert.NoError(t, p.CreatePod(ctx, twice), "the same UID again: running, no third failure")
+	assert.Equal(t, map[types.UID]int{twice.UID: 4}, p.createAttempts, "only create-error-times pods are counted")
 }
 
 func TestCreateDelay(t *testing.T) {
