@@ -43,7 +43,6 @@ func (c *NodeController) leaseLoop(ctx context.Context) {
 				logger.Error(err, "Renewing the node lease failed; retrying", "delay", delay)
 			}
 		}
-		c.leaseRounds.Add(1)
 		select {
 		case <-ctx.Done():
 			return

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -51,10 +50,6 @@ type NodeController struct {
 	nodeUID types.UID    // the registered Node's UID, for the Lease's owner reference
 	started bool
 	err     error
-
-	// leaseRounds counts the lease loop's completed rounds (renewed or skipped), so tests
-	// can tell a skipped renewal from one not yet attempted.
-	leaseRounds atomic.Int64
 
 	statusChanged chan struct{} // capacity 1: write the status now
 	pingRecovered chan struct{} // capacity 1: renew the lease now

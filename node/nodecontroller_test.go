@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -250,46 +251,47 @@ func TestNodeControllerWritesOnlyChangesAndHeartbeats(t *testing.T) {
 	assert.Equal(t, statusEpoch, ready.LastTransitionTime.Time.UTC())
 }
 
+// While Ping fails the lease is not renewed, round after round; once it succeeds again the
+// lease is renewed. The controller runs in a synctest bubble: after each Step, synctest.Wait
+// returns once every loop has taken its tick and waits again, so each renew interval below is
+// one lease round that skipped its renewal — not ticks dropped because the loop was busy.
 func TestNodeControllerPingFailureStopsLease(t *testing.T) {
-	h := startController(t)
-	h.waitCount(t, "leases", "create", 1)
+	synctest.Test(t, func(t *testing.T) {
+		h := startController(t)
+		synctest.Wait()
+		require.Equal(t, 1, h.count("leases", "create"))
 
-	h.provider.setPingErr(errors.New("backend down"))
-	h.clock.Step(testPingInterval) // also the renew interval: the renewal may race the ping
-	require.Eventually(t, func() bool {
-		return condition(h.node(t), corev1.NodeReady).Status == corev1.ConditionFalse
-	}, 10*time.Second, time.Millisecond)
-	ready := condition(h.node(t), corev1.NodeReady)
-	assert.Equal(t, ReasonProviderFailed, ready.Reason)
-	assert.Contains(t, ready.Message, "backend down")
+		h.provider.setPingErr(errors.New("backend down"))
+		h.clock.Step(testPingInterval) // also the renew interval: the renewal may race the ping
+		synctest.Wait()
+		ready := condition(h.node(t), corev1.NodeReady)
+		require.Equal(t, corev1.ConditionFalse, ready.Status)
+		assert.Equal(t, ReasonProviderFailed, ready.Reason)
+		assert.Contains(t, ready.Message, "backend down")
 
-	// Every renew interval while failing: the lease loop completes a round without a write.
-	rounds := func() int64 { return h.c.leaseRounds.Load() }
-	require.Eventually(t, func() bool { return rounds() >= 2 }, 10*time.Second, time.Millisecond) // the round at +10s
-	renewed := h.lease(t).Spec.RenewTime.Time
-	for i := range int64(3) {
-		h.clock.Step(testRenewInterval)
-		require.Eventually(t, func() bool { return rounds() >= 3+i }, 10*time.Second, time.Millisecond)
-	}
-	// Recovery renews at once: the next lease write carries a later renewTime, and none was
-	// written while failing (the lease is at most one interval past the failure).
-	h.provider.setPingErr(nil)
-	h.clock.Step(testPingInterval)
-	require.Eventually(t, func() bool {
-		return condition(h.node(t), corev1.NodeReady).Status == corev1.ConditionTrue
-	}, 10*time.Second, time.Millisecond)
-	require.Eventually(t, func() bool {
-		return h.lease(t).Spec.RenewTime.Time.Equal(statusEpoch.Add(5 * testPingInterval))
-	}, 10*time.Second, time.Millisecond)
-	assert.False(t, renewed.After(statusEpoch.Add(testRenewInterval)), "renewed at %v", renewed)
-	for _, a := range h.actions("leases") {
-		if a.GetVerb() != "update" {
-			continue
+		// Every renew interval while failing: the lease loop completes a round without a write.
+		renewed := h.lease(t).Spec.RenewTime.Time
+		for range 3 {
+			h.clock.Step(testRenewInterval)
+			synctest.Wait()
 		}
-		at := a.(k8stesting.UpdateAction).GetObject().(*coordinationv1.Lease).Spec.RenewTime.Time
-		failing := at.After(statusEpoch.Add(testPingInterval)) && at.Before(statusEpoch.Add(5*testPingInterval))
-		assert.False(t, failing, "lease renewed at %v while the provider failed", at)
-	}
+		// Recovery renews: the next lease write carries a later renewTime, and none was
+		// written while failing (the lease is at most one interval past the failure).
+		h.provider.setPingErr(nil)
+		h.clock.Step(testPingInterval)
+		synctest.Wait()
+		assert.Equal(t, corev1.ConditionTrue, condition(h.node(t), corev1.NodeReady).Status)
+		assert.Equal(t, statusEpoch.Add(5*testPingInterval), h.lease(t).Spec.RenewTime.Time.UTC())
+		assert.False(t, renewed.After(statusEpoch.Add(testRenewInterval)), "renewed at %v", renewed)
+		for _, a := range h.actions("leases") {
+			if a.GetVerb() != "update" {
+				continue
+			}
+			at := a.(k8stesting.UpdateAction).GetObject().(*coordinationv1.Lease).Spec.RenewTime.Time
+			failing := at.After(statusEpoch.Add(testPingInterval)) && at.Before(statusEpoch.Add(5*testPingInterval))
+			assert.False(t, failing, "lease renewed at %v while the provider failed", at)
+		}
+	})
 }
 
 func TestNodeControllerRecreatesDeletedNode(t *testing.T) {
