@@ -3,7 +3,7 @@
 // A provider implements PodLifecycleHandler (and, ideally, PodNotifier and NodeProvider).
 //
 // PodController is the lifecycle loop. It applies the merged updates from sources/ to a
-// podmanager.Manager and reconciles each pod full name — one worker at a time per name — from
+// PodManager and reconciles each pod full name — one worker at a time per name — from
 // three facts: the desired pod, the pod the provider runs, and the mirror pod. Its guarantees:
 //
 //   - a pod is created in the provider once per UID; an API pod's spec change is UpdatePod,
@@ -27,6 +27,10 @@
 //     retried with back-off rather than taken as final, and a refusal (the provider's invalid
 //     input, the API server's Forbidden or Invalid) is reported once and tried again on the
 //     resync.
+//
+// PodManager is the few methods of podmanager.Manager the controller calls, and PodLister the
+// one Metrics reads. They are declared here so that the controller depends on no more of the
+// pod manager than it uses; podmanager.NewBasicPodManager is both.
 //
 // NodeController registers the Node, renews its Lease and reports its status. EventRecorder
 // posts events with several workers and counts what it must drop. Metrics are Prometheus

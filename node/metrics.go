@@ -6,8 +6,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/vk-static/vk-static/podmanager"
 )
 
 // Metrics are the agent's Prometheus metrics. A nil *Metrics records nothing, so library users
@@ -26,7 +24,7 @@ type Metrics struct {
 
 // NewMetrics registers the metrics with reg. pods, when not nil, is read at scrape time for the
 // pods-by-source-and-phase gauge, so that no hot path maintains counts.
-func NewMetrics(reg prometheus.Registerer, pods podmanager.Manager) *Metrics {
+func NewMetrics(reg prometheus.Registerer, pods PodLister) *Metrics {
 	m := &Metrics{
 		syncDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "vk_static_pod_sync_duration_seconds", Help: "Time to sync one pod, by queue (sync, status).",
@@ -131,7 +129,7 @@ func (m *Metrics) rejectedManifest(source string) {
 
 // podsCollector counts pods by source and phase at scrape time.
 type podsCollector struct {
-	pods podmanager.Manager
+	pods PodLister
 	desc *prometheus.Desc
 }
 

@@ -15,7 +15,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/vk-static/vk-static/mirror"
-	"github.com/vk-static/vk-static/podmanager"
 	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/sources"
 )
@@ -44,9 +43,9 @@ const (
 type PodControllerConfig struct {
 	NodeName string
 	Provider PodLifecycleHandler
-	// Pods is the pod manager the controller keeps current from Updates; its MirrorClient
-	// creates and deletes mirror pods.
-	Pods podmanager.Manager
+	// Pods is the pod manager the controller keeps current from Updates (usually
+	// podmanager.NewBasicPodManager); its mirror.Client creates and deletes mirror pods.
+	Pods PodManager
 	// Updates are the merger's ordered updates (sources.Mux.Updates()). A provider pod found
 	// at start-up is stopped only once the update marked SourceSeen for its source has been
 	// applied: before that, its absence means nothing.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	"github.com/vk-static/vk-static/podmanager"
 	"github.com/vk-static/vk-static/podutil"
 )
 
@@ -106,7 +107,7 @@ func (w *statusWriter) target(pod *corev1.Pod) (*corev1.Pod, bool) {
 	if !ok || !w.cfg.Pods.IsMirrorPodOf(m, pod) || m.DeletionTimestamp != nil {
 		return nil, false
 	}
-	if w.cfg.Pods.TranslatePodUID(m.UID) != pod.UID {
+	if w.cfg.Pods.TranslatePodUID(m.UID) != podmanager.ResolvedPodUID(pod.UID) {
 		return nil, false
 	}
 	return m, true

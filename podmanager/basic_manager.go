@@ -18,19 +18,26 @@ import (
 // without a mirror client (standalone mode: no API server, so no mirrors).
 var ErrNoMirrorClient = errors.New("no mirror client: running without an API server")
 
+// The basic manager is the Manager, and also node.PodManager (asserted in package node, which
+// imports this one).
+var _ Manager = (*basicManager)(nil)
+
 // basicManager is the Manager. Every map is guarded by mu; the mirror client is called without
-// it, so readers never wait on the API server.
+// it, so readers never wait on the API server. The maps are keyed by UID kind: a types.UID
+// becomes a ResolvedPodUID or a MirrorPodUID once, where a pod enters (updateRegularLocked,
+// updateMirrorLocked) or a caller's UID is looked up, and past that the compiler keeps a
+// mirror's UID out of the regular pods' maps and the other way round.
 type basicManager struct {
 	mu sync.RWMutex
 	// pods holds the regular pods (static and API) by UID; podNames indexes them by full name.
-	pods     map[types.UID]*corev1.Pod
-	podNames nameIndex
+	pods     map[ResolvedPodUID]*corev1.Pod
+	podNames nameIndex[ResolvedPodUID]
 	// mirrors holds the mirror pods by UID; mirrorNames indexes them by full name.
-	mirrors     map[types.UID]*corev1.Pod
-	mirrorNames nameIndex
+	mirrors     map[MirrorPodUID]*corev1.Pod
+	mirrorNames nameIndex[MirrorPodUID]
 	// staticOf maps a mirror UID to the UID of the static pod it is a current mirror of. An
 	// entry lives as long as the mirror, even after the static pod is removed.
-	staticOf map[types.UID]types.UID
+	staticOf map[MirrorPodUID]ResolvedPodUID
 
 	mirror.Client
 }
@@ -47,11 +54,11 @@ func NewBasicPodManager(client mirror.Client) Manager {
 }
 
 func (m *basicManager) resetLocked() {
-	m.pods = make(map[types.UID]*corev1.Pod)
-	m.podNames = make(nameIndex)
-	m.mirrors = make(map[types.UID]*corev1.Pod)
-	m.mirrorNames = make(nameIndex)
-	m.staticOf = make(map[types.UID]types.UID)
+	m.pods = make(map[ResolvedPodUID]*corev1.Pod)
+	m.podNames = make(nameIndex[ResolvedPodUID])
+	m.mirrors = make(map[MirrorPodUID]*corev1.Pod)
+	m.mirrorNames = make(nameIndex[MirrorPodUID])
+	m.staticOf = make(map[MirrorPodUID]ResolvedPodUID)
 }
 
 func (m *basicManager) SetPods(pods []*corev1.Pod) {
@@ -80,59 +87,64 @@ func (m *basicManager) updateLocked(pod *corev1.Pod) {
 }
 
 func (m *basicManager) updateRegularLocked(pod *corev1.Pod) {
+	uid := ResolvedPodUID(pod.UID)
 	name := podutil.FullName(pod)
-	if old, ok := m.pods[pod.UID]; ok && podutil.FullName(old) != name {
-		m.podNames.remove(podutil.FullName(old), pod.UID)
+	if old, ok := m.pods[uid]; ok && podutil.FullName(old) != name {
+		m.podNames.remove(podutil.FullName(old), uid)
 	}
-	m.pods[pod.UID] = pod
-	m.podNames.add(name, pod.UID)
+	m.pods[uid] = pod
+	m.podNames.add(name, uid)
 
 	mirrorPod, ok := m.mirrorByNameLocked(name)
 	if !ok || !podutil.IsStaticPod(pod) {
 		return
 	}
+	mirrorUID := MirrorPodUID(mirrorPod.UID)
 	switch {
 	case mirror.IsMirrorOf(mirrorPod, pod):
-		m.staticOf[mirrorPod.UID] = pod.UID
-	case m.staticOf[mirrorPod.UID] == pod.UID:
+		m.staticOf[mirrorUID] = uid
+	case m.staticOf[mirrorUID] == uid:
 		// The same static pod changed hash in place; its old mirror no longer stands for it.
-		delete(m.staticOf, mirrorPod.UID)
+		delete(m.staticOf, mirrorUID)
 	}
 }
 
 func (m *basicManager) updateMirrorLocked(mirrorPod *corev1.Pod) {
+	uid := MirrorPodUID(mirrorPod.UID)
 	name := podutil.FullName(mirrorPod)
-	old, existed := m.mirrors[mirrorPod.UID]
+	old, existed := m.mirrors[uid]
 	if existed && podutil.FullName(old) != name {
-		m.mirrorNames.remove(podutil.FullName(old), mirrorPod.UID)
+		m.mirrorNames.remove(podutil.FullName(old), uid)
 	}
-	m.mirrors[mirrorPod.UID] = mirrorPod
-	m.mirrorNames.add(name, mirrorPod.UID)
+	m.mirrors[uid] = mirrorPod
+	m.mirrorNames.add(name, uid)
 
 	if static, ok := m.podByNameLocked(name); ok && podutil.IsStaticPod(static) && mirror.IsMirrorOf(mirrorPod, static) {
-		m.staticOf[mirrorPod.UID] = static.UID
+		m.staticOf[uid] = ResolvedPodUID(static.UID)
 		return
 	}
 	// No current static pod for it: keep a translation to a removed static pod unless the
 	// mirror now claims another identity.
 	if existed && (podutil.FullName(old) != name || podutil.MirrorHash(old) != podutil.MirrorHash(mirrorPod)) {
-		delete(m.staticOf, mirrorPod.UID)
+		delete(m.staticOf, uid)
 	}
 }
 
 func (m *basicManager) DeletePod(pod *corev1.Pod) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	// Trust what is stored over the argument, which may be an older copy of the object.
-	if stored, ok := m.mirrors[pod.UID]; ok {
-		delete(m.mirrors, pod.UID)
-		m.mirrorNames.remove(podutil.FullName(stored), pod.UID)
-		delete(m.staticOf, pod.UID)
+	// Trust what is stored over the argument, which may be an older copy of the object: the
+	// map that holds the UID says which kind it is, not the argument's annotations.
+	mirrorUID, podUID := MirrorPodUID(pod.UID), ResolvedPodUID(pod.UID)
+	if stored, ok := m.mirrors[mirrorUID]; ok {
+		delete(m.mirrors, mirrorUID)
+		m.mirrorNames.remove(podutil.FullName(stored), mirrorUID)
+		delete(m.staticOf, mirrorUID)
 		return
 	}
-	if stored, ok := m.pods[pod.UID]; ok {
-		delete(m.pods, pod.UID)
-		m.podNames.remove(podutil.FullName(stored), pod.UID)
+	if stored, ok := m.pods[podUID]; ok {
+		delete(m.pods, podUID)
+		m.podNames.remove(podutil.FullName(stored), podUID)
 	}
 }
 
@@ -151,7 +163,7 @@ func (m *basicManager) GetPodsAndMirrorPods() (pods, mirrorPods []*corev1.Pod) {
 func (m *basicManager) GetPodByUID(uid types.UID) (*corev1.Pod, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	pod, ok := m.pods[uid]
+	pod, ok := m.pods[ResolvedPodUID(uid)]
 	return pod, ok
 }
 
@@ -188,23 +200,24 @@ func (m *basicManager) GetOrphanedMirrorPodNames() []string {
 	return names
 }
 
-func (m *basicManager) TranslatePodUID(uid types.UID) types.UID {
+func (m *basicManager) TranslatePodUID(uid types.UID) ResolvedPodUID {
 	if uid == "" {
-		return uid
+		return ""
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if static, ok := m.staticOf[uid]; ok {
+	if static, ok := m.staticOf[MirrorPodUID(uid)]; ok {
 		return static
 	}
-	return uid
+	// Not a mirror this Manager pairs with a static pod: the UID is its own pod's.
+	return ResolvedPodUID(uid)
 }
 
-func (m *basicManager) GetUIDTranslations() (podToMirror, mirrorToPod map[types.UID]types.UID) {
+func (m *basicManager) GetUIDTranslations() (podToMirror map[ResolvedPodUID]MirrorPodUID, mirrorToPod map[MirrorPodUID]ResolvedPodUID) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	podToMirror = make(map[types.UID]types.UID, len(m.pods))
-	mirrorToPod = make(map[types.UID]types.UID, len(m.staticOf))
+	podToMirror = make(map[ResolvedPodUID]MirrorPodUID, len(m.pods))
+	mirrorToPod = make(map[MirrorPodUID]ResolvedPodUID, len(m.staticOf))
 	for uid, pod := range m.pods {
 		if podutil.IsStaticPod(pod) {
 			podToMirror[uid] = ""
@@ -242,7 +255,7 @@ func (m *basicManager) mirrorByNameLocked(fullName string) (*corev1.Pod, bool) {
 	return m.mirrors[uid], true
 }
 
-func (m *basicManager) isNewestMirrorLocked(mirrorUID types.UID) bool {
+func (m *basicManager) isNewestMirrorLocked(mirrorUID MirrorPodUID) bool {
 	pod, ok := m.mirrors[mirrorUID]
 	if !ok {
 		return false
@@ -251,7 +264,7 @@ func (m *basicManager) isNewestMirrorLocked(mirrorUID types.UID) bool {
 	return current == mirrorUID
 }
 
-func values(byUID map[types.UID]*corev1.Pod) []*corev1.Pod {
+func values[U ResolvedPodUID | MirrorPodUID](byUID map[U]*corev1.Pod) []*corev1.Pod {
 	out := make([]*corev1.Pod, 0, len(byUID))
 	for _, pod := range byUID {
 		out = append(out, pod)

@@ -53,13 +53,13 @@ func TestLookups(t *testing.T) {
 
 	assert.True(t, pm.IsMirrorPodOf(mirrorPod, static))
 	assert.False(t, pm.IsMirrorPodOf(static, mirrorPod), "arguments are (mirror, static)")
-	assert.Equal(t, types.UID("static-1"), pm.TranslatePodUID("mirror-1"))
-	assert.Equal(t, types.UID("static-1"), pm.TranslatePodUID("static-1"))
-	assert.Equal(t, types.UID("api-1"), pm.TranslatePodUID("api-1"))
-	assert.Equal(t, types.UID(""), pm.TranslatePodUID(""))
+	assert.Equal(t, ResolvedPodUID("static-1"), pm.TranslatePodUID("mirror-1"))
+	assert.Equal(t, ResolvedPodUID("static-1"), pm.TranslatePodUID("static-1"))
+	assert.Equal(t, ResolvedPodUID("api-1"), pm.TranslatePodUID("api-1"))
+	assert.Equal(t, ResolvedPodUID(""), pm.TranslatePodUID(""))
 	podToMirror, mirrorToPod := pm.GetUIDTranslations()
-	assert.Equal(t, map[types.UID]types.UID{"static-1": "mirror-1"}, podToMirror, "API pods are not listed")
-	assert.Equal(t, map[types.UID]types.UID{"mirror-1": "static-1"}, mirrorToPod)
+	assert.Equal(t, map[ResolvedPodUID]MirrorPodUID{"static-1": "mirror-1"}, podToMirror, "API pods are not listed")
+	assert.Equal(t, map[MirrorPodUID]ResolvedPodUID{"mirror-1": "static-1"}, mirrorToPod)
 	assert.Empty(t, pm.GetOrphanedMirrorPodNames())
 }
 
@@ -139,9 +139,9 @@ func TestDeletePod(t *testing.T) {
 	pm.DeletePod(mirrorPod)
 	_, ok = pm.GetMirrorPodByPod(static)
 	assert.False(t, ok)
-	assert.Equal(t, types.UID("m1"), pm.TranslatePodUID("m1"), "a deleted mirror translates to nothing")
+	assert.Equal(t, ResolvedPodUID("m1"), pm.TranslatePodUID("m1"), "a deleted mirror translates to nothing")
 	podToMirror, mirrorToPod := pm.GetUIDTranslations()
-	assert.Equal(t, map[types.UID]types.UID{"s1": ""}, podToMirror, "a static pod without a mirror maps to \"\"")
+	assert.Equal(t, map[ResolvedPodUID]MirrorPodUID{"s1": ""}, podToMirror, "a static pod without a mirror maps to \"\"")
 	assert.Empty(t, mirrorToPod)
 }
 
@@ -181,23 +181,23 @@ func TestStaticPodEditedWhileOldMirrorExists(t *testing.T) {
 
 			// The old mirror still stands for the old static pod, which the provider is still
 			// terminating; the new one has no mirror yet.
-			assert.Equal(t, types.UID("hash-a"), pm.TranslatePodUID("mirror-a"))
+			assert.Equal(t, ResolvedPodUID("hash-a"), pm.TranslatePodUID("mirror-a"))
 			podToMirror, mirrorToPod := pm.GetUIDTranslations()
-			assert.Equal(t, map[types.UID]types.UID{"hash-a": "mirror-a", "hash-b": ""}, podToMirror)
-			assert.Equal(t, map[types.UID]types.UID{"mirror-a": "hash-a"}, mirrorToPod)
+			assert.Equal(t, map[ResolvedPodUID]MirrorPodUID{"hash-a": "mirror-a", "hash-b": ""}, podToMirror)
+			assert.Equal(t, map[MirrorPodUID]ResolvedPodUID{"mirror-a": "hash-a"}, mirrorToPod)
 
 			// The caller recreates the mirror: delete, then the new one appears.
 			pm.DeletePod(oldMirror)
 			podToMirror, mirrorToPod = pm.GetUIDTranslations()
-			assert.Equal(t, map[types.UID]types.UID{"hash-b": ""}, podToMirror, "the old translation goes with its mirror")
+			assert.Equal(t, map[ResolvedPodUID]MirrorPodUID{"hash-b": ""}, podToMirror, "the old translation goes with its mirror")
 			assert.Empty(t, mirrorToPod)
 			newMirror := mirrorOf(newStatic, "mirror-b")
 			pm.AddPod(newMirror)
 			assert.True(t, pm.IsMirrorPodOf(newMirror, newStatic))
-			assert.Equal(t, types.UID("hash-b"), pm.TranslatePodUID("mirror-b"))
+			assert.Equal(t, ResolvedPodUID("hash-b"), pm.TranslatePodUID("mirror-b"))
 			podToMirror, mirrorToPod = pm.GetUIDTranslations()
-			assert.Equal(t, map[types.UID]types.UID{"hash-b": "mirror-b"}, podToMirror)
-			assert.Equal(t, map[types.UID]types.UID{"mirror-b": "hash-b"}, mirrorToPod)
+			assert.Equal(t, map[ResolvedPodUID]MirrorPodUID{"hash-b": "mirror-b"}, podToMirror)
+			assert.Equal(t, map[MirrorPodUID]ResolvedPodUID{"mirror-b": "hash-b"}, mirrorToPod)
 		})
 	}
 }
@@ -214,14 +214,14 @@ func TestMirrorRecreatedOutOfOrder(t *testing.T) {
 	got, _ := pm.GetMirrorPodByPod(static)
 	assert.Same(t, newMirror, got, "the newest mirror answers")
 	podToMirror, _ := pm.GetUIDTranslations()
-	assert.Equal(t, types.UID("m-new"), podToMirror["s"])
+	assert.Equal(t, MirrorPodUID("m-new"), podToMirror["s"])
 
 	pm.DeletePod(oldMirror)
 	got, ok := pm.GetMirrorPodByPod(static)
 	require.True(t, ok, "deleting the old mirror must not drop the new one")
 	assert.Same(t, newMirror, got)
-	assert.Equal(t, types.UID("s"), pm.TranslatePodUID("m-new"))
-	assert.Equal(t, types.UID("m-old"), pm.TranslatePodUID("m-old"))
+	assert.Equal(t, ResolvedPodUID("s"), pm.TranslatePodUID("m-new"))
+	assert.Equal(t, ResolvedPodUID("m-old"), pm.TranslatePodUID("m-old"))
 }
 
 // TestNameHeldByTwoPods: removing the newest holder of a full name hands it back to the older
@@ -261,10 +261,10 @@ func TestGetOrphanedMirrorPodNames(t *testing.T) {
 	pm.DeletePod(gone)
 	assert.Equal(t, []string{"also-gone-node-a_default", "gone-node-a_default"}, pm.GetOrphanedMirrorPodNames(), "sorted")
 	// The removed static pod keeps its translation while its mirror exists.
-	assert.Equal(t, types.UID("g"), pm.TranslatePodUID("mg"))
+	assert.Equal(t, ResolvedPodUID("g"), pm.TranslatePodUID("mg"))
 	pm.AddPod(gone) // the same manifest came back (e2e: file removed and recreated)
 	assert.Equal(t, []string{"also-gone-node-a_default"}, pm.GetOrphanedMirrorPodNames())
-	assert.Equal(t, types.UID("g"), pm.TranslatePodUID("mg"))
+	assert.Equal(t, ResolvedPodUID("g"), pm.TranslatePodUID("mg"))
 }
 
 func TestSetPodsReplacesEverything(t *testing.T) {
@@ -279,9 +279,9 @@ func TestSetPodsReplacesEverything(t *testing.T) {
 	_, mirrors := pm.GetPodsAndMirrorPods()
 	assert.ElementsMatch(t, []types.UID{"m2"}, uids(mirrors))
 	podToMirror, mirrorToPod := pm.GetUIDTranslations()
-	assert.Equal(t, map[types.UID]types.UID{"s2": "m2"}, podToMirror, "mirror listed before its static pod still pairs")
-	assert.Equal(t, map[types.UID]types.UID{"m2": "s2"}, mirrorToPod)
-	assert.Equal(t, types.UID("m1"), pm.TranslatePodUID("m1"))
+	assert.Equal(t, map[ResolvedPodUID]MirrorPodUID{"s2": "m2"}, podToMirror, "mirror listed before its static pod still pairs")
+	assert.Equal(t, map[MirrorPodUID]ResolvedPodUID{"m2": "s2"}, mirrorToPod)
+	assert.Equal(t, ResolvedPodUID("m1"), pm.TranslatePodUID("m1"))
 
 	pm.SetPods(nil)
 	pods, mirrors := pm.GetPodsAndMirrorPods()
@@ -320,7 +320,7 @@ func TestMirrorHashChangedInPlace(t *testing.T) {
 	edited := m.DeepCopy()
 	edited.Annotations[podutil.ConfigMirrorAnnotationKey] = "tampered"
 	pm.UpdatePod(edited)
-	assert.Equal(t, types.UID("m"), pm.TranslatePodUID("m"))
+	assert.Equal(t, ResolvedPodUID("m"), pm.TranslatePodUID("m"))
 	// A status-only update of an unchanged mirror keeps the translation to the removed pod.
 	pm.AddPod(s)
 	pm.UpdatePod(m)
@@ -328,7 +328,7 @@ func TestMirrorHashChangedInPlace(t *testing.T) {
 	statusOnly := m.DeepCopy()
 	statusOnly.Status.Phase = corev1.PodRunning
 	pm.UpdatePod(statusOnly)
-	assert.Equal(t, types.UID("s"), pm.TranslatePodUID("m"))
+	assert.Equal(t, ResolvedPodUID("s"), pm.TranslatePodUID("m"))
 }
 
 func TestStandaloneMirrorMethods(t *testing.T) {

@@ -74,7 +74,7 @@ func TestConcurrentReadersAndWriters(t *testing.T) {
 					if got, ok := pm.GetPodByMirrorPod(m); ok && podutil.FullName(got) != podutil.FullName(m) {
 						report("GetPodByMirrorPod(%s) returned another name", m.Name)
 					}
-					if s := pm.TranslatePodUID(m.UID); s != m.UID && s != types.UID(podutil.MirrorHash(m)) {
+					if s := pm.TranslatePodUID(m.UID); s != ResolvedPodUID(m.UID) && s != ResolvedPodUID(podutil.MirrorHash(m)) {
 						report("mirror %s translated to %s, not its own static pod", m.UID, s)
 					}
 				}
@@ -103,7 +103,7 @@ func TestConcurrentReadersAndWriters(t *testing.T) {
 	assert.Len(t, mirrors, writers)
 	assert.Empty(t, pm.GetOrphanedMirrorPodNames())
 	for w := range writers {
-		last := types.UID(fmt.Sprintf("w%d-s%d", w, rounds-1))
+		last := ResolvedPodUID(fmt.Sprintf("w%d-s%d", w, rounds-1))
 		assert.Equal(t, last, pm.TranslatePodUID(types.UID(fmt.Sprintf("w%d-m%d", w, rounds-1))))
 	}
 	_, mirrorToPod := pm.GetUIDTranslations()

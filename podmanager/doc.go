@@ -19,6 +19,10 @@
 //     it goes when the mirror goes. So after an edit (old UID A removed, new UID B added, the
 //     mirror M of A still there) M still translates to A — the pod the provider is still
 //     terminating — and B has no mirror until M is recreated.
+//   - UIDs of the two kinds have two types, as in the kubelet: ResolvedPodUID (a pod the agent
+//     runs) and MirrorPodUID (a mirror). TranslatePodUID and GetUIDTranslations use them, so
+//     that a mirror UID used where the static pod's is meant fails to compile. Lookups that take
+//     a pod or a types.UID (GetPodByUID, DeletePod) are as the kubelet has them.
 //   - GetOrphanedMirrorPodNames lists mirror full names with no regular pod of that name.
 //   - The Manager does no I/O of its own; its CreateMirrorPod and DeleteMirrorPod are the
 //     mirror.Client it was given (ErrNoMirrorClient when standalone).

@@ -7,6 +7,20 @@ import (
 	"github.com/vk-static/vk-static/mirror"
 )
 
+// ResolvedPodUID is the UID of a pod the agent runs: a regular pod's own UID (a static pod's or
+// an API pod's), the UID the provider is given. It is what TranslatePodUID turns a mirror UID
+// into.
+type ResolvedPodUID types.UID
+
+// MirrorPodUID is the UID of a mirror pod: the API server's object that shows a static pod,
+// never a pod the agent runs (TranslatePodUID gives the static pod's UID for it).
+//
+// The two are distinct types, as in the kubelet, because both are types.UID underneath and
+// both are at hand wherever static pods are handled: a swap (a mirror UID used as the pod's,
+// or a map of one kind read with the other) compiles as types.UID and fails only at run time,
+// often silently, as a lookup that finds nothing.
+type MirrorPodUID types.UID
+
 // Manager stores the pods bound to this agent and the mirror pods of its static pods, and
 // translates between a static pod's UID and its mirror's UID.
 //
@@ -55,12 +69,13 @@ type Manager interface {
 	// the same full name, sorted.
 	GetOrphanedMirrorPodNames() []string
 	// TranslatePodUID returns the static pod's UID for a mirror pod's UID, and any other UID
-	// unchanged.
-	TranslatePodUID(uid types.UID) types.UID
+	// unchanged. uid is a types.UID, not a MirrorPodUID, because callers (requests naming a
+	// pod) do not know which kind they hold; the result is known to be resolved.
+	TranslatePodUID(uid types.UID) ResolvedPodUID
 	// GetUIDTranslations returns static UID → mirror UID (every static pod the Manager holds,
 	// with "" when it has no current mirror, plus removed static pods whose mirror remains) and
 	// mirror UID → static UID.
-	GetUIDTranslations() (podToMirror, mirrorToPod map[types.UID]types.UID)
+	GetUIDTranslations() (podToMirror map[ResolvedPodUID]MirrorPodUID, mirrorToPod map[MirrorPodUID]ResolvedPodUID)
 	// IsMirrorPodOf reports whether mirrorPod is a current mirror of pod: same full name and
 	// config.mirror equal to pod's config.hash (never the spec). See mirror.IsMirrorOf.
 	IsMirrorPodOf(mirrorPod, pod *corev1.Pod) bool

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"k8s.io/apimachinery/pkg/types"
 )
 
 // TestTranslationsInEveryOrder applies the four events of one static pod's life — its ADD and
@@ -65,9 +64,9 @@ func TestTranslationsInEveryOrder(t *testing.T) {
 			_, ok = pm.GetMirrorPodByPod(static)
 			assert.Equal(t, mirrorPresent, ok, "mirror present")
 
-			wantUID := types.UID("m")
-			wantPodToMirror := map[types.UID]types.UID{}
-			wantMirrorToPod := map[types.UID]types.UID{}
+			wantUID := ResolvedPodUID("m")
+			wantPodToMirror := map[ResolvedPodUID]MirrorPodUID{}
+			wantMirrorToPod := map[MirrorPodUID]ResolvedPodUID{}
 			if staticPresent {
 				wantPodToMirror["s"] = ""
 			}
