@@ -9,6 +9,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
@@ -27,21 +29,20 @@ func TestEventRecorderPostsEveryEvent(t *testing.T) {
 		r.Eventf(pod, corev1.EventTypeNormal, "Started", "Started container %s", "c")
 	}
 	r.Eventf(nodeRef("n1"), corev1.EventTypeWarning, "FailedManifest", "bad")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		podEvents, _ := client.CoreV1().Events("ns").List(ctx, metav1.ListOptions{})
-		nodeEvents, _ := client.CoreV1().Events("default").List(ctx, metav1.ListOptions{})
-		if len(podEvents.Items) == 50 && len(nodeEvents.Items) == 1 {
-			ev := nodeEvents.Items[0]
-			if ev.InvolvedObject.Kind != "Node" || ev.Source.Host != "n1" || ev.Count != 1 || ev.Type != corev1.EventTypeWarning {
-				t.Fatalf("node event %+v", ev)
-			}
+	var ev corev1.Event
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		podEvents, err := client.CoreV1().Events("ns").List(ctx, metav1.ListOptions{})
+		require.NoError(c, err)
+		nodeEvents, err := client.CoreV1().Events("default").List(ctx, metav1.ListOptions{})
+		require.NoError(c, err)
+		if len(podEvents.Items) != 50 || len(nodeEvents.Items) != 1 {
+			c.Errorf("%d pod events, %d node events; want 50 and 1", len(podEvents.Items), len(nodeEvents.Items))
 			return
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d pod events, %d node events; want 50 and 1", len(podEvents.Items), len(nodeEvents.Items))
-		}
-		time.Sleep(5 * time.Millisecond)
+		ev = nodeEvents.Items[0]
+	}, 10*time.Second, 5*time.Millisecond, "every event posted")
+	if ev.InvolvedObject.Kind != "Node" || ev.Source.Host != "n1" || ev.Count != 1 || ev.Type != corev1.EventTypeWarning {
+		t.Fatalf("node event %+v", ev)
 	}
 }
 

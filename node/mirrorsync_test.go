@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -154,12 +156,9 @@ func (h *withAPI) watchMirror(static *corev1.Pod) *corev1.Pod {
 
 func (h *withAPI) waitCreated(hashes ...string) {
 	h.t.Helper()
-	eventually(h.t, fmt.Sprintf("mirrors %v created", hashes), func() error {
-		if got := h.mirrors.createdHashes(); fmt.Sprint(got) != fmt.Sprint(hashes) {
-			return fmt.Errorf("created %v", got)
-		}
-		return nil
-	})
+	require.EventuallyWithT(h.t, func(c *assert.CollectT) {
+		assert.Equal(c, hashes, h.mirrors.createdHashes(), "mirrors created")
+	}, 10*time.Second, 5*time.Millisecond, "mirrors %v created", hashes)
 }
 
 // The sequence behind the stale mirror that survived an API-server outage: the manifest is

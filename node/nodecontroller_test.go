@@ -129,8 +129,9 @@ func (h *controllerHarness) count(resource, verb string) int {
 
 func (h *controllerHarness) waitCount(t *testing.T, resource, verb string, atLeast int) {
 	t.Helper()
-	require.Eventually(t, func() bool { return h.count(resource, verb) >= atLeast }, 10*time.Second, time.Millisecond,
-		"%s %s: want at least %d", verb, resource, atLeast)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.GreaterOrEqual(c, h.count(resource, verb), atLeast, "%s %s", verb, resource)
+	}, 10*time.Second, time.Millisecond, "%s %s: want at least %d", verb, resource, atLeast)
 }
 
 func (h *controllerHarness) node(t *testing.T) *corev1.Node {

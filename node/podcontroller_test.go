@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -93,21 +95,6 @@ func staticPod(name, version string, annotations ...string) *corev1.Pod {
 	}
 }
 
-func eventually(t *testing.T, what string, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %v", what, err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // After a restart the provider's pods are matched against the sources: a pod still wanted is
 // adopted (not created again); one the source no longer has is stopped — but only once that
 // source has been seen.
@@ -116,24 +103,19 @@ func TestAdoptedPodsWaitForTheirSource(t *testing.T) {
 	h := newStandalone(t, 1, kept, dropped) // one worker: keys are synced in the order queued
 
 	h.send(sources.PodUpdate{Op: sources.ADD, Source: podutil.FileSource, Pods: []*corev1.Pod{kept, later}})
-	eventually(t, "later created", func() error {
-		if c := h.calls(later).Create; c != 1 {
-			return fmt.Errorf("CreatePod calls %d", c)
-		}
-		return nil
-	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, 1, h.calls(later).Create, "CreatePod calls")
+	}, 10*time.Second, 5*time.Millisecond, "later created")
 	// Every key queued before later's has been synced: nothing was stopped yet.
 	if c := h.calls(dropped).Delete; c != 0 {
 		t.Fatalf("a pod was stopped before its source was seen (DeletePod calls %d)", c)
 	}
 
 	h.send(sources.PodUpdate{Op: sources.ADD, Source: podutil.FileSource, SourceSeen: true})
-	eventually(t, "dropped stopped", func() error {
-		if _, err := h.provider.GetPod(context.Background(), "default", dropped.Name); !node.IsNotFound(err) {
-			return fmt.Errorf("still in the provider (%v)", err)
-		}
-		return nil
-	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, err := h.provider.GetPod(context.Background(), "default", dropped.Name)
+		assert.True(c, node.IsNotFound(err), "still in the provider (%v)", err)
+	}, 10*time.Second, 5*time.Millisecond, "dropped stopped")
 	if c := h.calls(kept); c.Create != 1 || c.Delete != 0 {
 		t.Errorf("the wanted pod was not simply adopted: %+v", c)
 	}
@@ -146,12 +128,9 @@ func TestEditedStaticPodWaitsForTheOldOne(t *testing.T) {
 	slow := []string{mock.DeleteDelayAnnotation, mock.DeleteDelayGrace} // takes its whole grace period (1 s)
 	v1 := staticPod("web", "1", slow...)
 	h.send(sources.PodUpdate{Op: sources.ADD, Source: podutil.FileSource, Pods: []*corev1.Pod{v1}, SourceSeen: true})
-	eventually(t, "v1 running", func() error {
-		if c := h.calls(v1).Create; c != 1 {
-			return fmt.Errorf("CreatePod calls %d", c)
-		}
-		return nil
-	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, 1, h.calls(v1).Create, "CreatePod calls")
+	}, 10*time.Second, 5*time.Millisecond, "v1 running")
 
 	prev := v1
 	var last *corev1.Pod
@@ -161,16 +140,13 @@ func TestEditedStaticPodWaitsForTheOldOne(t *testing.T) {
 		h.send(sources.PodUpdate{Op: sources.ADD, Source: podutil.FileSource, Pods: []*corev1.Pod{last}})
 		prev = last
 	}
-	eventually(t, "newest running", func() error {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		p, err := h.provider.GetPod(context.Background(), "default", last.Name)
-		if err != nil {
-			return err
-		}
+		require.NoError(c, err)
 		if p.UID != last.UID || p.Status.Phase != corev1.PodRunning {
-			return fmt.Errorf("provider runs %s (%s)", p.UID, p.Status.Phase)
+			c.Errorf("provider runs %s (%s)", p.UID, p.Status.Phase)
 		}
-		return nil
-	})
+	}, 10*time.Second, 5*time.Millisecond, "newest running")
 	// The mock refuses (and counts) a CreatePod while the name is still taken: exactly one call
 	// proves the controller waited for the old pod to terminate.
 	if c := h.calls(last); c.Create != 1 {
@@ -189,19 +165,13 @@ func TestRemovedStaticPodIsStopped(t *testing.T) {
 	h := newStandalone(t, 2)
 	p := staticPod("web", "1")
 	h.send(sources.PodUpdate{Op: sources.ADD, Source: podutil.FileSource, Pods: []*corev1.Pod{p}, SourceSeen: true})
-	eventually(t, "running", func() error {
-		if h.provider.Len() != 1 {
-			return fmt.Errorf("not yet")
-		}
-		return nil
-	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, 1, h.provider.Len(), "pods in the provider")
+	}, 10*time.Second, 5*time.Millisecond, "running")
 	h.send(sources.PodUpdate{Op: sources.REMOVE, Source: podutil.FileSource, Pods: []*corev1.Pod{p}})
-	eventually(t, "stopped", func() error {
-		if h.provider.Len() != 0 {
-			return fmt.Errorf("still running")
-		}
-		return nil
-	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, 0, h.provider.Len(), "pods in the provider")
+	}, 10*time.Second, 5*time.Millisecond, "stopped")
 }
 
 // After a restart, a pod the provider runs whose manifest file still exists but no longer
@@ -217,27 +187,21 @@ func TestPodOfUnreadableManifestIsKeptAfterRestart(t *testing.T) {
 	h.send(sources.PodUpdate{Op: sources.RECONCILE, Source: podutil.FileSource, Unreadable: map[string]bool{"/m/kept.yaml": true}})
 	h.send(sources.PodUpdate{Op: sources.ADD, Source: podutil.FileSource, SourceSeen: true})
 	h.send(sources.PodUpdate{Op: sources.ADD, Source: podutil.HTTPSource, Pods: []*corev1.Pod{later}})
-	eventually(t, "dropped stopped and later created", func() error {
-		if _, err := h.provider.GetPod(context.Background(), "default", dropped.Name); !node.IsNotFound(err) {
-			return fmt.Errorf("dropped still in the provider (%v)", err)
-		}
-		if c := h.calls(later).Create; c != 1 {
-			return fmt.Errorf("later: CreatePod calls %d", c)
-		}
-		return nil
-	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, err := h.provider.GetPod(context.Background(), "default", dropped.Name)
+		assert.True(c, node.IsNotFound(err), "dropped still in the provider (%v)", err)
+		assert.Equal(c, 1, h.calls(later).Create, "later: CreatePod calls")
+	}, 10*time.Second, 5*time.Millisecond, "dropped stopped and later created")
 	// kept was queued before later, so its sync is done: it was not stopped.
 	if c := h.calls(kept); c.Delete != 0 {
 		t.Fatalf("the pod of an unreadable manifest was stopped (DeletePod calls %d)", c.Delete)
 	}
 
 	h.send(sources.PodUpdate{Op: sources.RECONCILE, Source: podutil.FileSource, Unreadable: map[string]bool{}})
-	eventually(t, "kept stopped once its file is gone", func() error {
-		if _, err := h.provider.GetPod(context.Background(), "default", kept.Name); !node.IsNotFound(err) {
-			return fmt.Errorf("still in the provider (%v)", err)
-		}
-		return nil
-	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, err := h.provider.GetPod(context.Background(), "default", kept.Name)
+		assert.True(c, node.IsNotFound(err), "still in the provider (%v)", err)
+	}, 10*time.Second, 5*time.Millisecond, "kept stopped once its file is gone")
 }
 
 // A provider that cannot list its pods stops the controller before it starts: Run returns the
