@@ -37,7 +37,7 @@ type Component interface {
 
 // New validates cfg and builds the agent: sources, merger, pod manager, pod controller and,
 // with a Client, the Node watch, mirror client, events and the node controller. Nothing runs
-// until Run.
+// until Run, which must then be called (the pod controller's work queues start with New).
 func New(cfg Config) (*Agent, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -79,6 +79,14 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	var nodeController *node.NodeController
+	if !standalone {
+		if nodeController, err = a.nodeController(); err != nil {
+			return nil, err
+		}
+	}
+	// Last, once nothing can fail: the pod controller's work queues run from here on, and only
+	// its Run stops them.
 	a.pods, err = node.NewPodController(node.PodControllerConfig{
 		NodeName:      cfg.NodeName,
 		Provider:      cfg.Provider,
@@ -95,16 +103,10 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.components = append(a.components, muxComponent{mux}, a.pods)
-	if standalone {
-		return a, nil
+	if !standalone {
+		nodes.notify(a.pods.RequeueMirrors)
+		a.components = append(a.components, nodeController)
 	}
-	nodes.notify(a.pods.RequeueMirrors)
-
-	nodeController, err := a.nodeController()
-	if err != nil {
-		return nil, err
-	}
-	a.components = append(a.components, nodeController)
 	return a, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/vk-static/vk-static/backoff"
 	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/sources"
@@ -30,13 +31,20 @@ const (
 	// DefaultTerminationSlack is added to a pod's grace period before the controller stops
 	// waiting for the provider to report it terminated.
 	DefaultTerminationSlack = 2 * time.Second
-	// MinRetryDelay and MaxRetryDelay bound the back-off of a pod whose sync failed.
-	MinRetryDelay = 10 * time.Millisecond
-	MaxRetryDelay = 5 * time.Second
-	// catchUpMinDelay is the first retry of a sync waiting for the watch: about what a watch
-	// event takes to arrive on a busy API server.
-	catchUpMinDelay = 100 * time.Millisecond
 )
+
+// SyncRetry is the back-off of a pod whose sync or status write failed: capped at 5 s (not
+// client-go's 1000 s), so that after an API server outage every pod converges within seconds
+// of its return.
+func SyncRetry() backoff.Policy {
+	return backoff.Policy{Initial: 10 * time.Millisecond, Max: 5 * time.Second}
+}
+
+// catchUpRetry is the back-off of a sync waiting for the watch to catch up (errWaitForWatch):
+// it starts at about what a watch event takes to arrive on a busy API server.
+func catchUpRetry() backoff.Policy {
+	return backoff.Policy{Initial: 100 * time.Millisecond, Max: 5 * time.Second}
+}
 
 // PodControllerConfig wires a PodController. Provider, Pods, Updates and SourceSeen are
 // required; without Client the controller runs standalone (no mirrors, no status writes).
@@ -92,7 +100,9 @@ type PodController struct {
 	err         error
 }
 
-// NewPodController validates cfg and returns a controller; Run starts it.
+// NewPodController validates cfg and returns a controller; Run starts it. The controller's work
+// queues (client-go's) start goroutines as they are made, and Run stops them: a controller that
+// is made must be run.
 func NewPodController(cfg PodControllerConfig) (*PodController, error) {
 	switch {
 	case cfg.Provider == nil:
@@ -125,23 +135,19 @@ func NewPodController(cfg PodControllerConfig) (*PodController, error) {
 		cfg.Recorder = &record.FakeRecorder{} // discards: nil channel
 	}
 	queue := func(name string) workqueue.TypedRateLimitingInterface[string] {
-		// Per-pod exponential back-off capped at MaxRetryDelay (not client-go's 1000 s): after an
-		// API server outage every pod must converge within seconds of its return.
-		return workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[string](MinRetryDelay, MaxRetryDelay),
+		return workqueue.NewTypedRateLimitingQueueWithConfig(backoff.Limiter[string](SyncRetry()),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: name, Clock: cfg.Clock})
 	}
 	c := &PodController{
-		cfg:    cfg,
-		static: cfg.Client == nil,
-		states: newPodStates(),
-		sync:   queue("pod-sync"),
-		status: queue("pod-status"),
-		seen:   map[string]bool{},
-		ready:  make(chan struct{}),
-		catchUp: workqueue.NewTypedItemExponentialFailureRateLimiter[string](
-			catchUpMinDelay, MaxRetryDelay),
-		done: make(chan struct{}),
+		cfg:     cfg,
+		static:  cfg.Client == nil,
+		states:  newPodStates(),
+		sync:    queue("pod-sync"),
+		status:  queue("pod-status"),
+		seen:    map[string]bool{},
+		ready:   make(chan struct{}),
+		catchUp: backoff.Limiter[string](catchUpRetry()),
+		done:    make(chan struct{}),
 	}
 	c.writer = newStatusWriter(cfg, c.states)
 	cfg.Metrics.trackProviderPods(c.states.len)

@@ -278,7 +278,7 @@ type fakeAPI struct {
 	mu      sync.Mutex
 	answers map[string][]error // "verb resource" → next answers
 	created int
-	lag     bool               // the watch lags: echoes are held back
+	lag     bool // the watch lags: echoes are held back
 	lagged  []sources.PodUpdate
 }
 
