@@ -2,13 +2,14 @@ package integration
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -110,17 +111,14 @@ func TestAPIWritesPerPodStart(t *testing.T) {
 	}
 	// Gone before the next run of this test (-count), whose agent would otherwise start it again.
 	t.Cleanup(func() { _ = env.Admin.CoreV1().Pods(ns).Delete(ctx, "web", *metav1.NewDeleteOptions(0)) })
-	eventually(t, "Running with a Started event", func() error {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		p, err := env.Admin.CoreV1().Pods(ns).Get(ctx, "web", metav1.GetOptions{})
-		if err != nil || p.Status.Phase != corev1.PodRunning {
-			return fmt.Errorf("%v %v", err, p.Status.Phase)
-		}
+		require.NoError(c, err)
+		require.Equal(c, corev1.PodRunning, p.Status.Phase)
 		evs, err := env.Admin.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=Started"})
-		if err != nil || len(evs.Items) != 1 {
-			return fmt.Errorf("%v: %d Started events", err, len(evs.Items))
-		}
-		return nil
-	})
+		require.NoError(c, err)
+		assert.Len(c, evs.Items, 1, "Started events")
+	}, 10*time.Second, 5*time.Millisecond, "Running with a Started event")
 	// The watch echoes the written status back; nothing may be written in response.
 	quiet := time.Now().Add(time.Second)
 	for time.Now().Before(quiet) {
