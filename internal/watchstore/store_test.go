@@ -74,11 +74,6 @@ func testPod(name, rv string) corev1.Pod {
 	}}
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	require.Eventually(t, cond, 10*time.Second, time.Millisecond, what)
-}
-
 func names(objs []any) []string {
 	var out []string
 	for _, o := range objs {
@@ -110,7 +105,7 @@ func TestStoreTracksChangesAndTransforms(t *testing.T) {
 	}()
 	defer func() { cancel(); wg.Wait() }()
 
-	eventually(t, "synced", s.HasSynced)
+	require.Eventually(t, s.HasSynced, 10*time.Second, time.Millisecond, "synced")
 	assert.Equal(t, Changes{Relisted: true}, s.TakeChanges(), "the first list is a relist")
 	assert.True(t, s.TakeChanges().Empty(), "taken")
 	assert.Equal(t, []string{"a", "b"}, names(s.List()))
@@ -127,14 +122,14 @@ func TestStoreTracksChangesAndTransforms(t *testing.T) {
 	w.Modify(&a)
 	w.Delete(&b)
 	keys := map[string]bool{}
-	eventually(t, "three keys changed", func() bool {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		ch := s.TakeChanges()
-		assert.False(t, ch.Relisted)
+		assert.False(t, ch.Relisted) // t, not c: a relist is a failure, not something to wait out
 		for _, k := range ch.Keys {
 			keys[k] = true
 		}
-		return len(keys) == 3
-	})
+		assert.Len(c, keys, 3, "keys changed")
+	}, 10*time.Second, time.Millisecond, "three keys changed")
 	assert.Equal(t, map[string]bool{"ns/a": true, "ns/b": true, "ns/c": true}, keys)
 	_, exists, err := s.GetByKey("ns/b")
 	require.NoError(t, err)
@@ -149,7 +144,7 @@ func TestStoreTracksChangesAndTransforms(t *testing.T) {
 	// The watch expires; the relist misses c (deleted while disconnected) and finds d.
 	lw.setList("9", testPod("a", "3"), testPod("d", "9"))
 	w.Error(&apierrors.NewResourceExpired("too old").ErrStatus)
-	eventually(t, "relisted", func() bool { return lw.lists.Load() == 2 && s.TakeChanges().Relisted })
+	require.Eventually(t, func() bool { return lw.lists.Load() == 2 && s.TakeChanges().Relisted }, 10*time.Second, time.Millisecond, "relisted")
 	assert.Equal(t, []string{"a", "d"}, names(s.List()))
 	<-lw.watches // the new watch
 }
