@@ -16,7 +16,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
@@ -128,15 +127,14 @@ func getPod(t *testing.T, namespace, name string) (*corev1.Pod, bool) {
 // waitGone polls (no fixed sleep) until the pod is gone.
 func waitGone(t *testing.T, namespace, name string) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true,
-		func(context.Context) (bool, error) {
-			_, err := env.Admin.CoreV1().Pods(namespace).Get(context.Background(), name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				return true, nil
-			}
-			return false, err
-		})
-	require.NoError(t, err, "pod %s/%s still there", namespace, name)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		pod, err := env.Admin.CoreV1().Pods(namespace).Get(context.Background(), name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		require.NoError(c, err)
+		c.Errorf("still there (deletionTimestamp %v, finalizers %v)", pod.DeletionTimestamp, pod.Finalizers)
+	}, 30*time.Second, 50*time.Millisecond, "pod %s/%s gone", namespace, name)
 }
 
 // reconcile runs one step of what the lifecycle loop does for this full name: read the
