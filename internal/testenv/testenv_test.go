@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/internal/testenv"
@@ -56,13 +57,12 @@ func TestProductionRules(t *testing.T) {
 
 			// NodeRestriction looks the Node up in its informer cache, which may not have the
 			// Node yet ("node ... not found"): a kubelet retries, and so does this.
-			err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-				_, err := client.CoreV1().Pods(ns).Create(ctx, mirror("ok-"+tc.identity, node.Name, owner), metav1.CreateOptions{})
+			require.EventuallyWithT(t, func(c *assert.CollectT) {
+				_, err = client.CoreV1().Pods(ns).Create(ctx, mirror("ok-"+tc.identity, node.Name, owner), metav1.CreateOptions{})
 				if err != nil && strings.Contains(err.Error(), fmt.Sprintf("node %q not found", node.Name)) {
-					return false, nil
+					c.Errorf("%v", err) // try again; any other answer is final
 				}
-				return true, err
-			})
+			}, 30*time.Second, 50*time.Millisecond, "NodeRestriction knows node %s", node.Name)
 			if err != nil {
 				t.Fatalf("mirror pod bound to itself with a Node owner was refused: %v", err)
 			}
