@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
@@ -37,16 +39,10 @@ func TestRegisteredNode(t *testing.T) {
 		<-a.Done()
 	}()
 	go func() { _ = a.Run(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := client.CoreV1().Nodes().Get(ctx, "node-a", metav1.GetOptions{}); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("node not registered")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, err := client.CoreV1().Nodes().Get(ctx, "node-a", metav1.GetOptions{})
+		assert.NoError(c, err)
+	}, 10*time.Second, 10*time.Millisecond, "node registered")
 	registered, err := client.CoreV1().Nodes().Get(ctx, "node-a", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
