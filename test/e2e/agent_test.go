@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/vk-static/vk-static/internal/agentproc"
@@ -98,18 +99,19 @@ func (a *agent) waitHealthy() {
 }
 
 // metric returns the sum of the samples of one of the agent's metrics whose labels include
-// the given name=value pairs.
-func (a *agent) metric(name string, labels ...string) float64 {
-	a.t.Helper()
+// the given name=value pairs. A failed scrape fails t: the test, or within a
+// require.EventuallyWithT condition its *assert.CollectT, which ends that try.
+func (a *agent) metric(t require.TestingT, name string, labels ...string) float64 {
+	if h, ok := t.(interface{ Helper() }); ok {
+		h.Helper()
+	}
 	want := map[string]string{}
 	for _, l := range labels {
 		k, v, _ := strings.Cut(l, "=")
 		want[k] = strings.Trim(v, `"`)
 	}
 	v, err := a.Metric(context.Background(), name, want)
-	if err != nil {
-		a.t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return v
 }
 
@@ -125,22 +127,6 @@ func (a *agent) RemoveManifest(name string) {
 	a.t.Helper()
 	if err := a.Agent.RemoveManifest(name); err != nil {
 		a.t.Fatal(err)
-	}
-}
-
-// eventually polls f until it succeeds or the deadline passes (no fixed sleeps).
-func eventually(t testing.TB, timeout time.Duration, what string, f func() error) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var err error
-	for {
-		if err = f(); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %v", what, timeout, err)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,35 +32,32 @@ func TestAPIPodLifecycle(t *testing.T) {
 
 	running := func(name string) *corev1.Pod {
 		var got *corev1.Pod
-		eventually(t, 10*time.Second, name+" Running", func() error {
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			p, err := pods.Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
+			require.NoError(c, err)
 			if p.Status.Phase != corev1.PodRunning || !hasCondition(p, corev1.PodReady) {
-				return fmt.Errorf("phase %q conditions %v", p.Status.Phase, p.Status.Conditions)
+				c.Errorf("phase %q conditions %v", p.Status.Phase, p.Status.Conditions)
+				return
 			}
 			got = p
-			return nil
-		})
+		}, 10*time.Second, 50*time.Millisecond, name+" Running")
 		return got
 	}
 	gone := func(name string) {
-		eventually(t, 15*time.Second, name+" gone from the API", func() error {
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			_, err := pods.Get(ctx, name, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) {
-				return nil
+				return
 			}
-			return fmt.Errorf("still there (%v)", err)
-		})
+			c.Errorf("still there (%v)", err)
+		}, 15*time.Second, 50*time.Millisecond, name+" gone from the API")
 	}
 	providerPods := func(want float64) {
-		eventually(t, 10*time.Second, fmt.Sprintf("provider runs %v pods", want), func() error {
-			if n := a.metric("vk_static_provider_pods"); n != want {
-				return fmt.Errorf("provider runs %v", n)
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			if n := a.metric(c, "vk_static_provider_pods"); n != want {
+				c.Errorf("provider runs %v", n)
 			}
-			return nil
-		})
+		}, 10*time.Second, 50*time.Millisecond, fmt.Sprintf("provider runs %v pods", want))
 	}
 
 	for _, name := range []string{"graceful", "forced"} {
@@ -85,7 +84,7 @@ func TestAPIPodLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	providerPods(0)
-	if n := a.metric("vk_static_provider_call_duration_seconds_count", `call="UpdatePod"`); n != 0 {
+	if n := a.metric(t, "vk_static_provider_call_duration_seconds_count", `call="UpdatePod"`); n != 0 {
 		t.Errorf("UpdatePod calls = %v, want 0 (no spurious updates from API defaults or status writes)", n)
 	}
 }
@@ -99,29 +98,28 @@ func TestAPIPodUpdate(t *testing.T) {
 	if _, err := pods.Create(ctx, apiPod("web", a.Node), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "Running", func() error {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		p, err := pods.Get(ctx, "web", metav1.GetOptions{})
 		if err != nil || p.Status.Phase != corev1.PodRunning {
-			return fmt.Errorf("%v %v", err, p.Status.Phase)
+			c.Errorf("%v %v", err, p.Status.Phase)
+			return
 		}
 		p.Spec.Containers[0].Image = "nginx:2"
 		_, err = pods.Update(ctx, p, metav1.UpdateOptions{})
-		return err
-	})
-	eventually(t, 10*time.Second, "UpdatePod and the new image running", func() error {
-		if n := a.metric("vk_static_provider_call_duration_seconds_count", `call="UpdatePod"`); n != 1 {
-			return fmt.Errorf("UpdatePod calls %v", n)
+		assert.NoError(c, err)
+	}, 10*time.Second, 50*time.Millisecond, "Running")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		if n := a.metric(c, "vk_static_provider_call_duration_seconds_count", `call="UpdatePod"`); n != 1 {
+			c.Errorf("UpdatePod calls %v", n)
+			return
 		}
 		p, err := pods.Get(ctx, "web", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+		require.NoError(c, err)
 		if len(p.Status.ContainerStatuses) != 1 || p.Status.ContainerStatuses[0].Image != "nginx:2" {
-			return fmt.Errorf("container statuses %+v", p.Status.ContainerStatuses)
+			c.Errorf("container statuses %+v", p.Status.ContainerStatuses)
 		}
-		return nil
-	})
-	if n := a.metric("vk_static_provider_call_duration_seconds_count", `call="CreatePod"`); n != 1 {
+	}, 10*time.Second, 50*time.Millisecond, "UpdatePod and the new image running")
+	if n := a.metric(t, "vk_static_provider_call_duration_seconds_count", `call="CreatePod"`); n != 1 {
 		t.Errorf("CreatePod calls = %v, want 1", n)
 	}
 }

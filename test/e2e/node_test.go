@@ -2,10 +2,11 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -14,19 +15,17 @@ func TestNodeRegistersAndRenewsItsLease(t *testing.T) {
 	a := startAgent(t, agentOptions{extraArgs: []string{"--node-labels", "team=edge", "--register-with-taints", "dedicated=edge:NoSchedule", "--max-pods", "42"}})
 	ctx := context.Background()
 	var node *corev1.Node
-	eventually(t, 10*time.Second, "node Ready", func() error {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		n, err := env.Admin.CoreV1().Nodes().Get(ctx, a.Node, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		for _, c := range n.Status.Conditions {
-			if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+		require.NoError(c, err)
+		for _, cond := range n.Status.Conditions {
+			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
 				node = n
-				return nil
+				return
 			}
 		}
-		return fmt.Errorf("conditions %+v", n.Status.Conditions)
-	})
+		c.Errorf("conditions %+v", n.Status.Conditions)
+	}, 10*time.Second, 50*time.Millisecond, "node Ready")
 	if node.Labels["team"] != "edge" || node.Labels[corev1.LabelHostname] != a.Node {
 		t.Errorf("labels %v", node.Labels)
 	}
@@ -47,23 +46,22 @@ func TestNodeRegistersAndRenewsItsLease(t *testing.T) {
 
 	leases := env.Admin.CoordinationV1().Leases(corev1.NamespaceNodeLease)
 	var first metav1.MicroTime
-	eventually(t, 10*time.Second, "lease renewed", func() error {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		l, err := leases.Get(ctx, a.Node, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+		require.NoError(c, err)
 		if len(l.OwnerReferences) != 1 || l.OwnerReferences[0].UID != node.UID {
-			return fmt.Errorf("owner references %+v", l.OwnerReferences)
+			c.Errorf("owner references %+v", l.OwnerReferences)
+			return
 		}
 		if first.IsZero() {
 			first = *l.Spec.RenewTime
-			return fmt.Errorf("first renewal seen")
+			c.Errorf("first renewal seen")
+			return
 		}
 		if !l.Spec.RenewTime.After(first.Time) {
-			return fmt.Errorf("not renewed since %v", first)
+			c.Errorf("not renewed since %v", first)
 		}
-		return nil
-	})
+	}, 10*time.Second, 50*time.Millisecond, "lease renewed")
 
 	// Stopped, the agent renews no more: the node lifecycle controller (not run here) would
 	// mark it NotReady once the lease expires. The lease is watched for half its duration (the

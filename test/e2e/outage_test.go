@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -34,23 +36,20 @@ func TestAPIServerOutage(t *testing.T) {
 	}
 	a.runningMirror("web", "nginx:1")
 	var before *corev1.Pod
-	eventually(t, 10*time.Second, "API pod running", func() error {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		p, err := env.Admin.CoreV1().Pods(ns).Get(ctx, "api", metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+		require.NoError(c, err)
 		if p.Status.Phase != corev1.PodRunning || p.Status.StartTime == nil {
-			return fmt.Errorf("phase %s", p.Status.Phase)
+			c.Errorf("phase %s", p.Status.Phase)
+			return
 		}
 		before = p
-		return nil
-	})
-	eventually(t, 10*time.Second, "two provider pods", func() error {
-		if n := a.metric("vk_static_provider_pods"); n != 2 {
-			return fmt.Errorf("%v", n)
+	}, 10*time.Second, 50*time.Millisecond, "API pod running")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		if n := a.metric(c, "vk_static_provider_pods"); n != 2 {
+			c.Errorf("%v", n)
 		}
-		return nil
-	})
+	}, 10*time.Second, 50*time.Millisecond, "two provider pods")
 
 	// The first DELETE of the old mirror that reaches the API server on its way back up is
 	// answered 404 while the mirror is still there, as NodeRestriction does before its informer
@@ -62,16 +61,15 @@ func TestAPIServerOutage(t *testing.T) {
 		time.Sleep(100 * time.Millisecond) // the scenario's timing, not waiting for a result
 	}
 	a.WriteManifest("web.yaml", manifest("web", "nginx:2")) // must take effect without the API server
-	eventually(t, 10*time.Second, "the edit applied locally", func() error {
-		creates := a.metric("vk_static_provider_call_duration_seconds_count", `call="CreatePod"`)
-		deletes := a.metric("vk_static_provider_call_duration_seconds_count", `call="DeletePod"`)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		creates := a.metric(c, "vk_static_provider_call_duration_seconds_count", `call="CreatePod"`)
+		deletes := a.metric(c, "vk_static_provider_call_duration_seconds_count", `call="DeletePod"`)
 		if creates != 3 || deletes != 1 {
-			return fmt.Errorf("CreatePod %v DeletePod %v, want 3 and 1", creates, deletes)
+			c.Errorf("CreatePod %v DeletePod %v, want 3 and 1", creates, deletes)
 		}
-		return nil
-	})
+	}, 10*time.Second, 50*time.Millisecond, "the edit applied locally")
 	for time.Since(outage) < 23*time.Second {
-		if n := a.metric("vk_static_provider_pods"); n != 2 {
+		if n := a.metric(t, "vk_static_provider_pods"); n != 2 {
 			t.Fatalf("provider runs %v pods during the outage, want 2", n)
 		}
 		time.Sleep(time.Second) // sampling during the outage, not waiting for a result
@@ -81,30 +79,24 @@ func TestAPIServerOutage(t *testing.T) {
 	}
 	back := time.Now()
 
-	eventually(t, 10*time.Second, "mirror of the edited pod Running", func() error {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		p, err := env.Admin.CoreV1().Pods("default").Get(ctx, "web-"+a.Node, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+		require.NoError(c, err)
 		if p.Spec.Containers[0].Image != "nginx:2" || p.Status.Phase != corev1.PodRunning {
-			return fmt.Errorf("image %s phase %s", p.Spec.Containers[0].Image, p.Status.Phase)
+			c.Errorf("image %s phase %s", p.Spec.Containers[0].Image, p.Status.Phase)
 		}
-		return nil
-	})
+	}, 10*time.Second, 50*time.Millisecond, "mirror of the edited pod Running")
 	t.Logf("mirror converged %s after /readyz", time.Since(back).Round(time.Millisecond))
 	if n := proxy.injected.Load(); n != 1 {
 		t.Errorf("%d DELETEs answered 404, want 1: the scenario did not happen", n)
 	}
-	eventually(t, 10*time.Second, "lease renewed after the outage", func() error {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		l, err := env.Admin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, a.Node, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+		require.NoError(c, err)
 		if l.Spec.RenewTime.Time.Before(back) {
-			return fmt.Errorf("last renewed %v", l.Spec.RenewTime)
+			c.Errorf("last renewed %v", l.Spec.RenewTime)
 		}
-		return nil
-	})
+	}, 10*time.Second, 50*time.Millisecond, "lease renewed after the outage")
 	p, err := env.Admin.CoreV1().Pods(ns).Get(ctx, "api", metav1.GetOptions{})
 	switch {
 	case err != nil:
@@ -114,10 +106,10 @@ func TestAPIServerOutage(t *testing.T) {
 	case p.Status.StartTime == nil || !p.Status.StartTime.Equal(before.Status.StartTime):
 		t.Errorf("API pod restarted: startTime %v, was %v", p.Status.StartTime, before.Status.StartTime)
 	}
-	if n := a.metric("vk_static_provider_pods"); n != 2 {
+	if n := a.metric(t, "vk_static_provider_pods"); n != 2 {
 		t.Errorf("provider runs %v pods after the outage, want 2", n)
 	}
-	if n := a.metric("vk_static_provider_call_duration_seconds_count", `call="CreatePod"`); n != 3 {
+	if n := a.metric(t, "vk_static_provider_call_duration_seconds_count", `call="CreatePod"`); n != 3 {
 		t.Errorf("CreatePod calls %v after the outage, want 3 (nothing restarted)", n)
 	}
 }
@@ -151,7 +143,7 @@ func TestManifestURL(t *testing.T) {
 	failing.Store(true)
 	deadline := time.Now().Add(3 * time.Second) // 15 polls
 	for time.Now().Before(deadline) {
-		if n := a.metric("vk_static_provider_pods"); n != 1 {
+		if n := a.metric(t, "vk_static_provider_pods"); n != 1 {
 			t.Fatalf("provider runs %v pods while the URL fails, want 1", n)
 		}
 		time.Sleep(200 * time.Millisecond)
@@ -160,7 +152,7 @@ func TestManifestURL(t *testing.T) {
 	if again := a.runningMirror("fromurl", "nginx:1"); again.UID != m.UID {
 		t.Errorf("mirror replaced after the URL came back")
 	}
-	if n := a.metric("vk_static_provider_call_duration_seconds_count", `call="CreatePod"`); n != 1 {
+	if n := a.metric(t, "vk_static_provider_call_duration_seconds_count", `call="CreatePod"`); n != 1 {
 		t.Errorf("CreatePod calls = %v, want 1", n)
 	}
 }

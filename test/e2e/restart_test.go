@@ -1,9 +1,11 @@
 package e2e
 
 import (
-	"fmt"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestAgentRestartKeepsMirrors: a restarted agent derives the same static pod UIDs, so the
@@ -18,7 +20,7 @@ func TestAgentRestartKeepsMirrors(t *testing.T) {
 	if after.UID != before.UID {
 		t.Errorf("mirror recreated across an agent restart: %s → %s", before.UID, after.UID)
 	}
-	if n := a.metric("vk_static_mirror_pod_operations_total"); n != 0 {
+	if n := a.metric(t, "vk_static_mirror_pod_operations_total"); n != 0 {
 		t.Errorf("%v mirror operations after the restart, want 0", n)
 	}
 }
@@ -36,10 +38,9 @@ func TestManifestEditedWhileAgentDown(t *testing.T) {
 	if after.UID == before.UID {
 		t.Fatal("stale mirror kept")
 	}
-	eventually(t, 10*time.Second, "one provider pod", func() error {
-		if n := a.metric("vk_static_provider_pods"); n != 1 {
-			return fmt.Errorf("provider runs %v pods", n)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		if n := a.metric(c, "vk_static_provider_pods"); n != 1 {
+			c.Errorf("provider runs %v pods", n)
 		}
-		return nil
-	})
+	}, 10*time.Second, 50*time.Millisecond, "one provider pod")
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -39,35 +41,35 @@ spec:
 func (a *agent) runningMirror(name, image string) *corev1.Pod {
 	a.t.Helper()
 	var mirror *corev1.Pod
-	eventually(a.t, 10*time.Second, "mirror "+name+" Running with "+image, func() error {
+	require.EventuallyWithT(a.t, func(c *assert.CollectT) {
 		p, err := env.Admin.CoreV1().Pods("default").Get(context.Background(), name+"-"+a.Node, metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
+		require.NoError(c, err)
 		if p.DeletionTimestamp != nil {
-			return fmt.Errorf("mirror is being deleted")
+			c.Errorf("mirror is being deleted")
+			return
 		}
 		if p.Spec.Containers[0].Image != image {
-			return fmt.Errorf("image %s", p.Spec.Containers[0].Image)
+			c.Errorf("image %s", p.Spec.Containers[0].Image)
+			return
 		}
 		if p.Status.Phase != corev1.PodRunning {
-			return fmt.Errorf("phase %q", p.Status.Phase)
+			c.Errorf("phase %q", p.Status.Phase)
+			return
 		}
 		mirror = p
-		return nil
-	})
+	}, 10*time.Second, 50*time.Millisecond, "mirror "+name+" Running with "+image)
 	return mirror
 }
 
 func (a *agent) mirrorGone(name string) {
 	a.t.Helper()
-	eventually(a.t, 15*time.Second, "mirror "+name+" gone", func() error {
+	require.EventuallyWithT(a.t, func(c *assert.CollectT) {
 		_, err := env.Admin.CoreV1().Pods("default").Get(context.Background(), name+"-"+a.Node, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
-			return nil
+			return
 		}
-		return fmt.Errorf("still there (%v)", err)
-	})
+		c.Errorf("still there (%v)", err)
+	}, 15*time.Second, 50*time.Millisecond, "mirror "+name+" gone")
 }
 
 func TestStaticPodGetsAMirror(t *testing.T) {
@@ -98,17 +100,14 @@ func TestStaticPodGetsAMirror(t *testing.T) {
 	}
 	// kubectl describe of a mirror pod looks for events under the static pod's UID (the
 	// mirror's config.mirror), as the kubelet records them.
-	eventually(t, 10*time.Second, "Started event for kubectl describe of the mirror", func() error {
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		evs, err := env.Admin.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{
 			FieldSelector: "involvedObject.name=" + mirror.Name + ",involvedObject.uid=" + mirror.Annotations[podutil.ConfigMirrorAnnotationKey] + ",reason=Started"})
-		if err != nil {
-			return err
-		}
+		require.NoError(c, err)
 		if len(evs.Items) == 0 {
-			return fmt.Errorf("none")
+			c.Errorf("none")
 		}
-		return nil
-	})
+	}, 10*time.Second, 50*time.Millisecond, "Started event for kubectl describe of the mirror")
 }
 
 func hasCondition(p *corev1.Pod, typ corev1.PodConditionType) bool {
@@ -138,23 +137,21 @@ func TestDeletedMirrorIsRecreatedWithoutRestartingThePod(t *testing.T) {
 			t.Fatalf("%s delete: %v", tc.name, err)
 		}
 		var next *corev1.Pod
-		eventually(t, 10*time.Second, tc.name+": mirror recreated", func() error {
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			p, err := pods.Get(ctx, first.Name, metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
+			require.NoError(c, err)
 			if p.UID == first.UID || p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
-				return fmt.Errorf("uid %s deleting=%v phase=%s", p.UID, p.DeletionTimestamp != nil, p.Status.Phase)
+				c.Errorf("uid %s deleting=%v phase=%s", p.UID, p.DeletionTimestamp != nil, p.Status.Phase)
+				return
 			}
 			next = p
-			return nil
-		})
+		}, 10*time.Second, 50*time.Millisecond, tc.name+": mirror recreated")
 		first = next
 	}
-	if n := a.metric("vk_static_provider_call_duration_seconds_count", `call="CreatePod"`); n != 1 {
+	if n := a.metric(t, "vk_static_provider_call_duration_seconds_count", `call="CreatePod"`); n != 1 {
 		t.Errorf("provider CreatePod calls = %v, want 1 (the pod must not restart)", n)
 	}
-	if n := a.metric("vk_static_provider_call_duration_seconds_count", `call="DeletePod"`); n != 0 {
+	if n := a.metric(t, "vk_static_provider_call_duration_seconds_count", `call="DeletePod"`); n != 0 {
 		t.Errorf("provider DeletePod calls = %v, want 0", n)
 	}
 }
@@ -176,17 +173,17 @@ func TestEditedManifestReplacesThePod(t *testing.T) {
 		time.Sleep(100 * time.Millisecond) // the spacing under test, not a wait for a result
 	}
 	a.runningMirror("web", "nginx:52")
-	eventually(t, 10*time.Second, "one provider pod", func() error {
-		if n := a.metric("vk_static_provider_pods"); n != 1 {
-			return fmt.Errorf("provider runs %v pods", n)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		if n := a.metric(c, "vk_static_provider_pods"); n != 1 {
+			c.Errorf("provider runs %v pods", n)
+			return
 		}
-		creates := a.metric("vk_static_provider_call_duration_seconds_count", `call="CreatePod"`)
-		deletes := a.metric("vk_static_provider_call_duration_seconds_count", `call="DeletePod"`)
+		creates := a.metric(c, "vk_static_provider_call_duration_seconds_count", `call="CreatePod"`)
+		deletes := a.metric(c, "vk_static_provider_call_duration_seconds_count", `call="DeletePod"`)
 		if creates-deletes != 1 {
-			return fmt.Errorf("CreatePod %v - DeletePod %v != 1", creates, deletes)
+			c.Errorf("CreatePod %v - DeletePod %v != 1", creates, deletes)
 		}
-		return nil
-	})
+	}, 10*time.Second, 50*time.Millisecond, "one provider pod")
 	list, err := env.Admin.CoreV1().Pods("default").List(context.Background(), metav1.ListOptions{FieldSelector: "spec.nodeName=" + a.Node})
 	if err != nil {
 		t.Fatal(err)
@@ -202,10 +199,10 @@ func TestRemovedManifestStopsThePodThenItsMirror(t *testing.T) {
 	a.runningMirror("web", "nginx:1")
 	a.RemoveManifest("web.yaml")
 	a.mirrorGone("web")
-	if n := a.metric("vk_static_provider_pods"); n != 0 {
+	if n := a.metric(t, "vk_static_provider_pods"); n != 0 {
 		t.Errorf("provider still runs %v pods after the mirror went", n)
 	}
-	if n := a.metric("vk_static_provider_call_duration_seconds_count", `call="DeletePod"`); n != 1 {
+	if n := a.metric(t, "vk_static_provider_call_duration_seconds_count", `call="DeletePod"`); n != 1 {
 		t.Errorf("DeletePod calls = %v, want 1", n)
 	}
 }
@@ -235,19 +232,17 @@ func TestBadManifestsAreReportedOnTheNode(t *testing.T) {
 		}
 	}
 	for _, name := range reported {
-		eventually(t, 10*time.Second, "event naming "+name, func() error {
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			evs, err := env.Admin.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{
 				FieldSelector: "involvedObject.kind=Node,involvedObject.name=" + a.Node + ",reason=FailedManifest"})
-			if err != nil {
-				return err
-			}
+			require.NoError(c, err)
 			for _, e := range evs.Items {
 				if strings.Contains(e.Message, name) {
-					return nil
+					return
 				}
 			}
-			return fmt.Errorf("no FailedManifest event names %s among %d", name, len(evs.Items))
-		})
+			c.Errorf("no FailedManifest event names %s among %d", name, len(evs.Items))
+		}, 10*time.Second, 50*time.Millisecond, "event naming "+name)
 	}
 	if _, err := env.Admin.CoreV1().Pods("default").Get(context.Background(), "must-not-appear-"+a.Node, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a dotfile or editor leftover was read: %v", err)
@@ -256,7 +251,7 @@ func TestBadManifestsAreReportedOnTheNode(t *testing.T) {
 	if now.UID != good.UID {
 		t.Errorf("the good pod's mirror was replaced")
 	}
-	if n := a.metric("vk_static_provider_call_duration_seconds_count", `call="CreatePod"`); n != 1 {
+	if n := a.metric(t, "vk_static_provider_call_duration_seconds_count", `call="CreatePod"`); n != 1 {
 		t.Errorf("CreatePod calls = %v, want 1: bad manifests must not start or restart pods", n)
 	}
 }
@@ -264,12 +259,11 @@ func TestBadManifestsAreReportedOnTheNode(t *testing.T) {
 func TestStandaloneRunsStaticPods(t *testing.T) {
 	a := startAgent(t, agentOptions{standalone: true})
 	a.WriteManifest("web.yaml", manifest("web", "nginx:1"))
-	eventually(t, 10*time.Second, "pod running in the provider", func() error {
-		if n := a.metric("vk_static_provider_pods"); n != 1 {
-			return fmt.Errorf("provider runs %v pods", n)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		if n := a.metric(c, "vk_static_provider_pods"); n != 1 {
+			c.Errorf("provider runs %v pods", n)
 		}
-		return nil
-	})
+	}, 10*time.Second, 50*time.Millisecond, "pod running in the provider")
 	if _, err := env.Admin.CoreV1().Nodes().Get(context.Background(), a.Node, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("standalone agent registered a Node (or the check failed): %v", err)
 	}
