@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,7 +21,6 @@ import (
 	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/podmanager"
 	"github.com/vk-static/vk-static/podutil"
-	"github.com/vk-static/vk-static/provider/mock"
 	"github.com/vk-static/vk-static/sources"
 )
 
@@ -105,40 +103,15 @@ type withAPI struct {
 
 func newWithAPI(t *testing.T, syncFrequency time.Duration) *withAPI {
 	t.Helper()
-	baseline := goleak.IgnoreCurrent()
-	p, err := mock.New(mock.Config{NodeName: "n1", InternalIP: "127.0.0.1", RecordCalls: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mirrors := &scriptedMirrors{server: map[string]types.UID{}}
+	h := &withAPI{mirrors: &scriptedMirrors{server: map[string]types.UID{}}, recorder: record.NewFakeRecorder(100)}
 	liveNode := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "node-uid"}}
-	h := &withAPI{
-		standalone: &standalone{t: t, provider: p, updates: make(chan sources.PodUpdate)},
-		mirrors:    mirrors,
-		recorder:   record.NewFakeRecorder(100),
-	}
-	h.ctrl, err = node.NewPodController(node.PodControllerConfig{
-		NodeName:      "n1",
-		Provider:      p,
-		Pods:          podmanager.NewBasicPodManager(mirrors),
-		Updates:       h.updates,
-		Client:        fake.NewClientset(),
-		Node:          mirror.NodeGetterFunc(func(string) (*corev1.Node, error) { return liveNode, nil }),
-		Recorder:      h.recorder,
-		SyncFrequency: syncFrequency,
+	h.standalone = startController(t, nil, func(cfg *node.PodControllerConfig) {
+		cfg.Pods = podmanager.NewBasicPodManager(h.mirrors)
+		cfg.Client = fake.NewClientset()
+		cfg.Node = mirror.NodeGetterFunc(func(string) (*corev1.Node, error) { return liveNode, nil })
+		cfg.Recorder = h.recorder
+		cfg.SyncFrequency = syncFrequency
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	h.cancel = cancel
-	go func() { _ = h.ctrl.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-h.ctrl.Done()
-		goleak.VerifyNone(t, baseline)
-	})
-	<-h.ctrl.Ready()
 	h.send(sources.PodUpdate{Op: sources.ADD, Source: podutil.APIServerSource, SourceSeen: true})
 	return h
 }

@@ -36,6 +36,14 @@ type standalone struct {
 // starts (an agent restart).
 func newStandalone(t *testing.T, workers int, preload ...*corev1.Pod) *standalone {
 	t.Helper()
+	return startController(t, preload, func(cfg *node.PodControllerConfig) { cfg.Workers = workers })
+}
+
+// startController runs a PodController on a mock provider (preload already running in it), fed
+// updates by the test, configured standalone and then by configure; it is stopped, and checked
+// for leaked goroutines, when the test ends.
+func startController(t *testing.T, preload []*corev1.Pod, configure func(*node.PodControllerConfig)) *standalone {
+	t.Helper()
 	baseline := goleak.IgnoreCurrent()
 	p, err := mock.New(mock.Config{NodeName: "n1", InternalIP: "127.0.0.1", RecordCalls: true})
 	if err != nil {
@@ -47,10 +55,9 @@ func newStandalone(t *testing.T, workers int, preload ...*corev1.Pod) *standalon
 		}
 	}
 	h := &standalone{t: t, provider: p, updates: make(chan sources.PodUpdate)}
-	h.ctrl, err = node.NewPodController(node.PodControllerConfig{
-		NodeName: "n1", Provider: p, Pods: podmanager.NewBasicPodManager(nil), Updates: h.updates, Workers: workers,
-	})
-	if err != nil {
+	cfg := node.PodControllerConfig{NodeName: "n1", Provider: p, Pods: podmanager.NewBasicPodManager(nil), Updates: h.updates}
+	configure(&cfg)
+	if h.ctrl, err = node.NewPodController(cfg); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
