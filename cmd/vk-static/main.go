@@ -48,11 +48,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, pflag.ErrHelp) {
 			return 0
 		}
-		return 2
+		return usageError(stderr, "vk-static", err)
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "vk-static: unexpected argument %q (subcommands: validate, version)\n", fs.Arg(0))
-		return 2
+		return usageError(stderr, "vk-static", fmt.Errorf("unexpected argument %q (subcommands: validate, version)", fs.Arg(0)))
 	}
 	if opts.Config != "" {
 		if err := applyConfigFile(opts.Config, opts, fs); err != nil {
@@ -76,4 +75,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	logger.Info("Agent stopped")
 	return 0
+}
+
+// usageError prints a command-line mistake, naming the flag or argument (pflag's ContinueOnError
+// returns the error without printing it), with a pointer to --help, and returns the usage exit
+// code 2.
+func usageError(stderr io.Writer, command string, err error) int {
+	fmt.Fprintf(stderr, "%s: %v\nSee '%s --help'.\n", command, err, command)
+	return 2
 }

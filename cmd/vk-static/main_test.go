@@ -170,3 +170,24 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("exit %d output %q", code, out.String())
 	}
 }
+
+// A mistyped flag, a bad value or a stray argument is printed, naming what was wrong and
+// pointing at --help, with the usage exit code — for the agent and its subcommands.
+func TestBadCommandLinesAreNamed(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nonsense"}, "unknown flag: --nonsense"},
+		{[]string{"--port", "abc"}, `invalid argument "abc" for "--port"`},
+		{[]string{"--bootstrap-kubeconfig", "x"}, "unknown flag: --bootstrap-kubeconfig"},
+		{[]string{"stray"}, `unexpected argument "stray"`},
+		{[]string{"validate", "--nonsense", "x.yaml"}, "unknown flag: --nonsense"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(tc.args, &out, &errOut)
+		if code != 2 || !strings.Contains(errOut.String(), tc.want) || !strings.Contains(errOut.String(), "--help") {
+			t.Errorf("%q: exit %d, stderr %q; want 2 and %q with a pointer to --help", tc.args, code, errOut.String(), tc.want)
+		}
+	}
+}

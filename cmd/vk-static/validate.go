@@ -20,7 +20,10 @@ func validate(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	nodeName := fs.String("hostname-override", "", "Node name the static pods' names are derived from (default: the lowercased hostname).")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0
+		}
+		return usageError(stderr, "vk-static validate", err)
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintln(stderr, "usage: vk-static validate [--hostname-override NAME] FILE|DIR...")
