@@ -62,6 +62,9 @@ type FileSource struct {
 	cfg FileConfig
 	// files is the last read of every manifest file, by path. Only Run's goroutine uses it.
 	files map[string]*manifestFile
+	// pathProblem is why the last list could not read the path ("" when it could), so that a
+	// missing or unreadable path is reported once, and its recovery once, not at every re-list.
+	pathProblem string
 }
 
 // manifestFile is what the source knows about one file.
@@ -205,11 +208,10 @@ func (s *FileSource) Run(ctx context.Context, out chan<- Snapshot) {
 
 // list reads every manifest and returns the full snapshot.
 func (s *FileSource) list(ctx context.Context) Snapshot {
-	logger := klog.FromContext(ctx)
-	paths, err := s.manifestPaths()
+	paths, missing, err := s.manifestPaths()
+	s.reportPath(klog.FromContext(ctx), missing, err)
 	if err != nil {
-		// Not "missing" (that is an empty set): keep what we had and say why.
-		logger.Error(err, "Cannot list manifests; keeping the last good set")
+		// Not "missing" (that is an empty set, as for the kubelet): keep what we had.
 		paths = make([]string, 0, len(s.files))
 		for p := range s.files {
 			paths = append(paths, p)
@@ -279,32 +281,57 @@ func (s *FileSource) snapshot() Snapshot {
 	return snap
 }
 
-// manifestPaths lists the files to read, sorted by name.
-func (s *FileSource) manifestPaths() ([]string, error) {
+// reportPath says once that the path is missing or cannot be listed, and once that it can be
+// read again: a mount that comes up late or a directory a configuration run creates later is
+// worth one line at the default verbosity, not one per re-list.
+func (s *FileSource) reportPath(logger klog.Logger, missing bool, err error) {
+	problem := ""
+	switch {
+	case err != nil:
+		problem = err.Error()
+	case missing:
+		problem = "does not exist"
+	}
+	if problem == s.pathProblem {
+		return
+	}
+	switch {
+	case err != nil:
+		logger.Error(err, "Cannot list the manifest path; keeping the last good set until it can be")
+	case missing:
+		logger.Info("The manifest path does not exist; no static pods come from it until it appears")
+	default:
+		logger.Info("The manifest path can be read", "before", s.pathProblem)
+	}
+	s.pathProblem = problem
+}
+
+// manifestPaths lists the files to read, sorted by name, and reports whether the path is
+// missing (no files, not an error).
+func (s *FileSource) manifestPaths() (paths []string, missing bool, err error) {
 	info, err := os.Stat(s.cfg.Path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, true, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if !info.IsDir() {
-		return []string{s.cfg.Path}, nil
+		return []string{s.cfg.Path}, false, nil
 	}
 	entries, err := os.ReadDir(s.cfg.Path) // sorted by name
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, true, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	var paths []string
 	for _, e := range entries {
 		if isManifestName(e.Name()) {
 			paths = append(paths, filepath.Join(s.cfg.Path, e.Name()))
 		}
 	}
-	return paths, nil
+	return paths, false, nil
 }
 
 // isManifestName accepts *.yaml, *.yml and *.json that are not dotfiles; editor leftovers

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/vk-static/vk-static/podutil"
@@ -371,4 +373,33 @@ func TestNewFileSourceValidates(t *testing.T) {
 	assert.Error(t, err)
 	_, err = NewFileSource(FileConfig{Path: "/x", NodeName: "n", CheckFrequency: -1})
 	assert.Error(t, err)
+}
+
+// A manifest path that is missing is said once at the default verbosity, and so is its
+// appearance — not once per re-list (the watch retries say nothing at that verbosity).
+func TestFileSourceReportsAMissingPathOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "late", "manifests")
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true), ktesting.Verbosity(0)))
+	ctx := klog.NewContext(context.Background(), logger)
+	src, err := NewFileSource(FileConfig{Path: path, NodeName: "node-a", CheckFrequency: time.Hour})
+	require.NoError(t, err)
+	logged := func(what string) int {
+		return strings.Count(logger.GetSink().(ktesting.Underlier).GetBuffer().String(), what)
+	}
+
+	for range 3 {
+		assert.Empty(t, src.list(ctx).Pods)
+	}
+	assert.Equal(t, 1, logged("The manifest path does not exist"), "missing: said once over three re-lists")
+
+	require.NoError(t, os.MkdirAll(path, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(path, "a.yaml"), []byte(podYAML("a", 1)), 0o644))
+	for range 3 {
+		assert.Len(t, src.list(ctx).Pods, 1)
+	}
+	assert.Equal(t, 1, logged("The manifest path can be read"), "appeared: said once")
+
+	require.NoError(t, os.RemoveAll(path))
+	src.list(ctx)
+	assert.Equal(t, 2, logged("The manifest path does not exist"), "missing again: said again")
 }

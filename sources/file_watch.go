@@ -81,7 +81,7 @@ func (w *dirWatch) establish(logger klog.Logger) bool {
 	ok := true
 	if !w.parentOK {
 		if err := w.watcher.Add(w.parent); err != nil {
-			logger.V(2).Info("Cannot watch the parent directory yet", "dir", w.parent, "err", err)
+			logger.V(4).Info("Cannot watch the parent directory yet", "dir", w.parent, "err", err)
 			ok = false
 		} else {
 			w.parentOK = true
@@ -94,7 +94,7 @@ func (w *dirWatch) establish(logger klog.Logger) bool {
 	}
 	if info, err := os.Stat(w.path); err == nil && info.IsDir() {
 		if err := w.watcher.Add(w.path); err != nil {
-			logger.V(2).Info("Cannot watch the manifest directory yet", "err", err)
+			logger.V(4).Info("Cannot watch the manifest directory yet", "err", err)
 			ok = false
 		} else {
 			w.dirWatched = true

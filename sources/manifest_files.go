@@ -10,7 +10,8 @@ import (
 // manifest in a directory (not recursive; dotfiles and editor leftovers skipped), or path
 // itself when it is a file. A missing path has none.
 func ManifestPaths(path string) ([]string, error) {
-	return (&FileSource{cfg: FileConfig{Path: path}}).manifestPaths()
+	paths, _, err := (&FileSource{cfg: FileConfig{Path: path}}).manifestPaths()
+	return paths, err
 }
 
 // ReadManifestFile reads and decodes one manifest file exactly as the file source does (size
