@@ -98,6 +98,13 @@ func (e *Env) IssueServingCert(hosts ...string) (certPEM, keyPEM []byte, err err
 	return kp.CertPEM, kp.KeyPEM, err
 }
 
+// IssueClientCert returns a client certificate for user in groups signed by the test CA (CAFile),
+// e.g. to authenticate to an agent's HTTP API that trusts that CA (--client-ca-file).
+func (e *Env) IssueClientCert(user string, groups ...string) (certPEM, keyPEM []byte, err error) {
+	kp, err := e.ca.issue(pkix.Name{CommonName: user, Organization: groups}, nil, x509.ExtKeyUsageClientAuth)
+	return kp.CertPEM, kp.KeyPEM, err
+}
+
 func pemBlock(typ string, der []byte) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
 }
