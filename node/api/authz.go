@@ -1,0 +1,20 @@
+package api
+
+import (
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+)
+
+// newAuthorizer is the kubelet's authorizer (cmd/kubelet/app/auth.go BuildAuthz) for a completed
+// Config: SubjectAccessReview through the Client with both answers cached, or AlwaysAllow.
+func newAuthorizer(c Config) (authorizer.Authorizer, error) {
+	if c.AuthorizationMode == AuthorizationModeAlwaysAllow {
+		return authorizerfactory.NewAlwaysAllowAuthorizer(), nil
+	}
+	return authorizerfactory.DelegatingAuthorizerConfig{
+		SubjectAccessReviewClient: c.Client.AuthorizationV1(),
+		AllowCacheTTL:             c.AuthorizedCacheTTL,
+		DenyCacheTTL:              c.UnauthorizedCacheTTL,
+		WebhookRetryBackoff:       webhookRetryBackoff(),
+	}.New()
+}

@@ -1,0 +1,143 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	cliflag "k8s.io/component-base/cli/flag"
+)
+
+// Authorization modes, named as the kubelet's --authorization-mode values.
+const (
+	// AuthorizationModeWebhook asks the API server with a SubjectAccessReview (needs a Client).
+	AuthorizationModeWebhook = "Webhook"
+	// AuthorizationModeAlwaysAllow lets every authenticated request through.
+	AuthorizationModeAlwaysAllow = "AlwaysAllow"
+)
+
+// The kubelet's defaults (KubeletConfiguration v1beta1).
+const (
+	DefaultAuthenticationCacheTTL = 2 * time.Minute
+	DefaultAuthorizedCacheTTL     = 5 * time.Minute
+	DefaultUnauthorizedCacheTTL   = 30 * time.Second
+)
+
+// Config is everything New needs. NodeName is required, and either TLSCertFile and
+// TLSPrivateKeyFile or CertDirectory; every other field has a working zero value.
+type Config struct {
+	// NodeName is the name authorized against (resource nodes, this name) and the first name
+	// of a self-signed certificate.
+	NodeName string
+	// Client asks the API server who a bearer token belongs to (TokenReview) and whether a user
+	// may do what it asks (SubjectAccessReview). The node's own identity is enough. nil is
+	// standalone: only client certificates or anonymous requests can authenticate.
+	Client kubernetes.Interface
+
+	// Address is the IP to listen on; "" is 0.0.0.0 with a Client (the API server must reach
+	// it) and 127.0.0.1 without.
+	Address string
+	// Port to listen on; 0 lets the kernel choose (Addr tells which, once Ready).
+	Port int
+
+	// TLSCertFile and TLSPrivateKeyFile are the serving certificate (with its intermediates)
+	// and key, the kubelet's --tls-cert-file and --tls-private-key-file. Without them a
+	// self-signed certificate is kept in CertDirectory.
+	TLSCertFile       string
+	TLSPrivateKeyFile string
+	// CertDirectory holds the self-signed certificate (kubelet.crt and kubelet.key, as in the
+	// kubelet's --cert-dir), created if missing.
+	CertDirectory string
+	// Hosts are the DNS names and IP addresses a self-signed certificate is for, besides
+	// NodeName and a specific Address: the node's addresses and hostnames.
+	Hosts []string
+	// TLSMinVersion is a crypto/tls version name such as VersionTLS12 (--tls-min-version); ""
+	// is Go's default.
+	TLSMinVersion string
+	// TLSCipherSuites are cipher suite names as --tls-cipher-suites takes them; none is Go's
+	// default. They do not apply to TLS 1.3.
+	TLSCipherSuites []string
+
+	// ClientCAFile authenticates client certificates it signed (--client-ca-file): the user is
+	// the subject's common name, the groups its organizations.
+	ClientCAFile string
+	// Anonymous lets requests with no credentials through as system:anonymous (group
+	// system:unauthenticated), to be authorized like any other (--anonymous-auth).
+	Anonymous bool
+	// DisableTokenWebhook turns off bearer-token authentication through TokenReview, which is
+	// on whenever there is a Client (--authentication-token-webhook=false).
+	DisableTokenWebhook bool
+	// AuthenticationCacheTTL is how long a TokenReview answer is reused; 0 is
+	// DefaultAuthenticationCacheTTL, negative is not at all.
+	AuthenticationCacheTTL time.Duration
+
+	// AuthorizationMode is AuthorizationModeWebhook ("" too) or AuthorizationModeAlwaysAllow.
+	AuthorizationMode string
+	// AuthorizedCacheTTL and UnauthorizedCacheTTL are how long an allowed and a denied
+	// SubjectAccessReview answer is reused; 0 is the default, negative is not at all.
+	AuthorizedCacheTTL   time.Duration
+	UnauthorizedCacheTTL time.Duration
+}
+
+// complete returns c with the defaults filled in, or why it cannot work.
+func (c Config) complete() (Config, error) {
+	if c.NodeName == "" {
+		return c, errors.New("api: Config.NodeName is required")
+	}
+	if c.Address == "" {
+		c.Address = "127.0.0.1"
+		if c.Client != nil {
+			c.Address = "0.0.0.0"
+		}
+	}
+	if net.ParseIP(c.Address) == nil {
+		return c, fmt.Errorf("api: Config.Address %q is not an IP address", c.Address)
+	}
+	if c.Port < 0 || c.Port > 65535 {
+		return c, fmt.Errorf("api: Config.Port %d is not a port", c.Port)
+	}
+	switch {
+	case (c.TLSCertFile == "") != (c.TLSPrivateKeyFile == ""):
+		return c, errors.New("api: Config.TLSCertFile and Config.TLSPrivateKeyFile go together")
+	case c.TLSCertFile == "" && c.CertDirectory == "":
+		return c, errors.New("api: Config.CertDirectory is required without Config.TLSCertFile")
+	}
+	if _, err := cliflag.TLSVersion(c.TLSMinVersion); err != nil {
+		return c, fmt.Errorf("api: Config.TLSMinVersion: %w", err)
+	}
+	if _, err := cliflag.TLSCipherSuites(c.TLSCipherSuites); err != nil {
+		return c, fmt.Errorf("api: Config.TLSCipherSuites: %w", err)
+	}
+	if c.ClientCAFile == "" && !c.Anonymous && (c.Client == nil || c.DisableTokenWebhook) {
+		return c, errors.New("api: no way to authenticate a request: set Config.ClientCAFile, or Config.Anonymous, or give a Client for bearer tokens")
+	}
+	if c.AuthorizationMode == "" {
+		c.AuthorizationMode = AuthorizationModeWebhook
+	}
+	switch c.AuthorizationMode {
+	case AuthorizationModeWebhook:
+		if c.Client == nil {
+			return c, errors.New("api: authorization mode Webhook needs a Client to ask the API server; without one, AlwaysAllow must be chosen explicitly")
+		}
+	case AuthorizationModeAlwaysAllow:
+	default:
+		return c, fmt.Errorf("api: unknown authorization mode %q (want %s or %s)", c.AuthorizationMode, AuthorizationModeWebhook, AuthorizationModeAlwaysAllow)
+	}
+	c.AuthenticationCacheTTL = ttl(c.AuthenticationCacheTTL, DefaultAuthenticationCacheTTL)
+	c.AuthorizedCacheTTL = ttl(c.AuthorizedCacheTTL, DefaultAuthorizedCacheTTL)
+	c.UnauthorizedCacheTTL = ttl(c.UnauthorizedCacheTTL, DefaultUnauthorizedCacheTTL)
+	return c, nil
+}
+
+// ttl maps the Config convention (0 default, negative none) to the caches' (0 none).
+func ttl(d, def time.Duration) time.Duration {
+	switch {
+	case d == 0:
+		return def
+	case d < 0:
+		return 0
+	}
+	return d
+}

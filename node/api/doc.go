@@ -1,0 +1,49 @@
+// Package api serves the kubelet HTTP API (the routes the API server proxies for kubectl logs,
+// exec, attach and port-forward, and that metrics-server scrapes) behind the kubelet's security
+// model. This package is that security layer; the routes are added with Handle by their
+// owners.
+//
+// The contract, the kubelet's own (cmd/kubelet/app/auth.go, pkg/kubelet/server):
+//
+//   - TLS always. The serving certificate comes from Config.TLSCertFile/TLSPrivateKeyFile, or is
+//     self-signed for the node's names and addresses and kept in Config.CertDirectory, where a
+//     restart reuses it while it is valid for those names. Both files are re-read when they
+//     change, and so is the client CA file.
+//   - Authentication through k8s.io/apiserver's delegating authenticator: client certificates
+//     signed by Config.ClientCAFile (requested, never required, at the TLS handshake); bearer
+//     tokens through TokenReview with Config.Client, answers cached (default 2m); anonymous
+//     requests only with Config.Anonymous. No credentials that work: 401 "Unauthorized".
+//   - Authorization through k8s.io/apiserver's delegating authorizer: a SubjectAccessReview with
+//     Config.Client (allowed answers cached 5m, denied 30s) for resource nodes, name NodeName,
+//     a subresource chosen by the path as the kubelet v1.36 chooses it (/stats stats, /metrics
+//     metrics, /logs log; /pods and /runningpods pods, then proxy; /containerLogs, /exec,
+//     /attach, /portForward, /run and everything else proxy) and the verb of the HTTP method
+//     (GET get, POST create, PUT update, PATCH patch, DELETE delete; an upgrade too), or
+//     AlwaysAllow when chosen explicitly. Denied: 403 "Forbidden (user=…, verb=…, resource=…,
+//     subresource(s)=[…])", the kubelet's text.
+//   - Every route is behind both, including paths no route serves (they answer 404 once
+//     authorized), so the API tells nobody unauthenticated what it serves. Tokens are never
+//     logged; a route learns who called from k8s.io/apiserver/pkg/endpoints/request.UserFrom.
+//
+// With a Client (the node's own identity, system:node:<name>, is enough: the Node authorizer
+// lets nodes create tokenreviews and subjectaccessreviews) token authentication and Webhook
+// authorization are the defaults. Without one (standalone) only client certificates or
+// anonymous requests can authenticate, and AlwaysAllow must be chosen.
+//
+// New checks the configuration and prepares the certificate, and starts nothing; Run listens,
+// serves until its context ends, and returns once the server and the certificate reloaders it
+// started have stopped. /healthz is not here: it stays on the plain healthz port.
+//
+// The smallest use, on a node with an API client:
+//
+//	srv, err := api.New(api.Config{
+//		NodeName:      "edge-1",
+//		Client:        clientset, // system:node:edge-1
+//		Port:          10250,
+//		CertDirectory: "/var/lib/vk-static/pki",
+//		ClientCAFile:  "/etc/kubernetes/pki/ca.crt",
+//	})
+//	if err != nil { ... }
+//	srv.Handle("/pods", podsHandler)
+//	err = srv.Run(ctx) // until ctx is cancelled
+package api
