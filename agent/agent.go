@@ -13,6 +13,7 @@ import (
 
 	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/node/api"
 	"github.com/vk-static/vk-static/podmanager"
 	"github.com/vk-static/vk-static/sources"
 )
@@ -23,6 +24,7 @@ type Agent struct {
 	components []Component
 	pods       *node.PodController
 	problems   *node.NodeProblemReporter
+	api        *api.Server // nil when not served
 
 	done chan struct{}
 	mu   sync.Mutex
@@ -35,9 +37,10 @@ type Component interface {
 	Run(ctx context.Context) error
 }
 
-// New validates cfg and builds the agent: sources, merger, pod manager, pod controller and,
-// with a Client, the Node watch, mirror client, events and the node controller. Nothing runs
-// until Run, which must then be called (the pod controller's work queues start with New).
+// New validates cfg and builds the agent: sources, merger, pod manager, pod controller, the
+// kubelet API server when configured and, with a Client, the Node watch, mirror client, events
+// and the node controller. Nothing runs until Run, which must then be called (the pod
+// controller's work queues start with New).
 func New(cfg Config) (*Agent, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -79,9 +82,16 @@ func New(cfg Config) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	desired := a.desiredNode()
+	if cfg.API != nil {
+		if a.api, err = a.apiServer(desired); err != nil {
+			return nil, err
+		}
+		a.components = append(a.components, a.api)
+	}
 	var nodeController *node.NodeController
 	if !standalone {
-		if nodeController, err = a.nodeController(); err != nil {
+		if nodeController, err = a.nodeController(desired); err != nil {
 			return nil, err
 		}
 	}
@@ -139,9 +149,9 @@ func (a *Agent) sources(problems sources.ProblemReporter) (*sources.Mux, error) 
 	return sources.NewMux(problems, srcs...), nil
 }
 
-// nodeController registers the Node (the configured one, completed by the provider), renews its
-// Lease and keeps its status fresh.
-func (a *Agent) nodeController() (*node.NodeController, error) {
+// desiredNode is the Node the agent is: the configured one, completed by the provider, with the
+// kubelet API's port when it serves one.
+func (a *Agent) desiredNode() *corev1.Node {
 	cfg := a.cfg
 	n := cfg.Node
 	if n == nil {
@@ -153,6 +163,31 @@ func (a *Agent) nodeController() (*node.NodeController, error) {
 	if c, ok := cfg.Provider.(NodeConfigurer); ok {
 		c.ConfigureNode(n)
 	}
+	if cfg.API != nil {
+		n.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(cfg.API.Port) //nolint:gosec // validated to be a port
+	}
+	return n
+}
+
+// apiServer is the kubelet API server for the Node n: it authorizes against the node's name,
+// asks the API server with the agent's client, and a self-signed certificate is for the
+// Node's addresses.
+func (a *Agent) apiServer(n *corev1.Node) (*api.Server, error) {
+	c := *a.cfg.API
+	c.NodeName = a.cfg.NodeName
+	if c.Client == nil {
+		c.Client = a.cfg.Client
+	}
+	c.Hosts = append([]string(nil), c.Hosts...)
+	for _, addr := range n.Status.Addresses {
+		c.Hosts = append(c.Hosts, addr.Address)
+	}
+	return api.New(c)
+}
+
+// nodeController registers the Node n, renews its Lease and keeps its status fresh.
+func (a *Agent) nodeController(n *corev1.Node) (*node.NodeController, error) {
+	cfg := a.cfg
 	health, ok := cfg.Provider.(node.NodeProvider)
 	if !ok {
 		health = alwaysHealthy{}
@@ -168,6 +203,10 @@ func (a *Agent) nodeController() (*node.NodeController, error) {
 
 // Ready is closed once the pod controller has adopted the provider's pods and runs.
 func (a *Agent) Ready() <-chan struct{} { return a.pods.Ready() }
+
+// API is the kubelet API server (nil when Config.API is nil): routes are added to it with Handle
+// before Run, and its Ready says when it listens.
+func (a *Agent) API() *api.Server { return a.api }
 
 // Done is closed when Run has returned.
 func (a *Agent) Done() <-chan struct{} { return a.done }

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/node/api"
 	"github.com/vk-static/vk-static/sources"
 )
 
@@ -51,6 +53,12 @@ type Config struct {
 
 	// Registerer receives the agent's Prometheus metrics; nil registers them nowhere.
 	Registerer prometheus.Registerer
+
+	// API serves the kubelet HTTP API (node/api) on API.Port, which the Node then advertises
+	// (status.daemonEndpoints.kubeletEndpoint) so that the API server proxies kubectl logs,
+	// exec and the like to it; nil serves none, and the Node advertises what Node says. The
+	// agent sets its NodeName, its Client when nil, and adds the Node's addresses to its Hosts.
+	API *api.Config
 }
 
 // NodeConfigurer is implemented by providers that fill in the Node they run on (capacity,
@@ -65,6 +73,8 @@ func (c *Config) validate() error {
 		return errors.New("agent: Config.NodeName is required")
 	case c.Provider == nil:
 		return errors.New("agent: Config.Provider is required")
+	case c.API != nil && (c.API.Port <= 0 || c.API.Port > 65535):
+		return fmt.Errorf("agent: Config.API.Port %d: the Node advertises it, so it must be a port (1-65535)", c.API.Port)
 	}
 	return nil
 }

@@ -1,7 +1,8 @@
 // Package agent assembles a whole node agent from the other packages: sources (a manifest
 // directory, a manifest URL, the API server, and any of the caller's own) → merger → pod manager
 // → pod controller → provider, with mirror pods, the Node watch that mirrors depend on, events,
-// and node registration, lease and status. It is what cmd/vk-static runs, and what a library
+// node registration, lease and status, and (Config.API) the kubelet HTTP API of node/api, whose
+// port the Node advertises. It is what cmd/vk-static runs, and what a library
 // user runs with a provider of their own (virtual-kubelet's nodeutil.NewNode is the model).
 //
 // It holds no logic of its own beyond wiring: everything it builds is documented in its own

@@ -14,8 +14,9 @@ import (
 // as addresses, and the kubelet version line `kubectl get nodes` shows. The provider's
 // NodeConfigurer, if any, adds to it when the agent is built.
 //
-// No daemon endpoint is advertised: nothing serves the kubelet API yet, and a port nothing
-// listens on would send `kubectl logs` to a dead end.
+// It advertises no daemon endpoint: the agent sets the kubelet port when it serves the kubelet
+// API (Config.API), and only then, as a port nothing listens on sends `kubectl logs` to a dead
+// end (and with none, the API server tries the default 10250).
 func NewNode(name, nodeIP string, labels map[string]string) *corev1.Node {
 	all := map[string]string{
 		corev1.LabelHostname:   name,

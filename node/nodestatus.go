@@ -111,10 +111,10 @@ func nodeForCreate(desired *corev1.Node, now time.Time) *corev1.Node {
 
 // applyOwnedFields returns server with the fields the controller owns taken from desired, and
 // whether that is worth a write. Owned: desired's labels (others are kept), its capacity and
-// allocatable entries (others are kept), its daemon endpoints even when unset (a port the
-// Node advertised earlier, say by an older agent, must go once nothing serves it), its
-// addresses and nodeInfo when set, and its conditions by type (others are kept). A condition's lastTransitionTime moves
-// only when its status changes. When anything changed, or heartbeat is set, every owned
+// allocatable entries (others are kept), its daemon endpoints even when unset (the kubelet
+// port an earlier run advertised must go when this one serves no kubelet API), its addresses
+// and nodeInfo when set, and its conditions by type (others are kept). A condition's
+// lastTransitionTime moves only when its status changes. When anything changed, or heartbeat is set, every owned
 // condition's lastHeartbeatTime becomes now.
 func applyOwnedFields(server, desired *corev1.Node, now time.Time, heartbeat bool) (*corev1.Node, bool) {
 	n := server.DeepCopy()

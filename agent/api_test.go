@@ -1,0 +1,100 @@
+package agent_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/vk-static/vk-static/agent"
+	"github.com/vk-static/vk-static/internal/testenv"
+	"github.com/vk-static/vk-static/node/api"
+)
+
+// The agent serves the kubelet API and its Node advertises the port, so what kubectl logs asks
+// the API server reaches a route of the agent: over TLS, authenticated by the API server's
+// kubelet client certificate against the client CA, authorized by a SubjectAccessReview the
+// agent makes with the node's own identity. (The API server proxies logs to a node at
+// 127.0.0.1, but refuses nodes/proxy to a loopback address.)
+func TestKubeletAPIThroughTheAPIServer(t *testing.T) {
+	const name = "api-node"
+	ctx := context.Background()
+	// The shared admin client's connection outlives this test: open it before the baseline.
+	_, err := env.Admin.CoreV1().Namespaces().Get(ctx, metav1.NamespaceDefault, metav1.GetOptions{})
+	require.NoError(t, err)
+	baseline := goleak.IgnoreCurrent()
+	cfg, err := env.NodeConfig(name)
+	require.NoError(t, err)
+	// An HTTP client of our own, so its connections can be closed before the leak check.
+	httpClient, err := rest.HTTPClientFor(cfg)
+	require.NoError(t, err)
+	client, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
+	require.NoError(t, err)
+	port, err := testenv.FreePort()
+	require.NoError(t, err)
+
+	a, err := agent.New(agent.Config{
+		NodeName: name,
+		Provider: &instantProvider{pods: map[string]*corev1.Pod{}},
+		Client:   client,
+		Node:     agent.NewNode(name, "127.0.0.1", nil), // the address the API server dials (InternalIP)
+		API: &api.Config{
+			Address: "127.0.0.1", Port: port, CertDirectory: t.TempDir(),
+			ClientCAFile: env.CAFile, // the CA of the API server's kubelet client certificate
+		},
+	})
+	require.NoError(t, err)
+	// A stand-in for the kubelet's log route.
+	a.API().Handle("GET /containerLogs/{namespace}/{pod}/{container}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, _ := request.UserFrom(r.Context())
+		fmt.Fprintf(w, "logs of %s/%s/%s for %s", r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container"), u.GetName())
+	}))
+	runCtx, cancel := context.WithCancel(ctx)
+	go func() { _ = a.Run(runCtx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-a.Done()
+		assert.NoError(t, a.Err())
+		// A connection whose last request was cancelled becomes idle a little later.
+		assert.Eventually(t, func() bool {
+			utilnet.CloseIdleConnectionsFor(httpClient.Transport)
+			return goleak.Find(baseline) == nil
+		}, 10*time.Second, 50*time.Millisecond)
+		goleak.VerifyNone(t, baseline)
+		_ = env.Admin.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	select {
+	case <-a.API().Ready():
+	case <-a.Done():
+		t.Fatalf("agent stopped: %v", a.Err())
+	case <-time.After(10 * time.Second):
+		t.Fatal("kubelet API not listening")
+	}
+
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		n, err := env.Admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		require.NoError(c, err)
+		assert.Equal(c, int32(port), n.Status.DaemonEndpoints.KubeletEndpoint.Port) //nolint:gosec // a port
+	}, 10*time.Second, 50*time.Millisecond, "the Node advertises the kubelet port")
+
+	ns := env.Namespace(t)
+	_, err = env.Admin.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec:       corev1.PodSpec{NodeName: name, Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	logs, err := env.Admin.CoreV1().Pods(ns).GetLogs("web", &corev1.PodLogOptions{Container: "c"}).DoRaw(ctx)
+	require.NoError(t, err, "%s", logs)
+	assert.Equal(t, "logs of "+ns+"/web/c for kube-apiserver-kubelet-client", string(logs))
+}
