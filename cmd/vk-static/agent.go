@@ -18,9 +18,9 @@ import (
 	"github.com/vk-static/vk-static/provider/mock"
 )
 
-// runAgent turns the options into an agent.Config and runs the agent, with the parts that
-// belong to the process rather than to the agent: the soft memory limit and the healthz
-// endpoint. It returns when ctx is cancelled and everything has stopped, or when a part fails.
+// runAgent turns the options into an agent.Config and runs the agent (with the kubelet API
+// unless none is served: see kubeletAPI), with the parts that belong to the process rather than
+// to the agent: the soft memory limit and the healthz endpoint. It returns when ctx is cancelled and everything has stopped, or when a part fails.
 func runAgent(ctx context.Context, o *options) error {
 	logger := klog.FromContext(ctx)
 	registry := prometheus.NewRegistry()
@@ -34,6 +34,9 @@ func runAgent(ctx context.Context, o *options) error {
 	a, err := agent.New(cfg)
 	if err != nil {
 		return err
+	}
+	if _, why := o.kubeletAPI(); why != "" {
+		logger.Info("Not serving the kubelet API", "reason", why)
 	}
 	components := []agent.Component{a}
 	if limiter := applyMemoryLimit(o, logger); limiter != nil {
@@ -75,7 +78,6 @@ func agentConfig(o *options, registry prometheus.Registerer) (agent.Config, erro
 	}
 	n := agent.NewNode(nodeName, nodeIP, o.NodeLabels)
 	n.Spec.Taints = taints
-	// --port is not advertised in the Node's daemonEndpoints: nothing serves the kubelet API yet.
 	cfg := agent.Config{
 		NodeName:                  nodeName,
 		Provider:                  provider,
@@ -91,6 +93,7 @@ func agentConfig(o *options, registry prometheus.Registerer) (agent.Config, erro
 		SyncFrequency:             o.SyncFrequency,
 		Registerer:                registry,
 	}
+	cfg.API, _ = o.kubeletAPI()
 	if o.Kubeconfig != "" {
 		if cfg.Client, err = newClient(o, o.KubeAPIQPS, o.KubeAPIBurst); err != nil {
 			return agent.Config{}, err

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -11,42 +13,50 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 
 	"github.com/vk-static/vk-static/agent"
+	"github.com/vk-static/vk-static/internal/testenv"
 )
 
-// The Node the agent registers with the mock provider carries the mock's NoSchedule taint
-// (so nothing is scheduled onto a simulator) besides --register-with-taints, and advertises no
-// kubelet port while nothing serves the kubelet API.
-func TestRegisteredNode(t *testing.T) {
-	o, err := parse(t, "--hostname-override", "node-a", "--register-with-taints", "dedicated=edge:NoSchedule", "--port", "10250")
-	if err != nil {
-		t.Fatal(err)
-	}
+// registeredNode runs the agent the arguments describe, with a fake API server, until it has
+// registered its Node, and returns that Node.
+func registeredNode(t *testing.T, args ...string) *corev1.Node {
+	t.Helper()
+	// A kubeconfig the agent never uses (the fake clientset replaces its client): with one, the
+	// agent is not standalone.
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, testenv.WriteKubeconfig(kubeconfig, &rest.Config{Host: "https://127.0.0.1:1"}))
+	o, err := parse(t, append([]string{"--hostname-override", "node-a", "--kubeconfig", kubeconfig, "--root-dir", t.TempDir()}, args...)...)
+	require.NoError(t, err)
 	cfg, err := agentConfig(o, prometheus.NewRegistry())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	client := fake.NewClientset()
-	cfg.Client = client
+	cfg.Client, cfg.EventClient = client, client
 	a, err := agent.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer func() {
 		cancel()
 		<-a.Done()
+		assert.NoError(t, a.Err())
 	}()
 	go func() { _ = a.Run(ctx) }()
+	var registered *corev1.Node
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		_, err := client.CoreV1().Nodes().Get(ctx, "node-a", metav1.GetOptions{})
+		registered, err = client.CoreV1().Nodes().Get(ctx, "node-a", metav1.GetOptions{})
 		assert.NoError(c, err)
 	}, 10*time.Second, 10*time.Millisecond, "node registered")
-	registered, err := client.CoreV1().Nodes().Get(ctx, "node-a", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	return registered
+}
+
+// The Node the agent registers with the mock provider carries the mock's NoSchedule taint
+// (so nothing is scheduled onto a simulator) besides --register-with-taints, and advertises the
+// kubelet API's --port.
+func TestRegisteredNode(t *testing.T) {
+	port, err := testenv.FreePort()
+	require.NoError(t, err)
+	registered := registeredNode(t, "--register-with-taints", "dedicated=edge:NoSchedule", "--address", "127.0.0.1", "--port", strconv.Itoa(port))
 
 	want := []corev1.Taint{
 		{Key: "dedicated", Value: "edge", Effect: corev1.TaintEffectNoSchedule},
@@ -55,7 +65,11 @@ func TestRegisteredNode(t *testing.T) {
 	if got := registered.Spec.Taints; len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("taints %+v, want %+v", got, want)
 	}
-	if port := registered.Status.DaemonEndpoints.KubeletEndpoint.Port; port != 0 {
-		t.Errorf("kubelet endpoint port %d advertised, but nothing serves the kubelet API", port)
-	}
+	assert.Equal(t, int32(port), registered.Status.DaemonEndpoints.KubeletEndpoint.Port) //nolint:gosec // a port
+}
+
+// --port 0 serves no kubelet API, so the Node advertises none.
+func TestNoKubeletAPI(t *testing.T) {
+	registered := registeredNode(t, "--port", "0")
+	assert.Equal(t, int32(0), registered.Status.DaemonEndpoints.KubeletEndpoint.Port)
 }

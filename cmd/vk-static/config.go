@@ -107,6 +107,7 @@ func applyConfigFile(path string, o *options, fs *pflag.FlagSet) error {
 	if cfg.EnableProfilingHandler != nil {
 		set("profiling", func() { o.Profiling = *cfg.EnableProfilingHandler })
 	}
+	applyKubeletAPIConfig(&cfg, o, set)
 	if ignored := ignoredConfigFields(data); len(ignored) > 0 {
 		// Valid kubelet settings that mean nothing here: say so rather than fail, so that a
 		// kubelet's config file can be reused as is.
@@ -124,6 +125,8 @@ var supportedConfigFields = map[string]bool{
 	"kubeAPIQPS": true, "kubeAPIBurst": true, "eventRecordQPS": true, "eventBurst": true, "maxPods": true,
 	"nodeStatusUpdateFrequency": true, "nodeLeaseDurationSeconds": true,
 	"registerWithTaints": true, "enableProfilingHandler": true,
+	"tlsCertFile": true, "tlsPrivateKeyFile": true, "tlsMinVersion": true, "tlsCipherSuites": true,
+	"authentication": true, "authorization": true,
 }
 
 // ignoredConfigFields lists the top-level keys of a KubeletConfiguration file that are valid

@@ -16,7 +16,7 @@ import (
 
 // healthzServer serves /healthz, /readyz and /metrics on the loopback healthz address (and
 // /debug/pprof with --profiling), like the kubelet's healthz port. It is plain HTTP because it
-// binds 127.0.0.1 by default; the authenticated kubelet API will be on --port (not written yet).
+// binds 127.0.0.1 by default; the authenticated kubelet API is on --port (node/api).
 type healthzServer struct {
 	addr      string
 	registry  *prometheus.Registry

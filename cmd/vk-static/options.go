@@ -15,6 +15,7 @@ import (
 
 	"github.com/vk-static/vk-static/internal/memlimit"
 	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/node/api"
 	"github.com/vk-static/vk-static/sources"
 )
 
@@ -48,13 +49,26 @@ type options struct {
 	PodSyncWorkers            int
 	Profiling                 bool
 	MemoryLimit               string
+
+	// The kubelet API's TLS, authentication and authorization (kubeletapi.go).
+	TLSCertFile                              string
+	TLSPrivateKeyFile                        string
+	TLSMinVersion                            string
+	TLSCipherSuites                          []string
+	ClientCAFile                             string
+	AnonymousAuth                            bool
+	AuthenticationTokenWebhook               bool
+	AuthenticationTokenWebhookCacheTTL       time.Duration
+	AuthorizationMode                        string
+	AuthorizationWebhookCacheAuthorizedTTL   time.Duration
+	AuthorizationWebhookCacheUnauthorizedTTL time.Duration
 }
 
 // defaultOptions are the kubelet's defaults, taken from the packages that use them wherever a
 // package has one.
 func defaultOptions() *options {
 	return &options{
-		Address:                   "0.0.0.0",
+		Address:                   "", // 0.0.0.0, or 127.0.0.1 standalone: api.Config decides
 		Port:                      10250,
 		HealthzBindAddress:        "127.0.0.1",
 		HealthzPort:               10248,
@@ -72,6 +86,12 @@ func defaultOptions() *options {
 		NodeLeaseDurationSeconds:  node.DefaultLeaseDurationSeconds,
 		PodSyncWorkers:            node.DefaultPodSyncWorkers,
 		MemoryLimit:               "auto",
+		// The kubelet's KubeletConfiguration defaults, secure ones (its flags' defaults are not).
+		AuthenticationTokenWebhook:               true,
+		AuthenticationTokenWebhookCacheTTL:       api.DefaultAuthenticationCacheTTL,
+		AuthorizationMode:                        api.AuthorizationModeWebhook,
+		AuthorizationWebhookCacheAuthorizedTTL:   api.DefaultAuthorizedCacheTTL,
+		AuthorizationWebhookCacheUnauthorizedTTL: api.DefaultUnauthorizedCacheTTL,
 	}
 }
 
@@ -80,8 +100,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig with the node's credentials. Without it the agent runs standalone: static pods only, no API server.")
 	fs.StringVar(&o.HostnameOverride, "hostname-override", o.HostnameOverride, "The node name (default: the lowercased hostname).")
 	fs.StringVar(&o.NodeIP, "node-ip", o.NodeIP, "The InternalIP the Node reports (default: the address of the hostname).")
-	fs.StringVar(&o.Address, "address", o.Address, "Address of the kubelet HTTP API (logs, exec). Not served yet, so the Node advertises no port.")
-	fs.Int32Var(&o.Port, "port", o.Port, "Port of the kubelet HTTP API (not served yet, so not advertised in the Node's daemonEndpoints).")
+	fs.StringVar(&o.Address, "address", o.Address, "IP address of the kubelet HTTP API (default 0.0.0.0, or 127.0.0.1 without --kubeconfig).")
+	fs.Int32Var(&o.Port, "port", o.Port, "Port of the kubelet HTTP API (HTTPS: logs, exec, port-forward through the API server), advertised in the Node's daemonEndpoints; 0 serves none.")
 	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", o.HealthzBindAddress, "Address of the healthz (and metrics) endpoint.")
 	fs.Int32Var(&o.HealthzPort, "healthz-port", o.HealthzPort, "Port of the healthz endpoint; 0 disables it.")
 	fs.StringVar(&o.PodManifestPath, "pod-manifest-path", o.PodManifestPath, "A directory of static pod manifests (*.yaml, *.yml, *.json), or a single file.")
@@ -104,6 +124,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.PodSyncWorkers, "pod-sync-workers", o.PodSyncWorkers, "Pods synced in parallel.")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve net/http/pprof on the healthz endpoint.")
 	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "The agent's soft memory limit (the Go runtime's, as GOMEMLIMIT sets it, which wins): a quantity such as 256Mi, none, or auto — 32Mi plus 20Ki per --max-pods pod, raised if the live heap outgrows it.")
+	o.addKubeletAPIFlags(fs)
 }
 
 // validate checks every option and names the flag that is wrong.
@@ -120,7 +141,7 @@ func (o *options) validate() error {
 	if o.NodeIP != "" && net.ParseIP(o.NodeIP) == nil {
 		bad("node-ip", "%q is not an IP address", o.NodeIP)
 	}
-	if net.ParseIP(o.Address) == nil {
+	if o.Address != "" && net.ParseIP(o.Address) == nil {
 		bad("address", "%q is not an IP address", o.Address)
 	}
 	if net.ParseIP(o.HealthzBindAddress) == nil {
@@ -183,6 +204,7 @@ func (o *options) validate() error {
 	if o.PodSyncWorkers <= 0 {
 		bad("pod-sync-workers", "must be positive, got %d", o.PodSyncWorkers)
 	}
+	o.validateKubeletAPI(bad)
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid options:\n  %s", strings.Join(errs, "\n  "))
 	}

@@ -39,6 +39,7 @@ type Agent struct {
 	ManifestDir string
 	LogPath     string
 	Healthz     string   // http://127.0.0.1:PORT
+	APIPort     int      // --port, the kubelet API's (HTTPS on 127.0.0.1)
 	Args        []string // the whole command line after the binary
 
 	binary string
@@ -68,6 +69,7 @@ func Start(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.Healthz = "http://127.0.0.1:" + strconv.Itoa(healthzPort)
+	a.APIPort = apiPort
 	a.Args = []string{
 		"--hostname-override", cfg.Node,
 		"--node-ip", "127.0.0.1", // loopback only: the machine's other addresses are off limits
@@ -88,7 +90,9 @@ func Start(cfg Config) (*Agent, error) {
 		if err := testenv.WriteKubeconfig(kubeconfig, nodeCfg); err != nil {
 			return nil, err
 		}
-		a.Args = append(a.Args, "--kubeconfig", kubeconfig)
+		// The cluster CA signed the API server's kubelet client certificate: with it the agent
+		// knows the API server when it proxies kubectl logs and exec.
+		a.Args = append(a.Args, "--kubeconfig", kubeconfig, "--client-ca-file", cfg.Env.CAFile)
 	}
 	a.Args = append(a.Args, cfg.Args...)
 	return a, a.start()

@@ -39,8 +39,8 @@ func TestNodeRegistersAndRenewsItsLease(t *testing.T) {
 	if got := node.Status.Capacity[corev1.ResourcePods]; got.Value() != 42 {
 		t.Errorf("pods capacity %s, want 42", got.String())
 	}
-	// Nothing serves the kubelet API yet, so the Node advertises no port for it.
-	if !hasAddress(node, corev1.NodeInternalIP, "127.0.0.1") || node.Status.DaemonEndpoints.KubeletEndpoint.Port != 0 {
+	// The Node advertises the kubelet API's --port.
+	if !hasAddress(node, corev1.NodeInternalIP, "127.0.0.1") || int(node.Status.DaemonEndpoints.KubeletEndpoint.Port) != a.APIPort {
 		t.Errorf("addresses %+v endpoint %+v", node.Status.Addresses, node.Status.DaemonEndpoints)
 	}
 
