@@ -1,6 +1,11 @@
 // Package node runs pods on a provider and keeps the API server informed.
 //
-// A provider implements PodLifecycleHandler (and, ideally, PodNotifier and NodeProvider).
+// A provider implements PodLifecycleHandler (and, ideally, PodNotifier and NodeProvider). What
+// the kubelet HTTP API serves beyond that are optional capabilities, one interface each
+// (capabilities.go): ContainerLogsHandler (kubectl logs), ContainerExecHandler (exec),
+// ContainerAttachHandler (attach), PortForwardHandler (port-forward) and StatsSummaryHandler
+// (the Summary API and /metrics/resource, hence kubectl top). Capability finds one, or returns
+// an error IsNotImplemented recognises, which the API answers with 501.
 //
 // PodController is the lifecycle loop. It applies the merged updates from sources/ to a
 // PodManager and reconciles each pod full name — one worker at a time per name — from
@@ -47,7 +52,9 @@
 //	go mux.Run(ctx)
 //	err = pc.Run(ctx)
 //
-// Provider errors are classified with IsNotFound and IsInvalidInput through any wrapping:
+// Provider errors are classified with IsNotFound and IsInvalidInput through any wrapping (the
+// capabilities use them too: NotFound for an unknown pod or container, InvalidInput for a request
+// that can never be served as asked):
 //
 //	return node.NotFound("pod %s/%s", ns, name)
 package node

@@ -9,9 +9,11 @@ import (
 
 // Provider errors are classified by kind, through any amount of %w wrapping.
 var (
-	// ErrNotFound: the provider does not run the pod (GetPod, GetPodStatus, DeletePod).
+	// ErrNotFound: the provider does not run the pod (GetPod, GetPodStatus, DeletePod), or the
+	// pod has no such container (the capabilities in capabilities.go).
 	ErrNotFound = errors.New("not found")
-	// ErrInvalidInput: the pod cannot be run as specified; retrying will not help.
+	// ErrInvalidInput: the pod cannot be run as specified, or a capability's request cannot be
+	// served as asked (an empty command, an undeclared port); retrying will not help.
 	ErrInvalidInput = errors.New("invalid input")
 )
 
