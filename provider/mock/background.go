@@ -176,7 +176,7 @@ func (p *Provider) applyDueLocked(now time.Time) {
 			}
 			running := e.pod.DeepCopy()
 			running.Status = p.runningStatus(running, &e.pod.Status, t)
-			p.storeLocked(tr.key, e, running)
+			p.storeLocked(tr.key, e, running, now)
 			p.scheduleFinishLocked(tr.key, e, running, now)
 		case finish:
 			if e.terminating || e.pod.Status.Phase != corev1.PodRunning {
@@ -184,7 +184,7 @@ func (p *Provider) applyDueLocked(now time.Time) {
 			}
 			done := e.pod.DeepCopy()
 			done.Status = terminatedStatus(done.Status, e.behaviour.exitCode, t)
-			p.storeLocked(tr.key, e, done)
+			p.storeLocked(tr.key, e, done, now)
 		case terminate:
 			if e.terminating {
 				p.terminateLocked(tr.key, e, t)

@@ -30,6 +30,8 @@ type Provider struct {
 
 	pingErr      error
 	nodeNotifier func(*corev1.Node)
+
+	started time.Time // the node's start time in GetStatsSummary
 }
 
 // podEntry is one pod the provider runs.
@@ -37,6 +39,7 @@ type podEntry struct {
 	pod         *corev1.Pod
 	behaviour   behaviour
 	terminating bool
+	logs        map[string]*containerLog // by container name; written by recordLocked
 }
 
 var (
@@ -53,9 +56,10 @@ func New(cfg Config) (*Provider, error) {
 	}
 	size := int(cfg.Pods.Value())
 	p := &Provider{
-		cfg:  cfg,
-		pods: make(map[string]*podEntry, size),
-		bg:   newBackground(size),
+		cfg:     cfg,
+		pods:    make(map[string]*podEntry, size),
+		bg:      newBackground(size),
+		started: cfg.Clock.Now(),
 	}
 	if cfg.RecordCalls {
 		p.calls = make(map[types.UID]*Calls, size)
@@ -67,8 +71,10 @@ func podKey(namespace, name string) string { return namespace + "/" + name }
 
 func (p *Provider) now() metav1.Time { return metav1.NewTime(p.cfg.Clock.Now()) }
 
-// storeLocked makes pod the current state of its entry and queues its notification.
-func (p *Provider) storeLocked(key string, e *podEntry, pod *corev1.Pod) {
+// storeLocked makes pod the current state of its entry, logs what changed at now, and queues
+// its notification.
+func (p *Provider) storeLocked(key string, e *podEntry, pod *corev1.Pod, now time.Time) {
+	e.recordLocked(e.pod, pod, now)
 	e.pod = pod
 	p.bg.notifyLocked(key, pod)
 }
@@ -124,7 +130,7 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 		stored.Status = p.runningStatus(stored, nil, now)
 		p.scheduleFinishLocked(key, e, stored, now.Time)
 	}
-	p.storeLocked(key, e, stored)
+	p.storeLocked(key, e, stored, now.Time)
 	return nil
 }
 
@@ -175,7 +181,7 @@ func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
 			cs.State.Running = &corev1.ContainerStateRunning{StartedAt: now}
 		}
 	}
-	p.storeLocked(key, e, updated)
+	p.storeLocked(key, e, updated, now.Time)
 	return nil
 }
 
@@ -212,10 +218,11 @@ func (p *Provider) DeletePod(ctx context.Context, pod *corev1.Pod) error {
 		stopping.DeletionGracePeriodSeconds = &grace
 	}
 	if delay := e.behaviour.shutdownDelay(stopping); delay > 0 && !isTerminal(&stopping.Status) {
-		p.storeLocked(key, e, stopping)
+		p.storeLocked(key, e, stopping, now.Time)
 		p.bg.scheduleLocked(now.Add(delay), key, stopping.UID, terminate)
 		return nil
 	}
+	e.recordLocked(e.pod, stopping, now.Time) // the stopping line, before the stopped one
 	e.pod = stopping
 	p.terminateLocked(key, e, now)
 	return nil
@@ -227,6 +234,7 @@ func (p *Provider) terminateLocked(key string, e *podEntry, now metav1.Time) {
 	if !isTerminal(&done.Status) {
 		done.Status = terminatedStatus(done.Status, e.behaviour.exitCode, now)
 	}
+	e.recordLocked(e.pod, done, now.Time) // a reader or an exec holding the entry sees the end
 	delete(p.pods, key)
 	p.bg.notifyLocked(key, done)
 }
