@@ -1,7 +1,7 @@
 // Package mock is an instant, concurrency-safe pod provider for tests and scale benchmarks.
 //
-// It implements node.PodLifecycleHandler, node.PodNotifier and node.NodeProvider without running
-// anything: CreatePod reports the pod Running at once (every pod condition True, one running
+// It implements node.PodLifecycleHandler, node.PodNotifier and node.NodeProvider, and every
+// optional capability of the kubelet API (below), without running anything: CreatePod reports the pod Running at once (every pod condition True, one running
 // ContainerStatus per container, podIP/hostIP from Config), DeletePod reports a terminal status
 // (every container Terminated with exit code 0, reason Completed, phase Succeeded) through
 // NotifyPods and forgets the pod, so a later GetPod returns a node.NotFound error.
@@ -42,6 +42,40 @@
 // provider's name, alongside any taints the caller set. The simulator runs nothing, so the
 // scheduler and DaemonSets must not place real workloads on its node; pods bound with
 // spec.nodeName and static pods are not scheduled, so the taint does not keep them off.
+//
+// # Logs, exec, attach, port-forward and stats
+//
+// The capabilities the kubelet API serves (node.ContainerLogsHandler, ContainerExecHandler,
+// ContainerAttachHandler, PortForwardHandler, StatsSummaryHandler) are simulated honestly: what
+// they report is what the simulator did, and nothing pretends a program ran.
+//
+//   - Logs: a container's log is its lifecycle, one line per event, timed by Config.Clock:
+//     "mock: created container app (image nginx:1)", "started", "stopping (pod deleted, grace
+//     period 30s)", "stopped: exit code 0 (Completed)"; a restart (UpdatePod with a new image)
+//     ends the instance with "stopped ... to restart it with image nginx:2" and starts a new one
+//     with "restarted container app (restart 1, image nginx:2)". The current and the previous
+//     instance are kept (opts.Previous), at most five lines each. Tail, LimitBytes,
+//     SinceSeconds/SinceTime and Timestamps are applied as the kubelet applies them; Follow
+//     streams new lines until the container terminates or the context ends. The log goes with
+//     its pod: once DeletePod has forgotten it, its logs are NotFound.
+//   - Exec runs a built-in command in a running container: "echo ARGS..." (stdout), "cat" (stdin
+//     to stdout until stdin ends; killed, exit code 137, if the container stops), "env" (the
+//     container's env vars with literal values, as written in the spec: no valueFrom, no $(VAR)
+//     expansion), "hostname" (spec.hostname, else the pod's name). Any other command writes
+//     "<cmd>: command not found" to stderr and exits 127 (a k8s.io/utils/exec.CodeExitError).
+//     Names are matched without a directory (/bin/echo is echo).
+//   - Attach: the simulated process has no output; attach says so in one line (stderr, or the
+//     terminal) and echoes stdin to stdout until stdin ends, the container stops or the context
+//     ends.
+//   - Port-forward echoes what it receives until the client closes its side or the context ends,
+//     on a TCP port one of the pod's containers declares; any other port is refused
+//     (node.InvalidInput), since a real pod listens only where its program does.
+//   - Stats are derived from the specs, so they are deterministic: a running container uses
+//     exactly its CPU and memory requests (10m and 16Mi, DefaultContainerCPU and
+//     DefaultContainerMemory, when it requests none), its cumulative CPU time grows at that rate on
+//     Config.Clock since it started (or restarted), and pods and the node are the sums. The
+//     Summary lists the pods with a running container, sorted by namespace and name, with the UIDs
+//     they were given.
 //
 // # Counters
 //
