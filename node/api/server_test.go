@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -243,39 +242,4 @@ func TestRunFailsWhenThePortIsTaken(t *testing.T) {
 	default:
 	}
 	goleak.VerifyNone(t, baseline)
-}
-
-func TestConfigErrors(t *testing.T) {
-	dir := t.TempDir()
-	ok := Config{NodeName: "node-a", CertDirectory: dir, Anonymous: true, AuthorizationMode: AuthorizationModeAlwaysAllow}
-	for _, tc := range []struct {
-		name   string
-		change func(*Config)
-		want   string
-	}{
-		{"no node name", func(c *Config) { c.NodeName = "" }, "NodeName is required"},
-		{"bad address", func(c *Config) { c.Address = "localhost" }, `Address "localhost" is not an IP address`},
-		{"bad port", func(c *Config) { c.Port = 70000 }, "Port 70000 is not a port"},
-		{"cert without key", func(c *Config) { c.TLSCertFile = "x.crt" }, "go together"},
-		{"no certificate at all", func(c *Config) { c.CertDirectory = "" }, "CertDirectory is required"},
-		{"bad TLS version", func(c *Config) { c.TLSMinVersion = "VersionTLS99" }, "TLSMinVersion"},
-		{"bad cipher", func(c *Config) { c.TLSCipherSuites = []string{"TLS_NOPE"} }, "TLSCipherSuites"},
-		{"no authentication", func(c *Config) { c.Anonymous = false }, "no way to authenticate a request"},
-		{"webhook without client", func(c *Config) { c.AuthorizationMode = "" }, "Webhook needs a Client"},
-		{"unknown mode", func(c *Config) { c.AuthorizationMode = "RBAC" }, `unknown authorization mode "RBAC"`},
-		{"missing cert file", func(c *Config) {
-			c.TLSCertFile, c.TLSPrivateKeyFile = filepath.Join(dir, "no.crt"), filepath.Join(dir, "no.key")
-		}, "serving certificate: open"},
-		{"missing client CA", func(c *Config) { c.ClientCAFile = filepath.Join(dir, "no-ca.crt") }, "client CA"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c := ok
-			tc.change(&c)
-			_, err := New(c)
-			require.Error(t, err)
-			assert.True(t, strings.Contains(err.Error(), tc.want), "%v, want %q", err, tc.want)
-		})
-	}
-	_, err := New(ok)
-	assert.NoError(t, err)
 }
