@@ -87,6 +87,8 @@ func New(cfg Config) (*Agent, error) {
 		if a.api, err = a.apiServer(desired); err != nil {
 			return nil, err
 		}
+		// The kubelet's routes, from the pods bound here and the provider running them.
+		api.Routes{Pods: pods, Provider: cfg.Provider}.Register(a.api)
 		a.components = append(a.components, a.api)
 	}
 	var nodeController *node.NodeController

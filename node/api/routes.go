@@ -1,0 +1,32 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/podmanager"
+)
+
+// Routes are the kubelet's read and stream routes, served from the agent's pod manager and its
+// provider. Optional provider capabilities (logs, stats) are looked up per request with
+// node.Capability, so a provider without one answers 501 naming it instead of failing to start.
+type Routes struct {
+	// Pods is the agent's pod manager: what is bound here, and how a name the API server knows
+	// (a mirror's) reaches the pod the provider runs.
+	Pods podmanager.Manager
+	// Provider runs the pods.
+	Provider node.PodLifecycleHandler
+}
+
+// Mux is where routes are registered: a *Server (behind its authentication and authorization)
+// or, in tests, an *http.ServeMux.
+type Mux interface {
+	Handle(pattern string, h http.Handler)
+}
+
+// Register adds the routes to m with the kubelet's paths. Methods are part of the patterns, so
+// other methods get 405 as from the kubelet.
+func (rt Routes) Register(m Mux) {
+	m.Handle("GET /pods", http.HandlerFunc(rt.pods))
+	m.Handle("GET /runningpods/", http.HandlerFunc(rt.runningPods))
+}
