@@ -18,8 +18,9 @@
 //     a subresource chosen by the path as the kubelet v1.36 chooses it (/stats stats, /metrics
 //     metrics, /logs log; /pods and /runningpods pods, then proxy; /containerLogs, /exec,
 //     /attach, /portForward, /run and everything else proxy) and the verb of the HTTP method
-//     (GET get, POST create, PUT update, PATCH patch, DELETE delete; an upgrade too), or
-//     AlwaysAllow when chosen explicitly. Denied: 403 "Forbidden (user=…, verb=…, resource=…,
+//     (GET get, POST create, PUT update, PATCH patch, DELETE delete; an upgrade by its method
+//     too, so a WebSocket exec is a get on nodes/proxy, as in the kubelet), or AlwaysAllow when
+//     chosen explicitly. Denied: 403 "Forbidden (user=…, verb=…, resource=…,
 //     subresource(s)=[…])", the kubelet's text.
 //   - Every route is behind both, including paths no route serves (they answer 404 once
 //     authorized), so the API tells nobody unauthenticated what it serves. Tokens are never
@@ -32,7 +33,9 @@
 //
 // New checks the configuration and prepares the certificate, and starts nothing; Run listens,
 // serves until its context ends, and returns once the server and the certificate reloaders it
-// started have stopped. /healthz is not here: it stays on the plain healthz port.
+// started have stopped (k8s.io/apiserver's reloaders end their own workers moments later). A
+// request's context ends with Run's, and a route must then return: Run cannot stop a hijacked
+// (upgraded) connection for it. /healthz is not here: it stays on the plain healthz port.
 //
 // The smallest use, on a node with an API client:
 //
