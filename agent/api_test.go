@@ -3,7 +3,8 @@ package agent_test
 import (
 	"context"
 	"fmt"
-	"net/http"
+	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 
 	"github.com/vk-static/vk-static/agent"
 	"github.com/vk-static/vk-static/internal/testenv"
+	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/node/api"
 )
 
@@ -46,7 +48,7 @@ func TestKubeletAPIThroughTheAPIServer(t *testing.T) {
 
 	a, err := agent.New(agent.Config{
 		NodeName: name,
-		Provider: &instantProvider{pods: map[string]*corev1.Pod{}},
+		Provider: &loggingProvider{&instantProvider{pods: map[string]*corev1.Pod{}}},
 		Client:   client,
 		Node:     agent.NewNode(name, "127.0.0.1", nil), // the address the API server dials (InternalIP)
 		API: &api.Config{
@@ -55,11 +57,6 @@ func TestKubeletAPIThroughTheAPIServer(t *testing.T) {
 		},
 	})
 	require.NoError(t, err)
-	// A stand-in for the kubelet's log route.
-	a.API().Handle("GET /containerLogs/{namespace}/{pod}/{container}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u, _ := request.UserFrom(r.Context())
-		fmt.Fprintf(w, "logs of %s/%s/%s for %s", r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container"), u.GetName())
-	}))
 	runCtx, cancel := context.WithCancel(ctx)
 	go func() { _ = a.Run(runCtx) }()
 	t.Cleanup(func() {
@@ -97,4 +94,13 @@ func TestKubeletAPIThroughTheAPIServer(t *testing.T) {
 	logs, err := env.Admin.CoreV1().Pods(ns).GetLogs("web", &corev1.PodLogOptions{Container: "c"}).DoRaw(ctx)
 	require.NoError(t, err, "%s", logs)
 	assert.Equal(t, "logs of "+ns+"/web/c for kube-apiserver-kubelet-client", string(logs))
+}
+
+// loggingProvider's logs say whose request reached them: the agent's log route passes the
+// request's context, with the authenticated user, to the provider.
+type loggingProvider struct{ *instantProvider }
+
+func (p *loggingProvider) GetContainerLogs(ctx context.Context, namespace, podName, containerName string, _ node.ContainerLogOpts) (io.ReadCloser, error) {
+	u, _ := request.UserFrom(ctx)
+	return io.NopCloser(strings.NewReader(fmt.Sprintf("logs of %s/%s/%s for %s", namespace, podName, containerName, u.GetName()))), nil
 }

@@ -29,4 +29,5 @@ type Mux interface {
 func (rt Routes) Register(m Mux) {
 	m.Handle("GET /pods", http.HandlerFunc(rt.pods))
 	m.Handle("GET /runningpods/", http.HandlerFunc(rt.runningPods))
+	m.Handle("GET /containerLogs/{namespace}/{pod}/{container}", http.HandlerFunc(rt.containerLogs))
 }

@@ -39,6 +39,10 @@ func newRouteEnv(t *testing.T) *routeEnv {
 	fc := clocktesting.NewFakeClock(routeEpoch)
 	p, err := mock.New(mock.Config{NodeName: "node-a", InternalIP: "10.1.2.3", Clock: fc})
 	require.NoError(t, err)
+	// The mock's transitions (a job ending) run on its background loop, which NotifyPods starts.
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	p.NotifyPods(ctx, func(*corev1.Pod) {})
 	e := &routeEnv{provider: p, mock: p, clock: fc, pods: podmanager.NewBasicPodManager(nil)}
 	e.serve(t)
 	return e
