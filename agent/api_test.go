@@ -91,9 +91,12 @@ func TestKubeletAPIThroughTheAPIServer(t *testing.T) {
 		Spec:       corev1.PodSpec{NodeName: name, Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
-	logs, err := env.Admin.CoreV1().Pods(ns).GetLogs("web", &corev1.PodLogOptions{Container: "c"}).DoRaw(ctx)
-	require.NoError(t, err, "%s", logs)
-	assert.Equal(t, "logs of "+ns+"/web/c for kube-apiserver-kubelet-client", string(logs))
+	// The route finds the pod once the agent has it (404 until then).
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		logs, err := env.Admin.CoreV1().Pods(ns).GetLogs("web", &corev1.PodLogOptions{Container: "c"}).DoRaw(ctx)
+		require.NoError(c, err, "%s", logs)
+		assert.Equal(c, "logs of "+ns+"/web/c for kube-apiserver-kubelet-client", string(logs))
+	}, 10*time.Second, 50*time.Millisecond)
 }
 
 // loggingProvider's logs say whose request reached them: the agent's log route passes the
