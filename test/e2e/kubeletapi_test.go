@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
 // The built agent serves the kubelet API on --port over TLS and the API server gets through: a
@@ -51,4 +52,55 @@ func TestKubeletAPIAnswersTheAPIServer(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "%s", body)
+}
+
+// kubectl logs shows the mock's lifecycle lines of an API pod and, by its mirror's name, of a
+// static pod; the agent's Summary lists both pods.
+func TestKubeletAPIServesLogsAndStats(t *testing.T) {
+	a := startAgent(t, agentOptions{})
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	_, err := env.Admin.CoreV1().Pods(ns).Create(ctx, apiPod("web", a.Node), metav1.CreateOptions{})
+	require.NoError(t, err)
+	a.WriteManifest("static.yaml", manifest("static", "nginx:1"))
+	mirror := a.runningMirror("static", "nginx:1")
+
+	for _, p := range []struct{ namespace, name string }{{ns, "web"}, {mirror.Namespace, mirror.Name}} {
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			logs, err := env.Admin.CoreV1().Pods(p.namespace).GetLogs(p.name, &corev1.PodLogOptions{Container: "main"}).DoRaw(ctx)
+			require.NoError(c, err, "%s", logs)
+			assert.Equal(c, "mock: created container main (image nginx:1)\nmock: started container main\n", string(logs))
+		}, 10*time.Second, 50*time.Millisecond, "logs of %s/%s", p.namespace, p.name)
+	}
+
+	// The Summary straight from the agent, as metrics-server reads it: the API server's
+	// nodes/proxy refuses a node at a loopback address ("address not allowed"). A client
+	// certificate of the cluster CA authenticates, and the agent's SubjectAccessReview allows
+	// system:masters.
+	certPEM, keyPEM, err := env.IssueClientCert("e2e-metrics", "system:masters")
+	require.NoError(t, err)
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	require.NoError(t, err)
+	client := &http.Client{
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{
+			Certificates:       []tls.Certificate{cert},
+			InsecureSkipVerify: true, //nolint:gosec // the agent's self-signed certificate; only the answer matters
+		}},
+		Timeout: 10 * time.Second,
+	}
+	defer client.CloseIdleConnections()
+	resp, err := client.Get("https://127.0.0.1:" + strconv.Itoa(a.APIPort) + "/stats/summary")
+	require.NoError(t, err)
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", raw)
+	var summary statsv1alpha1.Summary
+	require.NoError(t, json.Unmarshal(raw, &summary), "%s", raw)
+	assert.Equal(t, a.Node, summary.Node.NodeName)
+	pods := map[string]bool{}
+	for _, p := range summary.Pods {
+		pods[p.PodRef.Namespace+"/"+p.PodRef.Name] = true
+	}
+	assert.Equal(t, map[string]bool{ns + "/web": true, mirror.Namespace + "/" + mirror.Name: true}, pods, "%s", raw)
 }
