@@ -60,6 +60,9 @@ func TestRunningPods(t *testing.T) {
 	assert.Equal(t, "web", list.Items[0].Name)
 	assert.Equal(t, "api-uid", string(list.Items[0].UID))
 
+	code, body = e.get(t, "/runningpods/web")
+	assert.Equal(t, http.StatusNotFound, code, body)
+
 	resp, err := e.srv.Client().Post(e.srv.URL+"/pods", "text/plain", nil)
 	require.NoError(t, err)
 	resp.Body.Close()

@@ -28,7 +28,7 @@ type Mux interface {
 // other methods get 405 as from the kubelet.
 func (rt Routes) Register(m Mux) {
 	m.Handle("GET /pods", http.HandlerFunc(rt.pods))
-	m.Handle("GET /runningpods/", http.HandlerFunc(rt.runningPods))
+	m.Handle("GET /runningpods/{$}", http.HandlerFunc(rt.runningPods)) // that path only, as the kubelet
 	m.Handle("GET /containerLogs/{namespace}/{pod}/{container}", http.HandlerFunc(rt.containerLogs))
 	m.Handle("GET /stats/summary", http.HandlerFunc(rt.statsSummary))
 	m.Handle("GET /metrics/resource", http.HandlerFunc(rt.resourceMetrics))
