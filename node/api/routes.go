@@ -31,5 +31,10 @@ func (rt Routes) Register(m Mux) {
 	m.Handle("GET /runningpods/{$}", http.HandlerFunc(rt.runningPods)) // that path only, as the kubelet
 	m.Handle("GET /containerLogs/{namespace}/{pod}/{container}", http.HandlerFunc(rt.containerLogs))
 	m.Handle("GET /stats/summary", http.HandlerFunc(rt.statsSummary))
+	// exec is GET (WebSocket) or POST (SPDY), as the API server sends it.
+	for _, method := range []string{"GET", "POST"} {
+		m.Handle(method+" /exec/{namespace}/{pod}/{container}", http.HandlerFunc(rt.exec))
+		m.Handle(method+" /exec/{namespace}/{pod}/{uid}/{container}", http.HandlerFunc(rt.exec))
+	}
 	m.Handle("GET /metrics/resource", http.HandlerFunc(rt.resourceMetrics))
 }
