@@ -2,10 +2,12 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	"k8s.io/klog/v2"
 
@@ -44,13 +46,8 @@ func (rt Routes) exec(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusNotImplemented)
 		return
 	}
-	pod, ok := rt.Pods.GetPodByName(namespace, podName)
-	if !ok || (r.PathValue("uid") != "" && string(pod.UID) != r.PathValue("uid")) {
-		http.Error(w, "pod "+podName+" does not exist", http.StatusNotFound)
-		return
-	}
-	if !hasContainer(pod, container) {
-		http.Error(w, "container "+container+" not found in pod "+podName, http.StatusNotFound)
+	pod, ok := rt.streamPod(w, r, namespace, podName, container)
+	if !ok {
 		return
 	}
 	remotecommand.ServeExec(w, r, providerExecutor{execer, namespace}, pod.Name, string(pod.UID), container, cmd,
@@ -77,4 +74,19 @@ func (e providerExecutor) ExecInContainer(ctx context.Context, name, _, containe
 		klog.FromContext(ctx).V(3).Info("Exec failed", "pod", klog.KRef(e.namespace, name), "container", container, "err", err)
 	}
 	return unwrapExitError(err)
+}
+
+// streamPod finds the pod a stream route names, with the container and, when the path has one,
+// the UID it must have; it answers 404 when there is none.
+func (rt Routes) streamPod(w http.ResponseWriter, r *http.Request, namespace, podName, container string) (*corev1.Pod, bool) {
+	pod, ok := rt.Pods.GetPodByName(namespace, podName)
+	if !ok || (r.PathValue("uid") != "" && string(pod.UID) != r.PathValue("uid")) {
+		http.Error(w, fmt.Sprintf("pod %q does not exist", podName), http.StatusNotFound)
+		return nil, false
+	}
+	if container != "" && !hasContainer(pod, container) {
+		http.Error(w, fmt.Sprintf("container %q not found in pod %q", container, podName), http.StatusNotFound)
+		return nil, false
+	}
+	return pod, true
 }

@@ -18,7 +18,8 @@ import (
 	"github.com/vk-static/vk-static/podutil"
 )
 
-// execIn runs cmd in ns/pod/container the way kubectl exec does (SPDY), with stdin when given.
+// execIn streams with path as kubectl exec and attach do (SPDY): cmd (none for attach), stdin
+// when given, stdout and stderr.
 func (e *routeEnv) execIn(t *testing.T, path string, stdin string, cmd ...string) (string, string, error) {
 	t.Helper()
 	q := url.Values{"command": cmd, "output": {"1"}, "error": {"1"}}
