@@ -31,12 +31,14 @@ func (rt Routes) Register(m Mux) {
 	m.Handle("GET /runningpods/{$}", http.HandlerFunc(rt.runningPods)) // that path only, as the kubelet
 	m.Handle("GET /containerLogs/{namespace}/{pod}/{container}", http.HandlerFunc(rt.containerLogs))
 	m.Handle("GET /stats/summary", http.HandlerFunc(rt.statsSummary))
-	// exec and attach are GET (WebSocket) or POST (SPDY), as the API server sends them.
+	// exec, attach and portForward are GET (WebSocket) or POST (SPDY), as the API server sends them.
 	for _, method := range []string{"GET", "POST"} {
 		m.Handle(method+" /exec/{namespace}/{pod}/{container}", http.HandlerFunc(rt.exec))
 		m.Handle(method+" /exec/{namespace}/{pod}/{uid}/{container}", http.HandlerFunc(rt.exec))
 		m.Handle(method+" /attach/{namespace}/{pod}/{container}", http.HandlerFunc(rt.attach))
 		m.Handle(method+" /attach/{namespace}/{pod}/{uid}/{container}", http.HandlerFunc(rt.attach))
+		m.Handle(method+" /portForward/{namespace}/{pod}", http.HandlerFunc(rt.portForward))
+		m.Handle(method+" /portForward/{namespace}/{pod}/{uid}", http.HandlerFunc(rt.portForward))
 	}
 	m.Handle("GET /metrics/resource", http.HandlerFunc(rt.resourceMetrics))
 }

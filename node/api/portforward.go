@@ -1,0 +1,49 @@
+package api
+
+import (
+	"context"
+	"io"
+	"net/http"
+
+	"k8s.io/cri-streaming/pkg/streaming/portforward"
+
+	"github.com/vk-static/vk-static/node"
+)
+
+// portForward serves /portForward/{namespace}/{pod}[/{uid}], what the API server proxies for
+// pods/portforward: k8s.io/cri-streaming speaks the protocols (SPDY, WebSocket) and opens a
+// stream per connection, which the provider connects to the pod's port. The ports are named per
+// stream, so a port the pod does not declare fails that stream only.
+func (rt Routes) portForward(w http.ResponseWriter, r *http.Request) {
+	namespace, podName := r.PathValue("namespace"), r.PathValue("pod")
+	if msg := validatePodPath(namespace, podName, ""); msg != "" {
+		http.Error(w, msg, http.StatusBadRequest)
+		return
+	}
+	opts, err := portforward.NewV4Options(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	pf, err := node.Capability[node.PortForwardHandler](rt.Provider)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotImplemented)
+		return
+	}
+	pod, ok := rt.streamPod(w, r, namespace, podName, "")
+	if !ok {
+		return
+	}
+	portforward.ServePortForward(w, r, providerPortForwarder{pf, namespace}, pod.Name, string(pod.UID), opts,
+		streamIdleTimeout, streamCreationTimeout, portforward.SupportedProtocols)
+}
+
+// providerPortForwarder is the provider's port-forward as cri-streaming calls it.
+type providerPortForwarder struct {
+	h         node.PortForwardHandler
+	namespace string
+}
+
+func (p providerPortForwarder) PortForward(ctx context.Context, name, _ string, port int32, stream io.ReadWriteCloser) error {
+	return p.h.PortForward(ctx, p.namespace, name, port, stream)
+}

@@ -1,0 +1,91 @@
+package api
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/httpstream"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/portforward"
+	"k8s.io/client-go/transport/spdy"
+
+	"github.com/vk-static/vk-static/podutil"
+)
+
+// dialPortForward opens a port-forward connection to path as kubectl port-forward does (SPDY).
+func (e *routeEnv) dialPortForward(t *testing.T, path string) httpstream.Connection {
+	t.Helper()
+	rt, upgrader, err := spdy.RoundTripperFor(&rest.Config{Host: e.srv.URL})
+	require.NoError(t, err)
+	u, err := url.Parse(e.srv.URL + path)
+	require.NoError(t, err)
+	conn, _, err := spdy.NewDialer(upgrader, &http.Client{Transport: rt}, http.MethodPost, u).Dial(portforward.PortForwardProtocolV1Name)
+	require.NoError(t, err)
+	return conn
+}
+
+// forward opens the error and data streams of one connection to port.
+func forward(t *testing.T, conn httpstream.Connection, port, id string) (errStream, data httpstream.Stream) {
+	t.Helper()
+	h := http.Header{}
+	h.Set(corev1.StreamType, corev1.StreamTypeError)
+	h.Set(corev1.PortHeader, port)
+	h.Set(corev1.PortForwardRequestIDHeader, id)
+	errStream, err := conn.CreateStream(h)
+	require.NoError(t, err)
+	require.NoError(t, errStream.Close()) // the client writes nothing on it
+	h.Set(corev1.StreamType, corev1.StreamTypeData)
+	data, err = conn.CreateStream(h)
+	require.NoError(t, err)
+	return errStream, data
+}
+
+// A forwarded connection reaches the provider's port (the mock echoes on a declared one); an
+// undeclared port fails that connection with the provider's reason; bad requests are refused.
+func TestPortForward(t *testing.T) {
+	e := newRouteEnv(t)
+	pod := testPod("ns", "web", "api-uid", podutil.APIServerSource, "main")
+	pod.Spec.Containers[0].Ports = []corev1.ContainerPort{{ContainerPort: 8080}}
+	e.run(t, pod)
+
+	conn := e.dialPortForward(t, "/portForward/ns/web/api-uid")
+	errStream, data := forward(t, conn, "8080", "0")
+	_, err := data.Write([]byte("ping"))
+	require.NoError(t, err)
+	require.NoError(t, data.Close()) // ends the connection's input
+	got, err := io.ReadAll(data)
+	require.NoError(t, err)
+	assert.Equal(t, "ping", string(got))
+	msg, err := io.ReadAll(errStream)
+	require.NoError(t, err)
+	assert.Empty(t, string(msg))
+
+	errStream, data = forward(t, conn, "9999", "1")
+	msg, err = io.ReadAll(errStream)
+	require.NoError(t, err)
+	assert.Contains(t, string(msg), "9999")
+	_ = data.Close()
+	require.NoError(t, conn.Close())
+
+	for path, want := range map[string]int{
+		"/portForward/ns/nope":          http.StatusNotFound,
+		"/portForward/ns/web/other-uid": http.StatusNotFound,
+		"/portForward/ns/..%2Fx":        http.StatusBadRequest,
+	} {
+		resp, err := e.srv.Client().Post(e.srv.URL+path, "", nil)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, want, resp.StatusCode, path)
+	}
+
+	e.provider = bareProvider{e.provider}
+	e.serve(t)
+	code, body := e.get(t, "/portForward/ns/web")
+	assert.Equal(t, http.StatusNotImplemented, code, body)
+	assert.Contains(t, body, "PortForwardHandler")
+}
