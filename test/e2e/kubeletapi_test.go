@@ -18,24 +18,30 @@ import (
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
-// The built agent serves the kubelet API on --port over TLS and the API server gets through: a
-// kubectl logs request reaches the agent, authenticated by the API server's kubelet client
-// certificate (--client-ca-file) and authorized by a SubjectAccessReview the agent makes with
-// the node's identity, while a request with no credentials is turned away. Until the kubelet's
-// routes exist the agent answers the API server 404 (authorized, nothing there); a 401 or 403
-// would mean the API server was refused.
+// The built agent serves the kubelet API on --port over TLS, its Node advertises that port, and
+// the API server gets through: a kubectl logs request reaches the agent, authenticated by the
+// API server's kubelet client certificate (--client-ca-file) and authorized by a
+// SubjectAccessReview the agent makes with the node's identity, while a request with no
+// credentials is turned away. The answer is the log route's — the logs, or its 404 while the
+// agent does not hold the pod yet; a 401 or 403 would mean the API server was refused.
 func TestKubeletAPIAnswersTheAPIServer(t *testing.T) {
 	a := startAgent(t, agentOptions{})
 	ctx := context.Background()
 	ns := env.Namespace(t)
 	_, err := env.Admin.CoreV1().Pods(ns).Create(ctx, apiPod("web", a.Node), metav1.CreateOptions{})
 	require.NoError(t, err)
+	// /readyz can answer before the Node is registered, and without the Node the API server
+	// cannot find the agent (its 404 would be for the node, named as the request's pods).
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		n, err := env.Admin.CoreV1().Nodes().Get(ctx, a.Node, metav1.GetOptions{})
+		require.NoError(c, err)
+		assert.Equal(c, a.APIPort, int(n.Status.DaemonEndpoints.KubeletEndpoint.Port))
+	}, 10*time.Second, 50*time.Millisecond, "the Node advertises --port")
 
 	logs, err := env.Admin.CoreV1().Pods(ns).GetLogs("web", &corev1.PodLogOptions{Container: "main"}).DoRaw(ctx)
 	if err != nil {
 		require.True(t, apierrors.IsNotFound(err), "the agent refused the API server: %v (%s)", err, logs)
-		// The agent's 404, passed on by the API server for pods/log (a missing pod would be
-		// NotFound for pods).
+		// The agent's 404, passed on by the API server for pods/log.
 		var status metav1.Status
 		require.NoError(t, json.Unmarshal(logs, &status), "%s", logs)
 		require.NotNil(t, status.Details, "%s", logs)
