@@ -44,6 +44,20 @@ func nilWriter(w io.WriteCloser) io.WriteCloser {
 	return w
 }
 
+// newAttachIO is the client's streams in the provider's terms; with a terminal, its sizes are
+// forwarded until stop is called (after the provider's call has returned).
+func newAttachIO(ctx context.Context, in io.Reader, out, errw io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) (aio *attachIO, stop func()) {
+	aio = &attachIO{in: in, out: out, err: errw, tty: tty}
+	if !tty || resize == nil {
+		return aio, func() {}
+	}
+	sizes := make(chan node.TermSize, 1)
+	aio.resize = sizes
+	ctx, cancel := context.WithCancel(ctx)
+	go forwardSizes(ctx, resize, sizes)
+	return aio, cancel
+}
+
 // forwardSizes passes the client's terminal sizes on until ctx ends, dropping a size the
 // provider has not taken for a newer one: the caller never blocks on the provider.
 func forwardSizes(ctx context.Context, from <-chan remotecommand.TerminalSize, to chan node.TermSize) {

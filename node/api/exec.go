@@ -26,14 +26,8 @@ const (
 // protocols (SPDY and WebSocket, v1 to v5) and the provider runs the command. The command's
 // exit code reaches the client, which exits with it.
 func (rt Routes) exec(w http.ResponseWriter, r *http.Request) {
-	namespace, podName, container := r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container")
-	if msg := validatePodPath(namespace, podName, container); msg != "" {
-		http.Error(w, msg, http.StatusBadRequest)
-		return
-	}
-	opts, err := remotecommand.NewOptions(r)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+	namespace, podName, container, opts, ok := remoteCommandRequest(w, r)
+	if !ok {
 		return
 	}
 	cmd := r.URL.Query()["command"]
@@ -41,9 +35,8 @@ func (rt Routes) exec(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "command: Required value: the command to run", http.StatusBadRequest)
 		return
 	}
-	execer, err := node.Capability[node.ContainerExecHandler](rt.Provider)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusNotImplemented)
+	execer, ok := capability[node.ContainerExecHandler](w, rt.Provider)
+	if !ok {
 		return
 	}
 	pod, ok := rt.streamPod(w, r, namespace, podName, container)
@@ -61,19 +54,29 @@ type providerExecutor struct {
 }
 
 func (e providerExecutor) ExecInContainer(ctx context.Context, name, _, container string, cmd []string, in io.Reader, out, errw io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize, _ time.Duration) error {
-	aio := &attachIO{in: in, out: out, err: errw, tty: tty}
-	if tty && resize != nil {
-		sizes := make(chan node.TermSize, 1)
-		aio.resize = sizes
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		go forwardSizes(ctx, resize, sizes)
-	}
+	aio, stop := newAttachIO(ctx, in, out, errw, tty, resize)
+	defer stop()
 	err := e.h.RunInContainer(ctx, e.namespace, name, container, cmd, aio)
 	if err != nil && !isExitError(err) {
 		klog.FromContext(ctx).V(3).Info("Exec failed", "pod", klog.KRef(e.namespace, name), "container", container, "err", err)
 	}
 	return unwrapExitError(err)
+}
+
+// remoteCommandRequest checks what every exec and attach request carries — the names in its
+// path and cri-streaming's options — and answers 400 when they are wrong.
+func remoteCommandRequest(w http.ResponseWriter, r *http.Request) (namespace, pod, container string, opts *remotecommand.Options, ok bool) {
+	namespace, pod, container = r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container")
+	if msg := validatePodPath(namespace, pod, container); msg != "" {
+		http.Error(w, msg, http.StatusBadRequest)
+		return "", "", "", nil, false
+	}
+	opts, err := remotecommand.NewOptions(r)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return "", "", "", nil, false
+	}
+	return namespace, pod, container, opts, true
 }
 
 // streamPod finds the pod a stream route names, with the container and, when the path has one,

@@ -33,9 +33,8 @@ func (rt Routes) containerLogs(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	logs, err := node.Capability[node.ContainerLogsHandler](rt.Provider)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusNotImplemented)
+	logs, ok := capability[node.ContainerLogsHandler](w, rt.Provider)
+	if !ok {
 		return
 	}
 	pod, ok := rt.Pods.GetPodByName(namespace, podName)

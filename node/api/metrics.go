@@ -41,9 +41,8 @@ var (
 // metrics. A provider without StatsSummaryHandler is 501; one whose Summary fails answers
 // scrape_error 1 and nothing else, as the kubelet does.
 func (rt Routes) resourceMetrics(w http.ResponseWriter, r *http.Request) {
-	stats, err := node.Capability[node.StatsSummaryHandler](rt.Provider)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusNotImplemented)
+	stats, ok := capability[node.StatsSummaryHandler](w, rt.Provider)
+	if !ok {
 		return
 	}
 	summary, err := stats.GetStatsSummary(r.Context())

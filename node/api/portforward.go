@@ -25,9 +25,8 @@ func (rt Routes) portForward(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	pf, err := node.Capability[node.PortForwardHandler](rt.Provider)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusNotImplemented)
+	pf, ok := capability[node.PortForwardHandler](w, rt.Provider)
+	if !ok {
 		return
 	}
 	pod, ok := rt.streamPod(w, r, namespace, podName, "")

@@ -11,9 +11,8 @@ import (
 // not its mirror's), as the kubelet's do. The kubelet's only_cpu_and_memory parameter needs no
 // handling: a StatsSummaryHandler reports CPU and memory only.
 func (rt Routes) statsSummary(w http.ResponseWriter, r *http.Request) {
-	stats, err := node.Capability[node.StatsSummaryHandler](rt.Provider)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusNotImplemented)
+	stats, ok := capability[node.StatsSummaryHandler](w, rt.Provider)
+	if !ok {
 		return
 	}
 	summary, err := stats.GetStatsSummary(r.Context())

@@ -1,0 +1,18 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/vk-static/vk-static/node"
+)
+
+// capability is the provider's T, or false after answering 501 with the message naming the
+// capability it lacks.
+func capability[T any](w http.ResponseWriter, provider any) (T, bool) {
+	c, err := node.Capability[T](provider)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusNotImplemented)
+		return c, false
+	}
+	return c, true
+}
