@@ -21,22 +21,13 @@ func TestAttach(t *testing.T) {
 	assert.Equal(t, "typed input", out)
 	assert.Contains(t, stderr, "runs no process")
 
-	for path, want := range map[string]int{
+	e.expectPosts(t, map[string]int{
 		"/attach/ns/web/main":                    http.StatusBadRequest, // no stream
 		"/attach/ns/nope/main?output=1":          http.StatusNotFound,
 		"/attach/ns/web/nope?output=1":           http.StatusNotFound,
 		"/attach/ns/web/other-uid/main?output=1": http.StatusNotFound,
 		"/attach/ns/..%2F..%2Fx/main?output=1":   http.StatusBadRequest,
-	} {
-		resp, err := e.srv.Client().Post(e.srv.URL+path, "", nil)
-		require.NoError(t, err)
-		resp.Body.Close()
-		assert.Equal(t, want, resp.StatusCode, path)
-	}
+	})
 
-	e.provider = bareProvider{e.provider}
-	e.serve(t)
-	code, body := e.get(t, "/attach/ns/web/main?output=1")
-	assert.Equal(t, http.StatusNotImplemented, code, body)
-	assert.Contains(t, body, "ContainerAttachHandler")
+	e.expectNotImplemented(t, "/attach/ns/web/main?output=1", "ContainerAttachHandler")
 }

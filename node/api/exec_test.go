@@ -59,23 +59,14 @@ func TestExec(t *testing.T) {
 	assert.Equal(t, 127, exit.ExitStatus())
 	assert.Contains(t, stderr, "command not found")
 
-	for path, want := range map[string]int{
+	e.expectPosts(t, map[string]int{
 		"/exec/ns/web/main":                                http.StatusBadRequest, // no command
 		"/exec/ns/nope/main?command=env&output=1":          http.StatusNotFound,
 		"/exec/ns/web/nope?command=env&output=1":           http.StatusNotFound,
 		"/exec/ns/web/other-uid/main?command=env&output=1": http.StatusNotFound,
 		"/exec/ns/web%2F..%2Fx/main?command=env&output=1":  http.StatusBadRequest,
 		"/exec/ns/web/main?command=env":                    http.StatusBadRequest, // no stream
-	} {
-		resp, err := e.srv.Client().Post(e.srv.URL+path, "", nil)
-		require.NoError(t, err)
-		resp.Body.Close()
-		assert.Equal(t, want, resp.StatusCode, path)
-	}
+	})
 
-	e.provider = bareProvider{e.provider}
-	e.serve(t)
-	code, body := e.get(t, "/exec/ns/web/main?command=env&output=1")
-	assert.Equal(t, http.StatusNotImplemented, code, body)
-	assert.Contains(t, body, "ContainerExecHandler")
+	e.expectNotImplemented(t, "/exec/ns/web/main?command=env&output=1", "ContainerExecHandler")
 }

@@ -105,11 +105,7 @@ func TestContainerLogsRejects(t *testing.T) {
 	code, body = e.get(t, "/containerLogs/ns/../web/main")
 	assert.Equal(t, http.StatusNotFound, code, body)
 
-	e.provider = bareProvider{e.provider}
-	e.serve(t)
-	code, body = e.get(t, "/containerLogs/ns/web/main")
-	assert.Equal(t, http.StatusNotImplemented, code, body)
-	assert.Contains(t, body, "ContainerLogsHandler")
+	e.expectNotImplemented(t, "/containerLogs/ns/web/main", "ContainerLogsHandler")
 }
 
 // A followed log shows each line as it comes and ends when the container does; with

@@ -72,20 +72,11 @@ func TestPortForward(t *testing.T) {
 	_ = data.Close()
 	require.NoError(t, conn.Close())
 
-	for path, want := range map[string]int{
+	e.expectPosts(t, map[string]int{
 		"/portForward/ns/nope":          http.StatusNotFound,
 		"/portForward/ns/web/other-uid": http.StatusNotFound,
 		"/portForward/ns/..%2Fx":        http.StatusBadRequest,
-	} {
-		resp, err := e.srv.Client().Post(e.srv.URL+path, "", nil)
-		require.NoError(t, err)
-		resp.Body.Close()
-		assert.Equal(t, want, resp.StatusCode, path)
-	}
+	})
 
-	e.provider = bareProvider{e.provider}
-	e.serve(t)
-	code, body := e.get(t, "/portForward/ns/web")
-	assert.Equal(t, http.StatusNotImplemented, code, body)
-	assert.Contains(t, body, "PortForwardHandler")
+	e.expectNotImplemented(t, "/portForward/ns/web", "PortForwardHandler")
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
@@ -105,3 +106,25 @@ func mirrorOf(p *corev1.Pod, uid types.UID) *corev1.Pod {
 
 // bareProvider runs pods and has none of the optional capabilities.
 type bareProvider struct{ node.PodLifecycleHandler }
+
+// expectPosts POSTs each path (no stream opened) and checks the status it is answered.
+func (e *routeEnv) expectPosts(t *testing.T, want map[string]int) {
+	t.Helper()
+	for path, status := range want {
+		resp, err := e.srv.Client().Post(e.srv.URL+path, "", nil)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, status, resp.StatusCode, path)
+	}
+}
+
+// expectNotImplemented serves a provider with no capabilities and checks that path answers 501
+// naming capability.
+func (e *routeEnv) expectNotImplemented(t *testing.T, path, capability string) {
+	t.Helper()
+	e.provider = bareProvider{e.provider}
+	e.serve(t)
+	code, body := e.get(t, path)
+	assert.Equal(t, http.StatusNotImplemented, code, body)
+	assert.Contains(t, body, capability)
+}
