@@ -10,13 +10,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/vk-static/vk-static/agent"
 	"github.com/vk-static/vk-static/internal/testenv"
@@ -32,17 +28,7 @@ import (
 func TestKubeletAPIThroughTheAPIServer(t *testing.T) {
 	const name = "api-node"
 	ctx := context.Background()
-	// The shared admin client's connection outlives this test: open it before the baseline.
-	_, err := env.Admin.CoreV1().Namespaces().Get(ctx, metav1.NamespaceDefault, metav1.GetOptions{})
-	require.NoError(t, err)
-	baseline := goleak.IgnoreCurrent()
-	cfg, err := env.NodeConfig(name)
-	require.NoError(t, err)
-	// An HTTP client of our own, so its connections can be closed before the leak check.
-	httpClient, err := rest.HTTPClientFor(cfg)
-	require.NoError(t, err)
-	client, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
-	require.NoError(t, err)
+	_, client, verifyNoLeaks := env.LeakCheckedNodeClient(t, name, 10*time.Second)
 	port, err := testenv.FreePort()
 	require.NoError(t, err)
 
@@ -63,12 +49,7 @@ func TestKubeletAPIThroughTheAPIServer(t *testing.T) {
 		cancel()
 		<-a.Done()
 		assert.NoError(t, a.Err())
-		// A connection whose last request was cancelled becomes idle a little later.
-		assert.Eventually(t, func() bool {
-			utilnet.CloseIdleConnectionsFor(httpClient.Transport)
-			return goleak.Find(baseline) == nil
-		}, 10*time.Second, 50*time.Millisecond)
-		goleak.VerifyNone(t, baseline)
+		verifyNoLeaks()
 		_ = env.Admin.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
 	select {

@@ -9,15 +9,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/vk-static/vk-static/node"
 )
@@ -82,17 +79,7 @@ func condition(n *corev1.Node, typ corev1.NodeConditionType) corev1.NodeConditio
 // stops it (checking for leaks) when the test ends.
 func runIntegrationController(t *testing.T, name string, p node.NodeProvider) (*node.NodeController, kubernetes.Interface) {
 	t.Helper()
-	// The shared admin client's connection outlives this test: open it before the baseline.
-	_, err := env.Admin.CoreV1().Namespaces().Get(context.Background(), metav1.NamespaceDefault, metav1.GetOptions{})
-	require.NoError(t, err)
-	baseline := goleak.IgnoreCurrent()
-	cfg, err := env.NodeConfig(name)
-	require.NoError(t, err)
-	// An HTTP client of our own, so its connections can be closed before the leak check.
-	httpClient, err := rest.HTTPClientFor(cfg)
-	require.NoError(t, err)
-	cs, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
-	require.NoError(t, err)
+	_, cs, verifyNoLeaks := env.LeakCheckedNodeClient(t, name, itWait)
 	c, err := node.NewNodeController(p, integrationNode(name), cs.CoreV1().Nodes(),
 		node.WithNodeEnableLeaseV1WithRenewInterval(cs.CoordinationV1().Leases(corev1.NamespaceNodeLease), 40, itRenewInterval),
 		node.WithNodePingInterval(itPingInterval),
@@ -105,12 +92,7 @@ func runIntegrationController(t *testing.T, name string, p node.NodeProvider) (*
 		cancel()
 		<-c.Done()
 		assert.NoError(t, c.Err())
-		// A connection whose last request was cancelled becomes idle a little later.
-		assert.Eventually(t, func() bool {
-			utilnet.CloseIdleConnectionsFor(httpClient.Transport)
-			return goleak.Find(baseline) == nil
-		}, itWait, 50*time.Millisecond)
-		goleak.VerifyNone(t, baseline)
+		verifyNoLeaks()
 		_ = env.Admin.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
 		_ = env.Admin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Delete(context.Background(), name, metav1.DeleteOptions{})
 	})

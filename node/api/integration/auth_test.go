@@ -12,16 +12,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/vk-static/vk-static/node/api"
 )
@@ -39,18 +35,8 @@ var whoAmI = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 // /pods; it stops when the test ends, leaving nothing running.
 func serve(t *testing.T, node string) *api.Server {
 	t.Helper()
-	// The shared admin client's connection outlives this test: open it before the baseline.
-	_, err := env.Admin.CoreV1().Namespaces().Get(context.Background(), metav1.NamespaceDefault, metav1.GetOptions{})
-	require.NoError(t, err)
-	baseline := goleak.IgnoreCurrent()
-	cfg, err := env.NodeConfig(node)
-	require.NoError(t, err)
+	cfg, cs, verifyNoLeaks := env.LeakCheckedNodeClient(t, node, itWait)
 	require.NotEmpty(t, cfg.BearerToken, "a token identity, so that the node's own rights are tested")
-	// An HTTP client of our own, so its connections can be closed before the leak check.
-	httpClient, err := rest.HTTPClientFor(cfg)
-	require.NoError(t, err)
-	cs, err := kubernetes.NewForConfigAndClient(cfg, httpClient)
-	require.NoError(t, err)
 	s, err := api.New(api.Config{
 		NodeName: node, Client: cs, Address: "127.0.0.1",
 		CertDirectory: t.TempDir(), ClientCAFile: env.CAFile,
@@ -69,12 +55,7 @@ func serve(t *testing.T, node string) *api.Server {
 		case <-time.After(itWait):
 			t.Fatal("Run did not return")
 		}
-		// A connection whose last request was cancelled becomes idle a little later.
-		assert.Eventually(t, func() bool {
-			utilnet.CloseIdleConnectionsFor(httpClient.Transport)
-			return goleak.Find(baseline) == nil
-		}, itWait, 50*time.Millisecond)
-		goleak.VerifyNone(t, baseline)
+		verifyNoLeaks()
 	})
 	select {
 	case <-s.Ready():
