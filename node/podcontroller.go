@@ -283,9 +283,7 @@ func (c *PodController) markSourceSeen(source string) {
 	c.seenMu.Lock()
 	c.seen[source] = true
 	c.seenMu.Unlock()
-	for _, key := range c.states.keys() {
-		c.sync.Add(key)
-	}
+	c.requeueProviderPods()
 	if source == podutil.APIServerSource {
 		c.RequeueMirrors()
 	}
@@ -307,6 +305,12 @@ func (c *PodController) setUnreadable(source string, locations map[string]bool) 
 	}
 	c.unreadable[source] = locations
 	c.seenMu.Unlock()
+	c.requeueProviderPods()
+}
+
+// requeueProviderPods queues every pod the provider runs, for a change that may decide whether
+// each is still wanted (a source seen, the set of unreadable manifests).
+func (c *PodController) requeueProviderPods() {
 	for _, key := range c.states.keys() {
 		c.sync.Add(key)
 	}
