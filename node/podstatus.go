@@ -62,7 +62,8 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	// build on it, so that a status reported again is not written again with new transition
 	// times.
 	last := w.lastWritten(target.UID)
-	status := normalize(buildStatus(&target.Spec, previous(last, &target.Status), st.status, metav1.NewTime(w.cfg.Clock.Now())))
+	held := previous(last, &target.Status)
+	status := normalize(buildStatus(&target.Spec, held, st.status, metav1.NewTime(w.cfg.Clock.Now())))
 	if equality.Semantic.DeepEqual(&target.Status, status) {
 		// The API object shows it (the watch echoed our write): nothing to keep for it.
 		w.settle(target.UID, agreed)
@@ -91,7 +92,7 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	w.mu.Unlock()
 	// Events about a static pod refer to the static pod (its UID is the mirror's config.mirror):
 	// that is where `kubectl describe` of the mirror looks for them, as for the kubelet's.
-	w.recordStarted(pod, previous(last, &target.Status), status)
+	w.recordStarted(pod, held, status)
 	klog.FromContext(ctx).V(4).Info("Wrote pod status", "pod", klog.KObj(target), "phase", status.Phase)
 	return nil
 }
