@@ -1,0 +1,248 @@
+package lifecycle
+
+import (
+	"context"
+	"io"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vk-static/vk-static/node"
+)
+
+// Runtime is what a backend implements: it runs containers and reports on them, and decides
+// nothing. Restarts, probes, hooks, grace periods, init order and the pod's status are the
+// lifecycle's; a Runtime is told what to run and when to stop it, like a CRI runtime is by the
+// kubelet's kuberuntime.
+//
+// Identifiers are the runtime's own; the lifecycle finds its containers again after an agent
+// restart through ListContainers and the Labels it gave them. Every method may be called
+// concurrently. Methods return an error that node.IsNotFound recognises for an unknown sandbox or
+// container.
+type Runtime interface {
+	// Admit checks, before anything is created, that this runtime may run pod as it is written,
+	// and returns an error naming the field (and the flag that would allow it, if any) when it
+	// may not: a user it must not run as, a feature it cannot provide. The lifecycle refuses such
+	// a pod with the error's message and never calls the runtime for it again.
+	Admit(pod *corev1.Pod) error
+
+	// RunSandbox creates what a pod's containers share (for processes, a record of the pod; for
+	// CRI, the pod sandbox) and returns its ID. Called once per pod UID unless RemoveSandbox was
+	// called in between.
+	RunSandbox(ctx context.Context, cfg *SandboxConfig) (string, error)
+	// StopSandbox stops what the sandbox holds; its containers have all been stopped before.
+	StopSandbox(ctx context.Context, sandboxID string) error
+	// RemoveSandbox forgets a stopped sandbox; its containers have all been removed before.
+	RemoveSandbox(ctx context.Context, sandboxID string) error
+	// ListSandboxes returns every sandbox the runtime holds, including those created before the
+	// agent restarted.
+	ListSandboxes(ctx context.Context) ([]*SandboxStatus, error)
+
+	// CreateContainer prepares a container in a sandbox without starting it.
+	CreateContainer(ctx context.Context, sandboxID string, cfg *ContainerConfig) (string, error)
+	// StartContainer starts a created container and returns once its process runs. A command
+	// that cannot be started (no such executable, not executable, a mount that fails) is an
+	// error, and the container is then Exited with Reason "StartError" and a Message saying why,
+	// as with CRI.
+	StartContainer(ctx context.Context, containerID string) error
+	// StopContainer signals the container's processes with cfg's StopSignal (SIGTERM when
+	// unset), then kills them when grace has passed, and returns once they have ended or ctx
+	// ends. Stopping a container that is not running is not an error.
+	StopContainer(ctx context.Context, containerID string, grace time.Duration) error
+	// RemoveContainer forgets a container that is not running (its log file is the lifecycle's
+	// and stays).
+	RemoveContainer(ctx context.Context, containerID string) error
+	// ContainerStatus reports one container.
+	ContainerStatus(ctx context.Context, containerID string) (*ContainerStatus, error)
+	// ListContainers reports every container the runtime holds, running or not, including those
+	// created before the agent restarted.
+	ListContainers(ctx context.Context) ([]*ContainerStatus, error)
+
+	// NotifyContainers registers cb, called whenever a container started or exited — the
+	// lifecycle's pod lifecycle events, so that nothing polls. It returns at once; cb may block
+	// briefly and must not call back into the runtime synchronously. Events stop when ctx ends.
+	NotifyContainers(ctx context.Context, cb func(ContainerEvent))
+
+	// Exec runs cmd in a running container (its environment, working directory, user and
+	// mounts), with the streams of io, and blocks until the command ends. The exit code is
+	// reported as node.ContainerExecHandler describes (a k8s.io/utils/exec.ExitError).
+	Exec(ctx context.Context, containerID string, cmd []string, io node.AttachIO) error
+	// Attach connects io to the stdio of the container's main process, as
+	// node.ContainerAttachHandler describes.
+	Attach(ctx context.Context, containerID string, io node.AttachIO) error
+	// PortForward connects stream to TCP port of the sandbox's network, as
+	// node.PortForwardHandler describes.
+	PortForward(ctx context.Context, sandboxID string, port int32, stream io.ReadWriteCloser) error
+	// ContainerStats measures a running container: every process it started, together.
+	ContainerStats(ctx context.Context, containerID string) (*ContainerStats, error)
+}
+
+// SandboxConfig describes a pod's sandbox.
+type SandboxConfig struct {
+	PodUID    types.UID
+	Namespace string
+	Name      string
+	// Attempt counts sandboxes created for this pod UID (0 for the first).
+	Attempt uint32
+	// Hostname is the pod's hostname (spec.hostname or its name).
+	Hostname string
+	// HostNetwork is spec.hostNetwork; a runtime that only has the host's network (processes)
+	// runs every pod there.
+	HostNetwork bool
+	// Ports are the ports the pod's containers declare.
+	Ports []PortMapping
+	// Labels identify the sandbox's pod for the lifecycle after an agent restart; the runtime
+	// keeps them and returns them in SandboxStatus.
+	Labels map[string]string
+}
+
+// PortMapping is a declared container port.
+type PortMapping struct {
+	Protocol      string
+	ContainerPort int32
+	HostPort      int32
+	HostIP        string
+}
+
+// SandboxState is whether a sandbox can run containers.
+type SandboxState int
+
+const (
+	SandboxReady SandboxState = iota
+	SandboxNotReady
+)
+
+// SandboxStatus reports a sandbox.
+type SandboxStatus struct {
+	ID        string
+	PodUID    types.UID
+	Namespace string
+	Name      string
+	Attempt   uint32
+	State     SandboxState
+	CreatedAt time.Time
+	// IPs are the pod's addresses; empty for a runtime on the host's network, whose pods have
+	// the node's addresses.
+	IPs    []string
+	Labels map[string]string
+}
+
+// ContainerConfig is one container instance to create: everything decided, nothing left for the
+// runtime to interpret from the pod spec.
+type ContainerConfig struct {
+	// Name is the container's name in the pod; Attempt is its restart count (0 for the first
+	// instance).
+	Name    string
+	Attempt uint32
+	// Image is the container's image; a process runtime ignores it.
+	Image string
+	// Argv is the command to run, expanded: command then args.
+	Argv []string
+	// Env is the environment, "NAME=value", in order.
+	Env []string
+	// WorkingDir is the directory to start in; empty is the runtime's default.
+	WorkingDir string
+	// User is who runs the command; nil when the pod does not say, and the runtime decides.
+	User *User
+	// Mounts are the container's volume mounts, in the order of the spec.
+	Mounts []Mount
+	// Stdin keeps the container's stdin open for Attach; StdinOnce closes it after the first
+	// attach ends; TTY gives the process a terminal.
+	Stdin     bool
+	StdinOnce bool
+	TTY       bool
+	// LogPath is the file the container's stdout and stderr go to, in the CRI log format
+	// (package containerlog); the runtime writes it and never removes it.
+	LogPath string
+	// StopSignal is the signal StopContainer sends first; 0 means SIGTERM.
+	StopSignal int
+	// Labels identify the container for the lifecycle after an agent restart; the runtime
+	// keeps them and returns them in ContainerStatus.
+	Labels map[string]string
+}
+
+// User is a numeric identity.
+type User struct {
+	UID                int64
+	GID                int64
+	SupplementalGroups []int64
+}
+
+// Mount is a host path made visible inside a container.
+type Mount struct {
+	HostPath      string
+	ContainerPath string
+	ReadOnly      bool
+}
+
+// ContainerState is a container's state as a runtime knows it.
+type ContainerState int
+
+const (
+	ContainerCreated ContainerState = iota
+	ContainerRunning
+	ContainerExited
+	ContainerUnknown
+)
+
+func (s ContainerState) String() string {
+	switch s {
+	case ContainerCreated:
+		return "Created"
+	case ContainerRunning:
+		return "Running"
+	case ContainerExited:
+		return "Exited"
+	}
+	return "Unknown"
+}
+
+// ContainerStatus reports a container instance.
+type ContainerStatus struct {
+	ID        string
+	SandboxID string
+	Name      string
+	Attempt   uint32
+	State     ContainerState
+	CreatedAt time.Time
+	// StartedAt is set once it ran; FinishedAt and ExitCode once it exited.
+	StartedAt  time.Time
+	FinishedAt time.Time
+	ExitCode   int32
+	// Reason and Message explain an exit the exit code does not: "StartError" (the command
+	// could not be started), "OOMKilled". Empty for an ordinary exit.
+	Reason  string
+	Message string
+	LogPath string
+	Labels  map[string]string
+}
+
+// ContainerEventType says what happened to a container.
+type ContainerEventType int
+
+const (
+	ContainerStartedEvent ContainerEventType = iota
+	ContainerExitedEvent
+)
+
+// ContainerEvent tells the lifecycle that a container's state changed; it reads the new state
+// with ContainerStatus.
+type ContainerEvent struct {
+	ContainerID string
+	SandboxID   string
+	Type        ContainerEventType
+	Labels      map[string]string
+}
+
+// ContainerStats is a container's resource use at one moment.
+type ContainerStats struct {
+	Timestamp time.Time
+	// CPUUsageCoreNanoSeconds is the CPU time used since the container started, all its
+	// processes together.
+	CPUUsageCoreNanoSeconds uint64
+	// MemoryWorkingSetBytes and MemoryUsageBytes are what its processes hold now (for
+	// processes, both are the resident set).
+	MemoryWorkingSetBytes uint64
+	MemoryUsageBytes      uint64
+}
