@@ -1,0 +1,36 @@
+// Package env computes a container's environment and command line exactly as the kubelet
+// does (kubelet_pods.go makeEnvironmentVariables, kubecontainer.ExpandContainerCommandAndArgs,
+// pkg/fieldpath and pkg/api/v1/resource of Kubernetes v1.36), so that any lifecycle backend —
+// host processes today, CRI later — starts a container with the same variables and argv the
+// kubelet would hand to its runtime.
+//
+// The pieces:
+//
+//   - FieldValue resolves a downward API fieldRef (metadata.*, spec.nodeName,
+//     spec.serviceAccountName, status.hostIP(s), status.podIP(s)) against a pod and the
+//     PodFacts the pod object does not hold yet when a container starts.
+//   - ResourceValue resolves a resourceFieldRef with its divisor, rounding up like the kubelet,
+//     an unset limit standing for the node's allocatable.
+//   - Build returns the container's environment: envFrom sources in order, then env in order,
+//     a later definition of a name overriding an earlier one, $(VAR) in env values expanded
+//     against what precedes them.
+//   - Command returns command+args with $(VAR) expanded against that environment.
+//
+// Deliberately not done: the kubelet also injects service environment variables
+// (KUBERNETES_SERVICE_HOST, FOO_SERVICE_PORT, ... from the Services of the pod's namespace and
+// the master services of "default"). This package does not: pod.spec.enableServiceLinks is
+// ignored and no Service is read. env[].valueFrom.fileKeyRef (feature EnvFiles, alpha) is not
+// supported either: it is an error naming the variable.
+//
+// Errors from Build are what the kubelet reports with reason CreateContainerConfigError; their
+// text names the container, the variable and the object, fit for an Event and the container's
+// Waiting message. Command's ErrNoCommand is the reason NoCommand.
+//
+// Smallest use:
+//
+//	res, err := env.Build(ctx, pod, &pod.Spec.Containers[0], env.PodFacts{PodIPs: ips, HostIPs: nodeIPs}, env.NewClientGetter(client))
+//	if err != nil { /* CreateContainerConfigError: err.Error() */ }
+//	argv, err := env.Command(&pod.Spec.Containers[0], res.Env)
+//	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+//	cmd.Env = res.Strings()
+package env
