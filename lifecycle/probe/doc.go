@@ -1,0 +1,39 @@
+// Package probe runs containers' liveness, readiness and startup probes and their postStart and
+// preStop hooks the way the kubelet does (its prober, pkg/probe and lifecycle handler runner),
+// for any runtime: a Target says how to reach one running container instance — its address, its
+// ports, and how to run a command in it.
+//
+// Run runs one probe attempt and RunHook one hook. Manager schedules the probes of running
+// instances and reports their verdicts:
+//
+//	m := probe.NewManager(clock.RealClock{}, func(u probe.Update) {
+//		// Liveness or Startup Failure: restart the instance. Any change: recompute
+//		// m.Started / m.Ready for the container status.
+//	}, probe.WithEvents(recordWarningEvent))
+//	defer m.Close()
+//	m.Add(ctx, pod.UID, &pod.Spec.Containers[i], containerID, startedAt, probe.Target{Host: podIP, Exec: execIn(containerID)})
+//	...
+//	m.RemoveInstance(pod.UID, name, containerID) // it exited
+//
+// Timing, as the kubelet's workers: a worker per instance and kind probes at once and then every
+// periodSeconds; a worker added within one period of the Manager's start (the agent restarted
+// and found the container running) first waits a random part of the period. Nothing is probed
+// before initialDelaySeconds since the container started, and liveness and readiness wait until
+// the startup probe has passed. A verdict needs successThreshold passes or failureThreshold
+// failures in a row; zero numbers take the API server's defaults (timeout 1s, period 10s,
+// thresholds 1 and 3). Before its first verdict an instance is not ready, alive, and not known
+// to have started. A liveness Failure ends its worker (the caller restarts the instance, which
+// is a new instance to Add), and so does a startup verdict either way. StopLivenessAndStartup is
+// for a pod being killed: readiness keeps being probed during the grace period, as the kubelet.
+//
+// Errors: an attempt that gets no answer from the container (a port name it does not declare,
+// a command the runtime could not start, a grpc probe — ErrGRPCUnsupported, this agent has no
+// gRPC health client) is tried three times, then reported as an Unhealthy event and not counted,
+// exactly as the kubelet throws such results away. So a grpc readiness probe leaves the container
+// not ready, a grpc startup probe leaves it never started, and a grpc liveness probe never
+// restarts it; the events say why, every period.
+//
+// Not done here: restoring verdicts across an agent restart (the kubelet keeps a container
+// found running Ready and Started from the status the API server holds; here it starts over
+// from the initial verdicts), and probe metrics.
+package probe
