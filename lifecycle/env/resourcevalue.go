@@ -49,6 +49,11 @@ func ResourceValue(pod *corev1.Pod, containerName string, ref *corev1.ResourceFi
 	if !ok {
 		return "", fmt.Errorf("resourceFieldRef %q: %w: %q", ref.Resource, ErrContainerNotFound, name)
 	}
+	return containerResourceValue(resources, ref, allocatable)
+}
+
+// containerResourceValue is ResourceValue on the resources of a container already found.
+func containerResourceValue(resources corev1.ResourceRequirements, ref *corev1.ResourceFieldSelector, allocatable corev1.ResourceList) (string, error) {
 	limits := make(corev1.ResourceList, len(resources.Limits)+len(defaultedToAllocatable))
 	for n, q := range resources.Limits {
 		limits[n] = q
