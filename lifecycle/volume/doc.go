@@ -1,0 +1,57 @@
+// Package volume prepares a pod's volumes on the host and resolves each container's
+// volumeMounts to host paths, for the lifecycle backends: the process backend's supervisor
+// bind-mounts each Mount in the container's private mount namespace, the CRI backend passes
+// the same paths as CRI Mounts. The package itself mounts nothing into containers; the only
+// mount it makes is tmpfs on the host, where the kubelet makes one.
+//
+// Layout and behaviour are the kubelet's (v1.36):
+//
+//   - A volume lives in <PodsDir>/<uid>/volumes/<plugin>/<name>, plugin being
+//     kubernetes.io~empty-dir, ~configmap, ~secret, ~downward-api or ~projected. A hostPath
+//     volume is its own path, symlinks resolved.
+//   - emptyDir: a 0777 directory. sizeLimit is NOT enforced on disk: the kubelet evicts a pod
+//     that outgrows it, and nothing here does (Setup warns). medium Memory: tmpfs, sized the
+//     smallest of the node's allocatable memory, the pod's memory limit and sizeLimit. Without
+//     the right to mount (Config.CanMount false) it is a plain directory, with a warning.
+//   - hostPath: only under Config.AllowedHostPaths (whole path elements, after Clean, with
+//     symlinks resolved, so /srv/link -> /etc is judged as /etc). type checks as the kubelet:
+//     DirectoryOrCreate makes a 0755 directory, FileOrCreate an empty 0644 file, Directory,
+//     File, Socket, CharDevice and BlockDevice check.
+//   - configMap, secret, downwardAPI, projected (configMap, secret and downwardAPI sources):
+//     files written the kubelet's atomic way — a timestamped ..<ts> directory, a ..data symlink
+//     to it swapped by rename, each top-level name a symlink through ..data — so a reader sees
+//     one version or the next, never a mix. items, paths (relative, no "..") and modes
+//     (defaultMode, 0644 when unset, and per item) as the kubelet. A missing required object
+//     or key is a *MissingObjectError (the kubelet keeps the pod in ContainerCreating with
+//     FailedMount events); an optional one gives an empty volume or skips the key. Secret,
+//     downwardAPI and projected volumes are on tmpfs, as the kubelet wraps them in a memory
+//     emptyDir, so secrets do not reach the disk (where tmpfs is possible).
+//   - Refresh is the kubelet's periodic remount of those volumes: a new version only when the
+//     content changed.
+//
+// Refused, each with a *FieldError naming the field and saying what to do: every other volume
+// kind (persistentVolumeClaim, csi, nfs, ephemeral, image, ...), projected
+// serviceAccountToken (no token requests here yet: set automountServiceAccountToken: false),
+// clusterTrustBundle and podCertificate, volumeDevices, mountPropagation other than None,
+// recursiveReadOnly Enabled, hostPaths outside the allowed prefixes, configMap and secret
+// volumes when there is no API server.
+//
+// Not done: fsGroup and SELinux relabelling (files keep the agent's owner), the tmpfs
+// noswap option, pod overhead in the tmpfs size, emptyDir hugepages media (refused).
+//
+// Smallest use:
+//
+//	m, err := volume.New(volume.Config{
+//		PodsDir:          "/var/lib/vk-static/pods",
+//		AllowedHostPaths: []string{"/srv"},
+//		HostPathFlag:     "--process-allowed-host-paths",
+//		Objects:          env.NewClientGetter(client),
+//		CanMount:         os.Geteuid() == 0,
+//	})
+//	vols, warnings, err := m.Setup(ctx, pod, facts, allocatable) // warnings: the pod's Events
+//	mounts, err := volume.Mounts(pod, &pod.Spec.Containers[0], vols, expand)
+//	// ... run the container with mounts; on each periodic sync:
+//	changed, err := m.Refresh(ctx, pod, facts, allocatable)
+//	// ... when the pod is gone:
+//	err = m.Teardown(ctx, pod.UID)
+package volume

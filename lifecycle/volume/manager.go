@@ -1,0 +1,95 @@
+package volume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+)
+
+// ObjectGetter reads the ConfigMaps and Secrets that volumes project, with the node's
+// identity. It has the method set of lifecycle/env's ObjectGetter, so one value serves both.
+// A missing object is reported as the API server's NotFound (apierrors.IsNotFound).
+type ObjectGetter interface {
+	GetConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error)
+	GetSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
+}
+
+// Config is what a Manager needs from the agent.
+type Config struct {
+	// PodsDir is <root-dir>/pods. A pod's volumes live in
+	// <PodsDir>/<uid>/volumes/<plugin>/<name>, with the kubelet's plugin directory names.
+	PodsDir string
+	// AllowedHostPaths are the prefixes hostPath volumes may name (whole path elements:
+	// /srv allows /srv and /srv/x, not /srv2). Empty allows none.
+	AllowedHostPaths []string
+	// HostPathFlag is the flag that sets AllowedHostPaths, named in refusals so that the
+	// operator knows what to change, e.g. "--process-allowed-host-paths".
+	HostPathFlag string
+	// Objects reads ConfigMaps and Secrets; nil when there is no API server, and then
+	// volumes that need one are refused.
+	Objects ObjectGetter
+	// Clock names the timestamped data directories of projected volumes. Nil: the real clock.
+	Clock clock.Clock
+	// CanMount says whether tmpfs can be mounted here (root in the initial user namespace).
+	// When false, an emptyDir with medium Memory is a plain directory, with a warning.
+	CanMount bool
+}
+
+// Manager prepares pods' volumes on the host. Its methods are safe for concurrent use; calls
+// for the same pod are serialized.
+type Manager struct {
+	podsDir      string
+	allowedHosts []string
+	hostPathFlag string
+	objects      ObjectGetter
+	clock        clock.Clock
+	canMount     bool
+	locks        podLocks
+}
+
+// New checks cfg and creates PodsDir if it does not exist yet.
+func New(cfg Config) (*Manager, error) {
+	if cfg.PodsDir == "" || !filepath.IsAbs(cfg.PodsDir) {
+		return nil, fmt.Errorf("volume: PodsDir %q must be an absolute path", cfg.PodsDir)
+	}
+	if err := os.MkdirAll(cfg.PodsDir, 0o750); err != nil {
+		return nil, fmt.Errorf("volume: creating pods directory: %w", err)
+	}
+	// The mount table names canonical paths; resolve PodsDir once so that mount points
+	// under it are recognized.
+	podsDir, err := filepath.EvalSymlinks(cfg.PodsDir)
+	if err != nil {
+		return nil, fmt.Errorf("volume: resolving pods directory: %w", err)
+	}
+	var allowed []string
+	for _, p := range cfg.AllowedHostPaths {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("volume: allowed host path %q must be absolute", p)
+		}
+		allowed = append(allowed, filepath.Clean(p))
+	}
+	flag := cfg.HostPathFlag
+	if flag == "" {
+		flag = "the allowed host paths"
+	}
+	clk := cfg.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	return &Manager{
+		podsDir:      podsDir,
+		allowedHosts: allowed,
+		hostPathFlag: flag,
+		objects:      cfg.Objects,
+		clock:        clk,
+		canMount:     cfg.CanMount,
+		locks:        newPodLocks(),
+	}, nil
+}
+
+var errNoUID = errors.New("volume: pod has no UID")

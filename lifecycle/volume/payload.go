@@ -1,0 +1,276 @@
+package volume
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/vk-static/vk-static/lifecycle/env"
+)
+
+// defaultFileMode is the API's default for defaultMode, used when a pod was not defaulted
+// (a static pod read from a file).
+const defaultFileMode int32 = 0o644
+
+// downwardInputs is what downwardAPI items read besides the pod.
+type downwardInputs struct {
+	facts       env.PodFacts
+	allocatable corev1.ResourceList
+}
+
+// fileMode checks a mode field (defaultMode or an item's mode) as the API does: 0 to 0777.
+func fileMode(field string, mode *int32, fallback os.FileMode) (os.FileMode, error) {
+	if mode == nil {
+		return fallback, nil
+	}
+	if *mode < 0 || *mode > 0o777 {
+		return 0, refuse(field, "0"+strconv.FormatInt(int64(*mode), 8), "must be between 0 and 0777 (octal)")
+	}
+	return os.FileMode(*mode), nil
+}
+
+// itemPath checks an item's path field with the kubelet's rules.
+func itemPath(field, p string) error {
+	if err := validatePayloadPath(p); err != nil {
+		return refuse(field, p, "%v", err)
+	}
+	return nil
+}
+
+// objectData reads the keys of the named ConfigMap or Secret. An optional object that does not
+// exist reads as empty; a required one is a *MissingObjectError.
+func (m *Manager) objectData(ctx context.Context, kind, namespace, name string, optional bool, field string) (map[string][]byte, error) {
+	if m.objects == nil {
+		return nil, refuse(field, "", "%s volumes need the API server, and this agent runs without one", kind)
+	}
+	if name == "" {
+		return nil, refuse(field+".name", "", "must name a %s", kind)
+	}
+	data := map[string][]byte{}
+	var err error
+	switch kind {
+	case "ConfigMap":
+		var cm *corev1.ConfigMap
+		if cm, err = m.objects.GetConfigMap(ctx, namespace, name); err == nil {
+			for k, v := range cm.Data {
+				data[k] = []byte(v)
+			}
+			maps.Copy(data, cm.BinaryData)
+		}
+	case "Secret":
+		var s *corev1.Secret
+		if s, err = m.objects.GetSecret(ctx, namespace, name); err == nil {
+			maps.Copy(data, s.Data)
+		}
+	}
+	switch {
+	case err == nil:
+		return data, nil
+	case apierrors.IsNotFound(err) && optional:
+		return data, nil
+	case apierrors.IsNotFound(err):
+		return nil, &MissingObjectError{Field: field, Kind: kind, Namespace: namespace, Name: name, Err: err}
+	default:
+		return nil, fmt.Errorf("%s: reading %s %s/%s: %w", field, kind, namespace, name, err)
+	}
+}
+
+// keysPayload projects an object's keys as the kubelet's configmap/secret MakePayload: every key
+// under its own name when items is empty, else the listed keys under their paths; a listed key
+// the object lacks is an error unless the source is optional.
+func keysPayload(out payload, field, kind, namespace, name string, data map[string][]byte,
+	items []corev1.KeyToPath, defaultMode os.FileMode, optional bool) error {
+	if len(items) == 0 {
+		for _, key := range slices.Sorted(maps.Keys(data)) {
+			if err := validatePayloadPath(key); err != nil {
+				return fmt.Errorf("%s: %s %s/%s key %q cannot be a file name: %w", field, kind, namespace, name, key, err)
+			}
+			out[key] = projectedFile{Data: data[key], Mode: defaultMode}
+		}
+		return nil
+	}
+	for j, item := range items {
+		itemField := fmt.Sprintf("%s.items[%d]", field, j)
+		if err := itemPath(itemField+".path", item.Path); err != nil {
+			return err
+		}
+		mode, err := fileMode(itemField+".mode", item.Mode, defaultMode)
+		if err != nil {
+			return err
+		}
+		content, ok := data[item.Key]
+		if !ok {
+			if optional {
+				continue
+			}
+			return &MissingObjectError{Field: itemField + ".key", Kind: kind, Namespace: namespace, Name: name, Key: item.Key}
+		}
+		out[item.Path] = projectedFile{Data: content, Mode: mode}
+	}
+	return nil
+}
+
+// downwardPayload projects downwardAPI items: a field of the pod, or a container's resource.
+func downwardPayload(out payload, pod *corev1.Pod, field string, items []corev1.DownwardAPIVolumeFile,
+	defaultMode os.FileMode, in downwardInputs) error {
+	for j, item := range items {
+		itemField := fmt.Sprintf("%s.items[%d]", field, j)
+		if err := itemPath(itemField+".path", item.Path); err != nil {
+			return err
+		}
+		mode, err := fileMode(itemField+".mode", item.Mode, defaultMode)
+		if err != nil {
+			return err
+		}
+		var value string
+		switch {
+		case item.FieldRef != nil && item.ResourceFieldRef != nil:
+			return refuse(itemField, "", "must set one of fieldRef and resourceFieldRef, not both")
+		case item.FieldRef != nil:
+			value, err = env.FieldValue(pod, item.FieldRef.FieldPath, in.facts)
+			if err != nil {
+				return refuse(itemField+".fieldRef.fieldPath", item.FieldRef.FieldPath, "%v", err)
+			}
+		case item.ResourceFieldRef != nil:
+			ref := item.ResourceFieldRef
+			value, err = env.ResourceValue(pod, ref.ContainerName, ref, in.allocatable)
+			if err != nil {
+				return refuse(itemField+".resourceFieldRef", ref.Resource, "%v", err)
+			}
+		default:
+			return refuse(itemField, "", "must set fieldRef or resourceFieldRef")
+		}
+		out[item.Path] = projectedFile{Data: []byte(value), Mode: mode}
+	}
+	return nil
+}
+
+// apiVolume is a volume whose files are written by the atomic writer.
+type apiVolume struct {
+	plugin string
+	// memory: the kubelet wraps it in a memory-backed emptyDir (secrets never reach the disk).
+	memory bool
+	// secretData: on disk it would hold secret data, worth a warning when tmpfs is not
+	// possible.
+	secretData bool
+}
+
+// apiVolumeKind says whether volume v is written by the atomic writer, and how.
+func apiVolumeKind(v *corev1.Volume) (apiVolume, bool) {
+	switch {
+	case v.ConfigMap != nil:
+		return apiVolume{plugin: pluginConfigMap}, true
+	case v.Secret != nil:
+		return apiVolume{plugin: pluginSecret, memory: true, secretData: true}, true
+	case v.DownwardAPI != nil:
+		return apiVolume{plugin: pluginDownwardAPI, memory: true}, true
+	case v.Projected != nil:
+		secret := false
+		for _, s := range v.Projected.Sources {
+			secret = secret || s.Secret != nil
+		}
+		return apiVolume{plugin: pluginProjected, memory: true, secretData: secret}, true
+	}
+	return apiVolume{}, false
+}
+
+// apiPayload computes the files of volume i, which apiVolumeKind accepted.
+func (m *Manager) apiPayload(ctx context.Context, pod *corev1.Pod, i int, in downwardInputs) (payload, error) {
+	v := &pod.Spec.Volumes[i]
+	out := payload{}
+	base := fmt.Sprintf("spec.volumes[%d]", i)
+	switch {
+	case v.ConfigMap != nil:
+		src := v.ConfigMap
+		field := base + ".configMap"
+		mode, err := fileMode(field+".defaultMode", src.DefaultMode, os.FileMode(defaultFileMode))
+		if err != nil {
+			return nil, err
+		}
+		optional := src.Optional != nil && *src.Optional
+		data, err := m.objectData(ctx, "ConfigMap", pod.Namespace, src.Name, optional, field)
+		if err != nil {
+			return nil, err
+		}
+		return out, keysPayload(out, field, "ConfigMap", pod.Namespace, src.Name, data, src.Items, mode, optional)
+	case v.Secret != nil:
+		src := v.Secret
+		field := base + ".secret"
+		mode, err := fileMode(field+".defaultMode", src.DefaultMode, os.FileMode(defaultFileMode))
+		if err != nil {
+			return nil, err
+		}
+		optional := src.Optional != nil && *src.Optional
+		data, err := m.objectData(ctx, "Secret", pod.Namespace, src.SecretName, optional, field)
+		if err != nil {
+			return nil, err
+		}
+		return out, keysPayload(out, field, "Secret", pod.Namespace, src.SecretName, data, src.Items, mode, optional)
+	case v.DownwardAPI != nil:
+		src := v.DownwardAPI
+		field := base + ".downwardAPI"
+		mode, err := fileMode(field+".defaultMode", src.DefaultMode, os.FileMode(defaultFileMode))
+		if err != nil {
+			return nil, err
+		}
+		return out, downwardPayload(out, pod, field, src.Items, mode, in)
+	case v.Projected != nil:
+		return m.projectedPayload(ctx, pod, i, in)
+	}
+	return nil, fmt.Errorf("%s: not a projected kind of volume", base)
+}
+
+// projectedPayload merges the sources of projected volume i in order (a later source's file
+// replaces an earlier one's at the same path, as in the kubelet).
+func (m *Manager) projectedPayload(ctx context.Context, pod *corev1.Pod, i int, in downwardInputs) (payload, error) {
+	src := pod.Spec.Volumes[i].Projected
+	field := fmt.Sprintf("spec.volumes[%d].projected", i)
+	mode, err := fileMode(field+".defaultMode", src.DefaultMode, os.FileMode(defaultFileMode))
+	if err != nil {
+		return nil, err
+	}
+	out := payload{}
+	for j, s := range src.Sources {
+		sf := fmt.Sprintf("%s.sources[%d]", field, j)
+		switch {
+		case s.ConfigMap != nil:
+			optional := s.ConfigMap.Optional != nil && *s.ConfigMap.Optional
+			data, err := m.objectData(ctx, "ConfigMap", pod.Namespace, s.ConfigMap.Name, optional, sf+".configMap")
+			if err != nil {
+				return nil, err
+			}
+			if err := keysPayload(out, sf+".configMap", "ConfigMap", pod.Namespace, s.ConfigMap.Name, data, s.ConfigMap.Items, mode, optional); err != nil {
+				return nil, err
+			}
+		case s.Secret != nil:
+			optional := s.Secret.Optional != nil && *s.Secret.Optional
+			data, err := m.objectData(ctx, "Secret", pod.Namespace, s.Secret.Name, optional, sf+".secret")
+			if err != nil {
+				return nil, err
+			}
+			if err := keysPayload(out, sf+".secret", "Secret", pod.Namespace, s.Secret.Name, data, s.Secret.Items, mode, optional); err != nil {
+				return nil, err
+			}
+		case s.DownwardAPI != nil:
+			if err := downwardPayload(out, pod, sf+".downwardAPI", s.DownwardAPI.Items, mode, in); err != nil {
+				return nil, err
+			}
+		case s.ServiceAccountToken != nil:
+			return nil, refuse(sf+".serviceAccountToken", "",
+				"service account tokens are not supported on this node yet (it requests no tokens); set automountServiceAccountToken: false on the pod (or its service account) and do not project tokens")
+		case s.ClusterTrustBundle != nil:
+			return nil, refuse(sf+".clusterTrustBundle", "", "not supported on this node (supported projected sources: configMap, secret, downwardAPI)")
+		case s.PodCertificate != nil:
+			return nil, refuse(sf+".podCertificate", "", "not supported on this node (supported projected sources: configMap, secret, downwardAPI)")
+		default:
+			return nil, refuse(sf, "", "no source set, or one this node does not know (supported: configMap, secret, downwardAPI)")
+		}
+	}
+	return out, nil
+}

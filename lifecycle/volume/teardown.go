@@ -1,0 +1,102 @@
+package volume
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+)
+
+// Teardown unmounts and removes <PodsDir>/<uid>/volumes and everything in it. It never follows
+// a symlink (a link a container planted in an emptyDir is removed, not its target), never
+// descends into another file system (a mount it could not undo stops it, with an error,
+// before anything under the mount is touched), and never touches hostPath volumes, which are
+// not there. Tearing down a pod with no volumes directory is not an error.
+func (m *Manager) Teardown(ctx context.Context, uid types.UID) error {
+	if err := checkUID(uid); err != nil {
+		return err
+	}
+	unlock := m.locks.lock(uid)
+	defer unlock()
+
+	root := m.volumesDir(uid)
+	rootInfo, err := os.Lstat(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("volume: tearing down pod %s: %w", uid, err)
+	}
+	if !rootInfo.IsDir() {
+		return fmt.Errorf("volume: tearing down pod %s: %s is not a directory", uid, root)
+	}
+
+	mounts, err := mountsUnder(root)
+	if err != nil {
+		return fmt.Errorf("volume: tearing down pod %s: %w", uid, err)
+	}
+	for _, mp := range mounts {
+		klog.FromContext(ctx).V(3).Info("Unmounting a volume", "podUID", uid, "path", mp.Path, "fsType", mp.FSType)
+		if err := syscall.Unmount(mp.Path, 0); err != nil && !errors.Is(err, syscall.EINVAL) {
+			return fmt.Errorf("volume: tearing down pod %s: unmounting %s: %w", uid, mp.Path, err)
+		}
+	}
+
+	dev, ok := deviceOf(rootInfo)
+	if !ok {
+		return fmt.Errorf("volume: tearing down pod %s: cannot tell the file system of %s", uid, root)
+	}
+	if err := removeTree(root, dev); err != nil {
+		return fmt.Errorf("volume: tearing down pod %s: %w", uid, err)
+	}
+	return nil
+}
+
+// removeTree removes p and, when it is a directory, its content, staying on device dev:
+// symlinks are removed as links; a directory on another device is a mount still in place,
+// and removing below it would delete what the mount holds, so it is an error.
+func removeTree(p string, dev uint64) error {
+	info, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if info.IsDir() {
+		if d, ok := deviceOf(info); !ok || d != dev {
+			return fmt.Errorf("%s is a mount point that is still mounted; not removing what it holds", p)
+		}
+		entries, err := os.ReadDir(p)
+		if err != nil {
+			return err
+		}
+		var errs []error
+		for _, e := range entries {
+			if err := removeTree(filepath.Join(p, e.Name()), dev); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if len(errs) > 0 {
+			return errors.Join(errs...)
+		}
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+func deviceOf(info fs.FileInfo) (uint64, bool) {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return uint64(st.Dev), true //nolint:unconvert // Dev's type differs between architectures
+}
