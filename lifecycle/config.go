@@ -1,0 +1,85 @@
+package lifecycle
+
+import (
+	"errors"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+	"k8s.io/utils/clock"
+
+	"github.com/vk-static/vk-static/lifecycle/env"
+)
+
+// Config is what New needs. Runtime, RuntimeName and RootDir are required.
+type Config struct {
+	// Runtime runs the containers; RuntimeName is its container ID scheme ("process" gives
+	// container IDs process://<id>).
+	Runtime     Runtime
+	RuntimeName string
+	// RootDir holds the lifecycle's state: RootDir/pods/<uid>/ has the pod as it was given
+	// (pod.json, so that a restarted agent knows its pods), its volumes and its containers'
+	// logs.
+	RootDir string
+	// NodeIPs are the node's addresses: the pods' host IPs, and their pod IPs when the runtime
+	// reports none (pods on the host's network).
+	NodeIPs []string
+	// Allocatable is what resourceFieldRef reports for a limit a container does not set.
+	Allocatable corev1.ResourceList
+	// Objects reads the config maps and secrets an API pod's env and volumes use, with the
+	// node's identity; nil without an API server (static pods cannot use them).
+	Objects env.ObjectGetter
+	// AllowedHostPaths are the prefixes hostPath volumes must be under; HostPathFlag is the
+	// flag that sets them, named in refusals.
+	AllowedHostPaths []string
+	HostPathFlag     string
+	// Recorder receives the pods' events (Killing, BackOff, Unhealthy, Failed, FailedMount);
+	// nil records none.
+	Recorder record.EventRecorder
+	// NodeStats measures the node for the Summary API; nil leaves the node's figures out.
+	NodeStats func() (*statsv1alpha1.NodeStats, error)
+	// VolumeRefresh is how often the config map, secret and downward API volumes of a running
+	// pod are brought up to date (the kubelet does it on each pod sync); default
+	// DefaultVolumeRefresh.
+	VolumeRefresh time.Duration
+	// Clock is the time source; nil is the real clock.
+	Clock clock.WithTickerAndDelayedExecution
+}
+
+// DefaultVolumeRefresh is the kubelet's default pod sync period, with which it updates
+// projected volumes.
+const DefaultVolumeRefresh = time.Minute
+
+// Labels the lifecycle gives sandboxes and containers, the kubelet's CRI labels, so that a
+// restarted agent knows which pod and container each one is.
+const (
+	LabelPodUID        = "io.kubernetes.pod.uid"
+	LabelPodName       = "io.kubernetes.pod.name"
+	LabelPodNamespace  = "io.kubernetes.pod.namespace"
+	LabelContainerName = "io.kubernetes.container.name"
+)
+
+func (c *Config) validate() error {
+	switch {
+	case c.Runtime == nil:
+		return errors.New("lifecycle: Config.Runtime is required")
+	case c.RuntimeName == "":
+		return errors.New("lifecycle: Config.RuntimeName is required")
+	case c.RootDir == "":
+		return errors.New("lifecycle: Config.RootDir is required")
+	}
+	if c.Clock == nil {
+		c.Clock = clock.RealClock{}
+	}
+	if c.VolumeRefresh <= 0 {
+		c.VolumeRefresh = DefaultVolumeRefresh
+	}
+	if c.Recorder == nil {
+		c.Recorder = &record.FakeRecorder{} // drops events: no channel
+	}
+	return nil
+}
+
+func (c *Config) podsDir() string { return filepath.Join(c.RootDir, "pods") }

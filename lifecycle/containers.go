@@ -1,0 +1,307 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/vk-static/vk-static/lifecycle/env"
+	"github.com/vk-static/vk-static/lifecycle/probe"
+	"github.com/vk-static/vk-static/lifecycle/volume"
+	"github.com/vk-static/vk-static/node"
+)
+
+// minimumGrace is the least time a container gets between its stop signal and the kill, the
+// kubelet's minimumGracePeriodInSeconds: a preStop hook that used up the grace period leaves
+// the process this much.
+const minimumGrace = 2 * time.Second
+
+// configError is why a container cannot be created from its spec as it is now; retry tells
+// whether it may change (a config map created later) or never will (no command).
+type configError struct {
+	reason string
+	err    error
+	retry  bool
+}
+
+func (e *configError) Error() string { return e.err.Error() }
+func (e *configError) Unwrap() error { return e.err }
+
+// startContainer creates and starts a new instance of c: its first, or a restart. A
+// configuration error leaves the container waiting with the reason; a start error leaves the
+// instance exited (StartError) for the restart policy.
+func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.Container) {
+	logger := klog.FromContext(ctx).WithValues("container", c.Name)
+	p.mu.Lock()
+	st, ok := p.pods[uid]
+	if !ok {
+		p.mu.Unlock()
+		return
+	}
+	pod, sandboxID, vols, facts := st.pod, st.sandboxID, st.volumes, p.factsLocked(st)
+	rec := st.containers[c.Name]
+	if rec == nil {
+		rec = &containerRecord{}
+		st.containers[c.Name] = rec
+	}
+	attempt := uint32(0)
+	if rec.current != nil {
+		attempt = rec.current.Attempt + 1
+	}
+	p.mu.Unlock()
+
+	cfg, err := p.containerConfig(ctx, pod, c, vols, facts, attempt)
+	if err != nil {
+		var ce *configError
+		if !errors.As(err, &ce) {
+			ce = &configError{reason: reasonConfigError, err: err, retry: true}
+		}
+		p.mu.Lock()
+		st.waiting[c.Name] = waitingReason{reason: ce.reason, message: ce.Error()}
+		if ce.retry {
+			p.wakeLocked(uid, p.cfg.Clock.Now().Add(retryAfter))
+		}
+		p.mu.Unlock()
+		p.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "Failed", "Error: %v", ce)
+		logger.V(2).Info("Cannot create the container", "reason", ce.reason, "err", ce)
+		return
+	}
+	id, err := p.rt.CreateContainer(ctx, sandboxID, cfg)
+	if err != nil {
+		p.mu.Lock()
+		st.waiting[c.Name] = waitingReason{reason: "CreateContainerError", message: err.Error()}
+		p.wakeLocked(uid, p.cfg.Clock.Now().Add(retryAfter))
+		p.mu.Unlock()
+		p.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "Failed", "Error: %v", err)
+		return
+	}
+
+	p.mu.Lock()
+	delete(st.waiting, c.Name)
+	stale := rec.previous
+	if rec.current != nil {
+		rec.backoff = nextBackoff(rec)
+		rec.previous = rec.current
+		rec.restarts++
+	} else {
+		stale = nil
+	}
+	rec.current = &ContainerStatus{ID: id, SandboxID: sandboxID, Name: c.Name, Attempt: attempt, State: ContainerCreated,
+		CreatedAt: p.cfg.Clock.Now(), LogPath: cfg.LogPath, Labels: cfg.Labels}
+	rec.exited = make(chan struct{})
+	rec.started, rec.ready, rec.unhealthy, rec.hookFailed = false, false, false, false
+	p.mu.Unlock()
+	if stale != nil {
+		// The kubelet keeps one dead instance per container, for lastState and --previous.
+		if err := p.rt.RemoveContainer(ctx, stale.ID); err != nil && !node.IsNotFound(err) {
+			logger.Error(err, "Removing an old container instance", "containerID", stale.ID)
+		}
+	}
+
+	startErr := p.rt.StartContainer(ctx, id)
+	if cs, err := p.rt.ContainerStatus(ctx, id); err == nil {
+		p.mu.Lock()
+		p.observeLocked(uid, cs)
+		p.mu.Unlock()
+	}
+	if startErr != nil {
+		p.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "Failed", "Error: %v", startErr)
+		logger.V(2).Info("The container did not start", "err", startErr)
+		return
+	}
+
+	p.mu.Lock()
+	rec.started = c.StartupProbe == nil
+	rec.ready = rec.started && c.ReadinessProbe == nil
+	startedAt := p.cfg.Clock.Now()
+	if rec.current.ID == id && !rec.current.StartedAt.IsZero() {
+		startedAt = rec.current.StartedAt
+	}
+	target := p.targetLocked(st, c, id)
+	p.mu.Unlock()
+	p.probes.Add(ctx, uid, c, id, startedAt, target)
+
+	if c.Lifecycle != nil && c.Lifecycle.PostStart != nil {
+		if msg, err := probe.RunHook(ctx, p.cfg.Clock, c.Lifecycle.PostStart, target); err != nil {
+			p.cfg.Recorder.Event(pod, corev1.EventTypeWarning, "FailedPostStartHook", msg)
+			p.mu.Lock()
+			rec.hookFailed = true
+			p.mu.Unlock()
+			p.killContainer(ctx, uid, c.Name, "FailedPostStartHook")
+		}
+	}
+}
+
+// containerConfig is everything the runtime needs to create an instance of c.
+func (p *Provider) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev1.Container, vols volume.Volumes, facts env.PodFacts, attempt uint32) (*ContainerConfig, error) {
+	res, err := env.Build(ctx, pod, c, facts, p.cfg.Objects)
+	if err != nil {
+		return nil, err
+	}
+	for _, skipped := range res.SkippedKeys {
+		p.cfg.Recorder.Event(pod, corev1.EventTypeWarning, env.InvalidEnvironmentVariableNamesReason, skipped.Message())
+	}
+	argv, err := env.Command(c, res.Env)
+	if err != nil {
+		return nil, &configError{reason: reasonNoCommand, err: fmt.Errorf("%w (this node runs commands, not images)", err)}
+	}
+	lookup := map[string]string{}
+	for _, v := range res.Env {
+		lookup[v.Name] = v.Value
+	}
+	mounts, err := volume.Mounts(pod, c, vols, func(s string) string {
+		return env.Expand(s, func(name string) (string, bool) { v, ok := lookup[name]; return v, ok })
+	})
+	if err != nil {
+		return nil, err
+	}
+	user, err := containerUser(pod, c)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &ContainerConfig{
+		Name:       c.Name,
+		Attempt:    attempt,
+		Image:      c.Image,
+		Argv:       argv,
+		Env:        res.Strings(),
+		WorkingDir: c.WorkingDir,
+		User:       user,
+		Stdin:      c.Stdin,
+		StdinOnce:  c.StdinOnce,
+		TTY:        c.TTY,
+		LogPath:    p.logPath(pod.UID, c.Name, attempt),
+		StopSignal: stopSignal(c),
+		Labels: map[string]string{
+			LabelPodUID: string(pod.UID), LabelPodName: pod.Name, LabelPodNamespace: pod.Namespace, LabelContainerName: c.Name,
+		},
+	}
+	for _, m := range mounts {
+		cfg.Mounts = append(cfg.Mounts, Mount{HostPath: m.HostPath, ContainerPath: m.ContainerPath, ReadOnly: m.ReadOnly})
+	}
+	return cfg, nil
+}
+
+// logPath is where instance attempt of a container logs: the pod's directory, like the
+// kubelet's /var/log/pods/<pod>/<container>/<attempt>.log.
+func (p *Provider) logPath(uid types.UID, container string, attempt uint32) string {
+	return filepath.Join(p.cfg.podsDir(), string(uid), "logs", container, strconv.FormatUint(uint64(attempt), 10)+".log")
+}
+
+// containerUser is who runs c: its securityContext over the pod's; nil when neither names a
+// user or group (the runtime decides). UID -1 is "the runtime's default user" with a group
+// given. runAsNonRoot with user 0 is refused, as the kubelet does.
+func containerUser(pod *corev1.Pod, c *corev1.Container) (*User, error) {
+	var uid, gid *int64
+	var nonRoot *bool
+	var groups []int64
+	if psc := pod.Spec.SecurityContext; psc != nil {
+		uid, gid, nonRoot, groups = psc.RunAsUser, psc.RunAsGroup, psc.RunAsNonRoot, psc.SupplementalGroups
+	}
+	if sc := c.SecurityContext; sc != nil {
+		if sc.RunAsUser != nil {
+			uid = sc.RunAsUser
+		}
+		if sc.RunAsGroup != nil {
+			gid = sc.RunAsGroup
+		}
+		if sc.RunAsNonRoot != nil {
+			nonRoot = sc.RunAsNonRoot
+		}
+	}
+	if nonRoot != nil && *nonRoot && uid != nil && *uid == 0 {
+		return nil, &configError{reason: reasonConfigError, err: fmt.Errorf("container %q: runAsUser 0 breaks the runAsNonRoot policy", c.Name)}
+	}
+	if uid == nil && gid == nil && len(groups) == 0 {
+		return nil, nil
+	}
+	u := &User{UID: -1, GID: -1, SupplementalGroups: groups}
+	if uid != nil {
+		u.UID = *uid
+	}
+	if gid != nil {
+		u.GID = *gid
+	}
+	return u, nil
+}
+
+// killContainer stops a running container of the pod for reason (a failed liveness probe, a
+// failed postStart hook, a completed pod's sidecar): preStop, then the stop signal, then a kill
+// at the end of its grace period. The restart policy decides what follows.
+func (p *Provider) killContainer(ctx context.Context, uid types.UID, name, reason string) {
+	p.mu.Lock()
+	st, ok := p.pods[uid]
+	if !ok || !st.containers[name].running() {
+		p.mu.Unlock()
+		return
+	}
+	pod := st.pod
+	c := containerSpec(pod, name)
+	rec := st.containers[name]
+	id := rec.current.ID
+	target := p.targetLocked(st, c, id)
+	p.mu.Unlock()
+
+	grace := gracePeriod(pod)
+	if pod.DeletionGracePeriodSeconds == nil && reason == "Unhealthy" {
+		grace = probeGrace(c, grace)
+	}
+	message := fmt.Sprintf("Stopping container %s", name)
+	if reason == "Unhealthy" {
+		message = fmt.Sprintf("Container %s failed a probe, will be restarted", name)
+	}
+	p.cfg.Recorder.Event(pod, corev1.EventTypeNormal, "Killing", message)
+	p.stopContainer(ctx, pod, c, id, target, p.cfg.Clock.Now().Add(grace))
+}
+
+// stopContainer runs c's preStop hook and stops instance id, all by deadline.
+func (p *Provider) stopContainer(ctx context.Context, pod *corev1.Pod, c *corev1.Container, id string, target probe.Target, deadline time.Time) {
+	if c != nil && c.Lifecycle != nil && c.Lifecycle.PreStop != nil {
+		hookCtx, cancel := context.WithDeadline(ctx, deadline)
+		if msg, err := probe.RunHook(hookCtx, p.cfg.Clock, c.Lifecycle.PreStop, target); err != nil {
+			p.cfg.Recorder.Event(pod, corev1.EventTypeWarning, "FailedPreStopHook", msg)
+		}
+		cancel()
+	}
+	grace := max(deadline.Sub(p.cfg.Clock.Now()), minimumGrace)
+	if err := p.rt.StopContainer(ctx, id, grace); err != nil && !node.IsNotFound(err) {
+		klog.FromContext(ctx).Error(err, "Stopping a container", "container", c.Name, "containerID", id)
+	}
+	if cs, err := p.rt.ContainerStatus(ctx, id); err == nil {
+		p.mu.Lock()
+		p.observeLocked(pod.UID, cs)
+		p.mu.Unlock()
+	}
+}
+
+// probeGrace is a liveness or startup probe's own terminationGracePeriodSeconds, if set.
+func probeGrace(c *corev1.Container, grace time.Duration) time.Duration {
+	for _, pr := range []*corev1.Probe{c.LivenessProbe, c.StartupProbe} {
+		if pr != nil && pr.TerminationGracePeriodSeconds != nil {
+			return time.Duration(*pr.TerminationGracePeriodSeconds) * time.Second
+		}
+	}
+	return grace
+}
+
+// containerSpec finds a container (init or main) by name.
+func containerSpec(pod *corev1.Pod, name string) *corev1.Container {
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
+			return &pod.Spec.InitContainers[i]
+		}
+	}
+	for i := range pod.Spec.Containers {
+		if pod.Spec.Containers[i].Name == name {
+			return &pod.Spec.Containers[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,185 @@
+package lifecycle
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// The restart back-off of the kubelet: the first restart is immediate, then 10 s doubling to
+// 5 min; a container that ran at least backoffReset before it exited starts over.
+const (
+	backoffInitial = 10 * time.Second
+	backoffMax     = 5 * time.Minute
+	backoffReset   = 10 * time.Minute
+)
+
+// plan is what one sync of a pod must do, decided from its state alone (planPod) so that the
+// decisions are tested without a runtime.
+type plan struct {
+	// start lists the containers to create and start now, in order.
+	start []*corev1.Container
+	// kill lists running containers to stop, with why.
+	kill []killAction
+	// wakeAt is when the pod must be synced again without an event (a back-off ending); zero
+	// for never.
+	wakeAt time.Time
+	// initFailed: an init container failed and the pod's restart policy is Never: the pod is
+	// Failed and nothing more starts.
+	initFailed bool
+}
+
+type killAction struct {
+	name, reason string
+}
+
+func (p *plan) wake(at time.Time) {
+	if p.wakeAt.IsZero() || at.Before(p.wakeAt) {
+		p.wakeAt = at
+	}
+}
+
+// planPod decides the next actions for a pod that is to run (not refused, not being stopped),
+// as the kubelet's computePodActions does: init containers one at a time in order (a sidecar
+// counts once it has started), then every main container; exited containers restarted as the
+// restart policy says, after their back-off; containers whose liveness probe or postStart hook
+// failed killed; sidecars stopped once the main containers have finished for good.
+func planPod(st *podState, now time.Time) plan {
+	var p plan
+	pod := st.pod
+	for name, rec := range st.containers {
+		if rec.running() && (rec.unhealthy || rec.hookFailed) {
+			reason := "Unhealthy"
+			if rec.hookFailed {
+				reason = "FailedPostStartHook"
+			}
+			p.kill = append(p.kill, killAction{name: name, reason: reason})
+		}
+	}
+
+	initDone := true
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		rec := st.containers[c.Name]
+		if isSidecar(c) {
+			switch {
+			case rec == nil || rec.current == nil:
+				p.start = append(p.start, c)
+			case rec.hasExited():
+				p.restart(c, rec, now)
+			case rec.running() && rec.started:
+				continue
+			}
+			if rec != nil && rec.everStarted {
+				continue // a sidecar that started once does not hold up what follows
+			}
+			initDone = false
+			break
+		}
+		if rec.succeeded() {
+			continue
+		}
+		initDone = false
+		switch {
+		case rec == nil || rec.current == nil:
+			p.start = append(p.start, c)
+		case rec.hasExited():
+			if pod.Spec.RestartPolicy == corev1.RestartPolicyNever {
+				p.initFailed = true
+			} else {
+				p.restart(c, rec, now)
+			}
+		}
+		break
+	}
+	if p.initFailed {
+		p.killSidecars(st, "InitFailed")
+		return p
+	}
+	if !initDone {
+		return p
+	}
+
+	finished := true // every main container exited and will not be restarted
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		rec := st.containers[c.Name]
+		switch {
+		case rec == nil || rec.current == nil:
+			p.start = append(p.start, c)
+			finished = false
+		case rec.hasExited():
+			if restarts(pod, c, rec) {
+				p.restart(c, rec, now)
+				finished = false
+			}
+		default:
+			finished = false
+		}
+	}
+	if finished && len(pod.Spec.Containers) > 0 {
+		p.killSidecars(st, "PodCompleted")
+	}
+	return p
+}
+
+// restart starts c again now, or wakes when its back-off ends.
+func (p *plan) restart(c *corev1.Container, rec *containerRecord, now time.Time) {
+	if until := backoffUntil(rec); now.Before(until) {
+		p.wake(until)
+		return
+	}
+	p.start = append(p.start, c)
+}
+
+func (p *plan) killSidecars(st *podState, reason string) {
+	for i := range st.pod.Spec.InitContainers {
+		c := &st.pod.Spec.InitContainers[i]
+		if isSidecar(c) && st.containers[c.Name].running() {
+			p.kill = append(p.kill, killAction{name: c.Name, reason: reason})
+		}
+	}
+}
+
+// backoffUntil is when an exited container may start again: its exit plus its back-off, or at
+// once after a long run or before the first restart.
+func backoffUntil(rec *containerRecord) time.Time {
+	cur := rec.current
+	if rec.backoff == 0 || ranLongEnough(cur) {
+		return time.Time{}
+	}
+	return cur.FinishedAt.Add(rec.backoff)
+}
+
+func ranLongEnough(c *ContainerStatus) bool {
+	return !c.StartedAt.IsZero() && c.FinishedAt.Sub(c.StartedAt) >= backoffReset
+}
+
+// nextBackoff is the back-off after a restart that began with rec's state.
+func nextBackoff(rec *containerRecord) time.Duration {
+	switch {
+	case rec.current == nil:
+		return 0 // the first instance is no restart
+	case rec.backoff == 0 || ranLongEnough(rec.current):
+		return backoffInitial
+	}
+	return min(2*rec.backoff, backoffMax)
+}
+
+// restarts reports whether an exited main container is started again under the pod's
+// restart policy.
+func restarts(pod *corev1.Pod, c *corev1.Container, rec *containerRecord) bool {
+	switch pod.Spec.RestartPolicy {
+	case corev1.RestartPolicyNever:
+		return false
+	case corev1.RestartPolicyOnFailure:
+		return !rec.succeeded()
+	}
+	return true
+}
+
+// isSidecar reports whether an init container keeps running beside the main containers (a
+// restartable init container).
+func isSidecar(c *corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+}

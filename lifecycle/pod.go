@@ -1,0 +1,133 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/vk-static/vk-static/lifecycle/env"
+	"github.com/vk-static/vk-static/lifecycle/probe"
+)
+
+// admit refuses a pod the runtime may not run as it is written, or that asks for what the
+// lifecycle does not do; the message names the field.
+func (p *Provider) admit(pod *corev1.Pod) error {
+	for i := range pod.Spec.EphemeralContainers {
+		return fmt.Errorf("spec.ephemeralContainers[%d]: ephemeral containers are not supported by this node", i)
+	}
+	return p.rt.Admit(pod)
+}
+
+func (p *Provider) statusInput() statusInput {
+	return statusInput{runtimeName: p.cfg.RuntimeName, hostIPs: p.cfg.NodeIPs, now: metaNow(p.cfg.Clock)}
+}
+
+// factsLocked is what the downward API reads that the pod object does not hold.
+func (p *Provider) factsLocked(st *podState) env.PodFacts {
+	f := env.PodFacts{HostIPs: p.cfg.NodeIPs, PodIPs: p.cfg.NodeIPs}
+	if len(f.HostIPs) > 0 {
+		f.HostIP, f.PodIP = f.HostIPs[0], f.HostIPs[0]
+	}
+	return f
+}
+
+// targetLocked is how probes and hooks reach instance id of c.
+func (p *Provider) targetLocked(st *podState, c *corev1.Container, id string) probe.Target {
+	t := probe.Target{
+		Pod:       probe.FormatPod(st.pod.Name, st.pod.Namespace, st.pod.UID),
+		Container: c.Name,
+		Ports:     c.Ports,
+		Env:       c.Env,
+		Exec: func(ctx context.Context, cmd []string) ([]byte, int, error) {
+			return p.execCapture(ctx, id, cmd)
+		},
+		Warn: func(reason, message string) {
+			p.cfg.Recorder.Event(st.pod, corev1.EventTypeWarning, reason, message)
+		},
+	}
+	if len(p.cfg.NodeIPs) > 0 {
+		t.Host = p.cfg.NodeIPs[0]
+	}
+	return t
+}
+
+// onProbe takes a probe's new result for a container instance.
+func (p *Provider) onProbe(u probe.Update) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st, ok := p.pods[u.PodUID]
+	if !ok {
+		return
+	}
+	rec := st.containers[u.Container]
+	if rec == nil || rec.current == nil || rec.current.ID != u.Instance {
+		return // an instance that has been replaced
+	}
+	switch u.Kind {
+	case probe.Startup:
+		rec.started = u.Result == probe.Success
+		rec.unhealthy = rec.unhealthy || u.Result == probe.Failure
+		c := containerSpec(st.pod, u.Container)
+		rec.ready = rec.started && c != nil && c.ReadinessProbe == nil
+	case probe.Liveness:
+		rec.unhealthy = rec.unhealthy || u.Result == probe.Failure
+	case probe.Readiness:
+		rec.ready = rec.started && u.Result == probe.Success
+	}
+	if u.Result == probe.Failure && u.Message != "" {
+		p.cfg.Recorder.Eventf(st.pod, corev1.EventTypeWarning, "Unhealthy", "%s probe failed: %s", u.Kind, u.Message)
+	}
+	p.kickLocked(u.PodUID)
+}
+
+// stopSignal is the container's lifecycle.stopSignal as a signal number; 0 for the default.
+func stopSignal(c *corev1.Container) int {
+	if c.Lifecycle == nil || c.Lifecycle.StopSignal == nil {
+		return 0
+	}
+	switch strings.TrimPrefix(string(*c.Lifecycle.StopSignal), "SIG") {
+	case "HUP":
+		return int(syscall.SIGHUP)
+	case "INT":
+		return int(syscall.SIGINT)
+	case "QUIT":
+		return int(syscall.SIGQUIT)
+	case "KILL":
+		return int(syscall.SIGKILL)
+	case "USR1":
+		return int(syscall.SIGUSR1)
+	case "USR2":
+		return int(syscall.SIGUSR2)
+	case "WINCH":
+		return int(syscall.SIGWINCH)
+	}
+	return 0 // SIGTERM, the default
+}
+
+// canMount reports whether this process may mount (tmpfs for memory-backed emptyDirs): root.
+func canMount() bool { return os.Geteuid() == 0 }
+
+// forgetLocked drops every trace of the pod in memory.
+func (p *Provider) forgetLocked(uid types.UID) {
+	st, ok := p.pods[uid]
+	if !ok {
+		return
+	}
+	delete(p.pods, uid)
+	if key := podKey(st.pod.Namespace, st.pod.Name); p.byName[key] == uid {
+		delete(p.byName, key)
+	}
+	delete(p.workers, uid)
+	for _, rec := range st.containers {
+		rec.closeExited()
+	}
+}
+
+func metaNow(c clock.PassiveClock) metav1.Time { return metav1.NewTime(c.Now()) }

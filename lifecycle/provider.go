@@ -1,0 +1,260 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/vk-static/vk-static/lifecycle/probe"
+	"github.com/vk-static/vk-static/lifecycle/volume"
+	"github.com/vk-static/vk-static/node"
+)
+
+// Provider is a node.PodLifecycleHandler and node.PodNotifier that runs pods' containers on a
+// Runtime, with the logs, exec, attach, port-forward and stats capabilities. Build it with
+// New, run it with Run; calls made before Run are remembered and acted on when it starts.
+type Provider struct {
+	cfg     Config
+	rt      Runtime
+	volumes *volume.Manager
+	probes  *probe.Manager
+
+	mu      sync.Mutex
+	pods    map[types.UID]*podState
+	byName  map[string]types.UID // namespace/name → the UID it currently runs
+	workers map[types.UID]*podWorker
+	notify  func(*corev1.Pod)
+	// runCtx is Run's context, nil before Run: workers start with it.
+	runCtx context.Context
+	wg     sync.WaitGroup
+	// stats keeps the previous CPU sample of each container, for usage rates.
+	stats *statsSamples
+}
+
+var (
+	_ node.PodLifecycleHandler    = (*Provider)(nil)
+	_ node.PodNotifier            = (*Provider)(nil)
+	_ node.ContainerLogsHandler   = (*Provider)(nil)
+	_ node.ContainerExecHandler   = (*Provider)(nil)
+	_ node.ContainerAttachHandler = (*Provider)(nil)
+	_ node.PortForwardHandler     = (*Provider)(nil)
+	_ node.StatsSummaryHandler    = (*Provider)(nil)
+)
+
+// New builds a provider and restores the pods a previous agent left in cfg.RootDir, with the
+// containers the runtime still holds for them (restore.go): those keep running.
+func New(ctx context.Context, cfg Config) (*Provider, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	vols, err := volume.New(volume.Config{
+		PodsDir:          cfg.podsDir(),
+		AllowedHostPaths: cfg.AllowedHostPaths,
+		HostPathFlag:     cfg.HostPathFlag,
+		Objects:          cfg.Objects,
+		Clock:            cfg.Clock,
+		CanMount:         canMount(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	p := &Provider{
+		cfg:     cfg,
+		rt:      cfg.Runtime,
+		volumes: vols,
+		pods:    map[types.UID]*podState{},
+		byName:  map[string]types.UID{},
+		workers: map[types.UID]*podWorker{},
+		stats:   &statsSamples{},
+	}
+	p.probes = probe.NewManager(cfg.Clock, p.onProbe)
+	if err := p.restore(ctx); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// Run starts a worker per pod and follows the runtime's container events until ctx ends; it
+// returns once every worker has stopped. Containers keep running: stopping the agent stops
+// nothing.
+func (p *Provider) Run(ctx context.Context) error {
+	p.rt.NotifyContainers(ctx, p.onContainerEvent)
+	p.mu.Lock()
+	p.runCtx = ctx
+	p.probeRestoredLocked(ctx)
+	for uid := range p.pods {
+		p.startWorkerLocked(uid)
+	}
+	p.mu.Unlock()
+	<-ctx.Done()
+	p.wg.Wait()
+	p.probes.Close()
+	return nil
+}
+
+// NotifyPods registers cb for every status change.
+func (p *Provider) NotifyPods(_ context.Context, cb func(*corev1.Pod)) {
+	p.mu.Lock()
+	p.notify = cb
+	p.mu.Unlock()
+}
+
+func podKey(namespace, name string) string { return namespace + "/" + name }
+
+// CreatePod accepts pod and starts its worker. A pod the provider already runs (restored after
+// an agent restart) is kept as it is.
+func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
+	defer p.publish(pod.UID)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, ok := p.pods[pod.UID]; ok {
+		return nil
+	}
+	st := &podState{
+		pod:        pod.DeepCopy(),
+		startTime:  p.cfg.Clock.Now(),
+		containers: map[string]*containerRecord{},
+		waiting:    map[string]waitingReason{},
+	}
+	if err := p.admit(st.pod); err != nil {
+		st.refused = err.Error()
+		p.cfg.Recorder.Event(pod, corev1.EventTypeWarning, reasonNotAdmitted, st.refused)
+		klog.FromContext(ctx).Info("Refused a pod", "pod", klog.KObj(pod), "reason", st.refused)
+	}
+	if err := p.savePod(st); err != nil {
+		return fmt.Errorf("lifecycle: keep pod %s: %w", klog.KObj(pod), err)
+	}
+	p.pods[pod.UID] = st
+	p.byName[podKey(pod.Namespace, pod.Name)] = pod.UID
+	p.startWorkerLocked(pod.UID)
+	return nil
+}
+
+// UpdatePod takes an API pod's new spec. What the kubelet acts on is acted on at the next
+// sync: a new activeDeadlineSeconds, a container whose image changed (restarted).
+func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st, ok := p.pods[pod.UID]
+	if !ok {
+		return node.NotFound("lifecycle: pod %s (UID %s)", klog.KObj(pod), pod.UID)
+	}
+	updated := pod.DeepCopy()
+	updated.Status = st.pod.Status
+	st.pod = updated
+	if err := p.savePod(st); err != nil {
+		return fmt.Errorf("lifecycle: keep pod %s: %w", klog.KObj(pod), err)
+	}
+	p.kickLocked(pod.UID)
+	return nil
+}
+
+// DeletePod stops pod within its grace period: preStop hooks, then the stop signal, then a
+// kill at the deadline; main containers first, then sidecars in reverse order. The terminal
+// status is reported through NotifyPods, and then the pod is forgotten.
+func (p *Provider) DeletePod(ctx context.Context, pod *corev1.Pod) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st, ok := p.pods[pod.UID]
+	if !ok {
+		return node.NotFound("lifecycle: pod %s (UID %s)", klog.KObj(pod), pod.UID)
+	}
+	if !st.deleting {
+		st.deleting = true
+		st.grace = gracePeriod(pod)
+		p.kickLocked(pod.UID)
+	}
+	return nil
+}
+
+// GetPod returns the pod with its current status.
+func (p *Provider) GetPod(_ context.Context, namespace, name string) (*corev1.Pod, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st, ok := p.byNameLocked(namespace, name)
+	if !ok {
+		return nil, node.NotFound("lifecycle: pod %s/%s", namespace, name)
+	}
+	return p.podWithStatusLocked(st), nil
+}
+
+// GetPodStatus returns the pod's current status.
+func (p *Provider) GetPodStatus(ctx context.Context, namespace, name string) (*corev1.PodStatus, error) {
+	pod, err := p.GetPod(ctx, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return &pod.Status, nil
+}
+
+// GetPods returns every pod the provider runs, restored ones included.
+func (p *Provider) GetPods(context.Context) ([]*corev1.Pod, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]*corev1.Pod, 0, len(p.pods))
+	for _, st := range p.pods {
+		out = append(out, p.podWithStatusLocked(st))
+	}
+	return out, nil
+}
+
+func (p *Provider) byNameLocked(namespace, name string) (*podState, bool) {
+	uid, ok := p.byName[podKey(namespace, name)]
+	if !ok {
+		return nil, false
+	}
+	st, ok := p.pods[uid]
+	return st, ok
+}
+
+func (p *Provider) podWithStatusLocked(st *podState) *corev1.Pod {
+	pod := st.pod.DeepCopy()
+	if st.status == nil {
+		st.status = podStatus(st, p.statusInput())
+	}
+	pod.Status = *st.status.DeepCopy()
+	return pod
+}
+
+// publishLocked rebuilds the pod's status and, if it changed, returns the pod to report; the
+// caller passes it to send once it has unlocked (NotifyPods' callback may block).
+func (p *Provider) publishLocked(st *podState) *corev1.Pod {
+	s := podStatus(st, p.statusInput())
+	if st.status != nil && apiequality.Semantic.DeepEqual(st.status, s) {
+		return nil
+	}
+	st.status = s
+	if p.notify == nil {
+		return nil
+	}
+	pod := st.pod.DeepCopy()
+	pod.Status = *s.DeepCopy()
+	return pod
+}
+
+// send reports pod (publishLocked's result; nil for nothing) to NotifyPods' callback.
+func (p *Provider) send(pod *corev1.Pod) {
+	if pod == nil {
+		return
+	}
+	p.mu.Lock()
+	notify := p.notify
+	p.mu.Unlock()
+	notify(pod)
+}
+
+// publish rebuilds and reports the status of the pod with uid, if the provider still has it.
+func (p *Provider) publish(uid types.UID) {
+	p.mu.Lock()
+	var pod *corev1.Pod
+	if st, ok := p.pods[uid]; ok {
+		pod = p.publishLocked(st)
+	}
+	p.mu.Unlock()
+	p.send(pod)
+}

@@ -1,0 +1,85 @@
+package lifecycle
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vk-static/vk-static/lifecycle/volume"
+)
+
+// podState is what the lifecycle knows of one pod: the spec it was given and its containers as
+// the runtime last reported them. It is guarded by the Provider's mutex and replaced, not
+// mutated, where a snapshot is handed out (containers are copied by snapshot).
+type podState struct {
+	pod *corev1.Pod
+	// startTime is when the lifecycle accepted the pod (status.startTime); kept across restarts.
+	startTime time.Time
+	// refused is why the pod may not run (Admit, an invalid spec): it is Failed with this
+	// message and nothing is ever started.
+	refused string
+	// sandboxID is the pod's sandbox, "" until created.
+	sandboxID string
+	// containers are the pod's containers by name, init and sidecar containers included.
+	containers map[string]*containerRecord
+	// waiting holds, by container name, why a container that should run has not been created:
+	// a configuration error (a missing secret key), a volume not ready. Cleared on success.
+	waiting map[string]waitingReason
+	// volumesReady is set once every volume exists; volumes are their host paths by name, and
+	// volumesRefreshed when the API-object volumes were last brought up to date.
+	volumesReady     bool
+	volumes          volume.Volumes
+	volumesRefreshed time.Time
+	// deleting is set by DeletePod: the pod is being stopped for good, within grace.
+	deleting bool
+	grace    time.Duration
+	// deadlineExceeded is set when activeDeadlineSeconds has passed.
+	deadlineExceeded bool
+	// stopped is set once every container has been stopped after deleting or the deadline.
+	stopped bool
+	// status is the last status built and reported; nil before the first.
+	status *corev1.PodStatus
+}
+
+// waitingReason is a container's Waiting reason and message.
+type waitingReason struct{ reason, message string }
+
+// containerRecord is one container name of a pod: its current instance, the one before it, and
+// its restart back-off.
+type containerRecord struct {
+	// current is the newest instance; nil before the first was created.
+	current *ContainerStatus
+	// previous is the instance before current (lastState, logs --previous); nil if none.
+	previous *ContainerStatus
+	// restarts counts instances created after the first (status restartCount).
+	restarts int32
+	// backoff is the delay between the exit of current and its restart (0: at once).
+	backoff time.Duration
+	// started is whether the startup probe (if any) has passed for current; ready whether the
+	// readiness probe has (true without one, once started).
+	started bool
+	ready   bool
+	// everStarted is set once any instance has started (a sidecar then no longer holds up the
+	// init containers after it).
+	everStarted bool
+	// unhealthy is set when a liveness or startup probe failed for current: it is killed and
+	// restarted as the restart policy says.
+	unhealthy bool
+	// hookFailed is set when postStart failed for current: it is killed.
+	hookFailed bool
+	// exited is closed when current is seen to have exited (log followers end on it).
+	exited chan struct{}
+}
+
+func (r *containerRecord) running() bool {
+	return r != nil && r.current != nil && r.current.State == ContainerRunning
+}
+
+func (r *containerRecord) hasExited() bool {
+	return r != nil && r.current != nil && r.current.State == ContainerExited
+}
+
+// succeeded reports whether current exited with code 0.
+func (r *containerRecord) succeeded() bool {
+	return r.hasExited() && r.current.ExitCode == 0
+}

@@ -1,0 +1,325 @@
+package lifecycle
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Reasons the lifecycle reports, the kubelet's where it has one.
+const (
+	reasonContainerCreating   = "ContainerCreating"
+	reasonPodInitializing     = "PodInitializing"
+	reasonCrashLoopBackOff    = "CrashLoopBackOff"
+	reasonCompleted           = "Completed"
+	reasonError               = "Error"
+	reasonConfigError         = "CreateContainerConfigError"
+	reasonNoCommand           = "NoCommand"
+	reasonMountsUnsupported   = "MountsUnsupported"
+	reasonDeadlineExceeded    = "DeadlineExceeded"
+	reasonNotAdmitted         = "NotAdmitted"
+	reasonContainersNotReady  = "ContainersNotReady"
+	reasonContainersNotInit   = "ContainersNotInitialized"
+	reasonPodCompleted        = "PodCompleted"
+	messageDeadlineExceeded   = "Pod was active on the node longer than the specified deadline"
+	conditionsReadinessGates  = "ReadinessGatesNotReady"
+	containerIDPrefixSep      = "://"
+	defaultTerminationMessage = ""
+)
+
+// statusInput is what podStatus needs beyond the pod's state.
+type statusInput struct {
+	runtimeName string // the container ID scheme, e.g. "process"
+	hostIPs     []string
+	podIPs      []string // empty: the host's
+	now         metav1.Time
+}
+
+// podStatus builds the pod's status from its state, as the kubelet's generateAPIPodStatus
+// does: a status per container (state, last state, restart count, ready, started), the phase,
+// and the conditions, whose transition times move only when they change (prev is the status
+// last reported, nil for none).
+func podStatus(st *podState, in statusInput) *corev1.PodStatus {
+	pod := st.pod
+	out := &corev1.PodStatus{QOSClass: pod.Status.QOSClass}
+	if !st.startTime.IsZero() {
+		t := metav1.NewTime(st.startTime)
+		out.StartTime = &t
+	}
+	out.HostIPs, out.HostIP = hostIPs(in.hostIPs)
+	ips := in.podIPs
+	if len(ips) == 0 {
+		ips = in.hostIPs
+	}
+	for _, ip := range ips {
+		out.PodIPs = append(out.PodIPs, corev1.PodIP{IP: ip})
+	}
+	if len(out.PodIPs) > 0 {
+		out.PodIP = out.PodIPs[0].IP
+	}
+
+	initDone := initialized(st)
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
+		out.InitContainerStatuses = append(out.InitContainerStatuses, containerStatus(st, c, reasonContainerCreating, in))
+	}
+	waitReason := reasonPodInitializing
+	if initDone {
+		waitReason = reasonContainerCreating
+	}
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		out.ContainerStatuses = append(out.ContainerStatuses, containerStatus(st, c, waitReason, in))
+	}
+
+	out.Phase = phase(st, out)
+	switch {
+	case st.refused != "":
+		out.Reason, out.Message = reasonNotAdmitted, st.refused
+	case st.deadlineExceeded:
+		out.Reason, out.Message = reasonDeadlineExceeded, messageDeadlineExceeded
+	}
+	setConditions(st, out, initDone, in.now)
+	return out
+}
+
+func hostIPs(ips []string) ([]corev1.HostIP, string) {
+	var out []corev1.HostIP
+	for _, ip := range ips {
+		out = append(out, corev1.HostIP{IP: ip})
+	}
+	if len(ips) == 0 {
+		return nil, ""
+	}
+	return out, ips[0]
+}
+
+// initialized reports whether every init container has done its part: exited 0, or, for a
+// sidecar, started.
+func initialized(st *podState) bool {
+	for i := range st.pod.Spec.InitContainers {
+		c := &st.pod.Spec.InitContainers[i]
+		rec := st.containers[c.Name]
+		if isSidecar(c) {
+			if rec == nil || !rec.everStarted {
+				return false
+			}
+			continue
+		}
+		if !rec.succeeded() {
+			return false
+		}
+	}
+	return true
+}
+
+// containerStatus is c's status; waitReason is why a container with no instance yet waits.
+func containerStatus(st *podState, c *corev1.Container, waitReason string, in statusInput) corev1.ContainerStatus {
+	cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image}
+	rec := st.containers[c.Name]
+	started := false
+	cs.Started = &started
+	if w, ok := st.waiting[c.Name]; ok && (rec == nil || rec.current == nil || rec.hasExited()) {
+		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: w.reason, Message: w.message}
+	}
+	if rec == nil || rec.current == nil {
+		if cs.State.Waiting == nil {
+			cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: waitReason}
+		}
+		return cs
+	}
+	cur := rec.current
+	cs.RestartCount = rec.restarts
+	cs.ContainerID = in.runtimeName + containerIDPrefixSep + cur.ID
+	cs.ImageID = ""
+	if rec.previous != nil {
+		cs.LastTerminationState.Terminated = terminated(rec.previous, in.runtimeName)
+	}
+	switch cur.State {
+	case ContainerCreated:
+		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reasonContainerCreating}}
+	case ContainerRunning:
+		cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(cur.StartedAt)}}
+		started = rec.started
+		cs.Ready = rec.ready && rec.started && !st.deleting
+	case ContainerExited:
+		t := terminated(cur, in.runtimeName)
+		restarting := !st.deleting && !st.deadlineExceeded && st.refused == "" && willRestart(st, c, rec)
+		if restarting && in.now.Time.Before(backoffUntil(rec)) {
+			// The kubelet's CrashLoopBackOff: waiting, with the exit as the last state.
+			cs.LastTerminationState.Terminated = t
+			cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+				Reason: reasonCrashLoopBackOff,
+				Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)",
+					rec.backoff, c.Name, st.pod.Name, st.pod.Namespace, st.pod.UID),
+			}}
+		} else if cs.State.Waiting == nil {
+			cs.State = corev1.ContainerState{Terminated: t}
+		} else {
+			cs.LastTerminationState.Terminated = t
+		}
+	default:
+		cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "Unknown"}}
+	}
+	return cs
+}
+
+func terminated(c *ContainerStatus, runtimeName string) *corev1.ContainerStateTerminated {
+	reason := c.Reason
+	if reason == "" {
+		reason = reasonError
+		if c.ExitCode == 0 {
+			reason = reasonCompleted
+		}
+	}
+	t := &corev1.ContainerStateTerminated{
+		ExitCode:    c.ExitCode,
+		Reason:      reason,
+		Message:     c.Message,
+		StartedAt:   metav1.NewTime(c.StartedAt),
+		FinishedAt:  metav1.NewTime(c.FinishedAt),
+		ContainerID: runtimeName + containerIDPrefixSep + c.ID,
+	}
+	if c.StartedAt.IsZero() {
+		t.StartedAt = metav1.Time{}
+	}
+	return t
+}
+
+// willRestart reports whether an exited container is to be started again.
+func willRestart(st *podState, c *corev1.Container, rec *containerRecord) bool {
+	for i := range st.pod.Spec.InitContainers {
+		if &st.pod.Spec.InitContainers[i] != c {
+			continue
+		}
+		if isSidecar(c) {
+			return true
+		}
+		return !rec.succeeded() && st.pod.Spec.RestartPolicy != corev1.RestartPolicyNever
+	}
+	return restarts(st.pod, c, rec)
+}
+
+// phase is the pod's phase as the kubelet's getPhase computes it, with a stopped pod (deleted,
+// past its deadline) terminal by its containers' exit codes.
+func phase(st *podState, s *corev1.PodStatus) corev1.PodPhase {
+	if st.refused != "" || st.deadlineExceeded {
+		return corev1.PodFailed
+	}
+	spec := &st.pod.Spec
+	for i := range spec.InitContainers {
+		c := &spec.InitContainers[i]
+		rec := st.containers[c.Name]
+		if !isSidecar(c) && rec.hasExited() && !rec.succeeded() && spec.RestartPolicy == corev1.RestartPolicyNever {
+			return corev1.PodFailed
+		}
+	}
+	if st.stopped {
+		for _, cs := range s.ContainerStatuses {
+			if t := cs.State.Terminated; t == nil || t.ExitCode != 0 {
+				return corev1.PodFailed
+			}
+		}
+		return corev1.PodSucceeded
+	}
+	if !initialized(st) {
+		return corev1.PodPending
+	}
+	var pending, running, succeeded, failed int
+	for i := range spec.Containers {
+		c := &spec.Containers[i]
+		rec := st.containers[c.Name]
+		switch {
+		case rec == nil || rec.current == nil || rec.current.State == ContainerCreated:
+			if rec != nil && rec.previous != nil {
+				running++ // restarting
+			} else {
+				pending++
+			}
+		case rec.current.State == ContainerRunning:
+			running++
+		case rec.succeeded():
+			if restarts(st.pod, c, rec) {
+				running++
+			} else {
+				succeeded++
+			}
+		default:
+			if restarts(st.pod, c, rec) {
+				running++
+			} else {
+				failed++
+			}
+		}
+	}
+	switch {
+	case pending > 0:
+		return corev1.PodPending
+	case running > 0:
+		return corev1.PodRunning
+	case failed > 0:
+		return corev1.PodFailed
+	case succeeded > 0:
+		return corev1.PodSucceeded
+	}
+	return corev1.PodPending
+}
+
+// setConditions sets the kubelet's pod conditions, keeping prev's transition times where the
+// status did not change.
+func setConditions(st *podState, s *corev1.PodStatus, initDone bool, now metav1.Time) {
+	terminal := s.Phase == corev1.PodSucceeded || s.Phase == corev1.PodFailed
+	cond := func(t corev1.PodConditionType, ok bool, reason string) {
+		status := corev1.ConditionFalse
+		if ok {
+			status, reason = corev1.ConditionTrue, ""
+		}
+		c := corev1.PodCondition{Type: t, Status: status, Reason: reason, LastTransitionTime: now}
+		if st.status != nil {
+			for _, old := range st.status.Conditions {
+				if old.Type == t && old.Status == status {
+					c.LastTransitionTime = old.LastTransitionTime
+				}
+			}
+		}
+		s.Conditions = append(s.Conditions, c)
+	}
+	cond(corev1.PodScheduled, true, "")
+	cond(corev1.PodReadyToStartContainers, st.sandboxID != "" && !st.stopped, "")
+	initReason := reasonContainersNotInit
+	if terminal && initDone {
+		initReason = ""
+	}
+	cond(corev1.PodInitialized, initDone, initReason)
+	ready := !terminal && !st.deleting && len(s.ContainerStatuses) > 0
+	for _, cs := range s.ContainerStatuses {
+		ready = ready && cs.Ready
+	}
+	for _, cs := range s.InitContainerStatuses {
+		for i := range st.pod.Spec.InitContainers {
+			c := &st.pod.Spec.InitContainers[i]
+			if c.Name == cs.Name && isSidecar(c) {
+				ready = ready && cs.Ready
+			}
+		}
+	}
+	notReady := reasonContainersNotReady
+	if terminal {
+		notReady = reasonPodCompleted
+	}
+	cond(corev1.ContainersReady, ready, notReady)
+	podReady := ready
+	for _, gate := range st.pod.Spec.ReadinessGates {
+		found := false
+		for _, c := range st.pod.Status.Conditions {
+			if c.Type == gate.ConditionType && c.Status == corev1.ConditionTrue {
+				found = true
+			}
+		}
+		if !found {
+			podReady, notReady = false, conditionsReadinessGates
+		}
+	}
+	cond(corev1.PodReady, podReady, notReady)
+}

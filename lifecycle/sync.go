@@ -1,0 +1,202 @@
+package lifecycle
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/vk-static/vk-static/node"
+)
+
+// retryAfter is when a step that failed for a reason outside the pod (a volume whose config
+// map is missing, a sandbox the runtime could not create) is tried again.
+const retryAfter = 10 * time.Second
+
+// syncPod brings one pod a step closer to what it should be and reports its status. It returns
+// true once the pod has been stopped for good and forgotten.
+func (p *Provider) syncPod(ctx context.Context, uid types.UID) (forgotten bool) {
+	p.refreshContainers(ctx, uid)
+
+	p.mu.Lock()
+	st, ok := p.pods[uid]
+	if !ok {
+		p.mu.Unlock()
+		return true
+	}
+	now := p.cfg.Clock.Now()
+	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(st.pod), "podUID", uid)
+	ctx = klog.NewContext(ctx, logger)
+	switch {
+	case st.deleting:
+		p.mu.Unlock()
+		p.stopPod(ctx, uid)
+		p.forget(ctx, uid)
+		return true
+	case st.refused != "":
+		pod := p.publishLocked(st)
+		p.mu.Unlock()
+		p.send(pod)
+		return false
+	}
+	if deadline, ok := activeDeadline(st); ok {
+		if !now.Before(deadline) && !st.deadlineExceeded {
+			st.deadlineExceeded = true
+			p.cfg.Recorder.Event(st.pod, corev1.EventTypeNormal, reasonDeadlineExceeded, messageDeadlineExceeded)
+		}
+		p.wakeLocked(uid, deadline)
+	}
+	if st.deadlineExceeded {
+		stopped := st.stopped
+		p.mu.Unlock()
+		if !stopped {
+			p.stopPod(ctx, uid)
+		}
+		p.publish(uid)
+		return false
+	}
+	needVolumes, needSandbox := !st.volumesReady, st.sandboxID == ""
+	p.mu.Unlock()
+
+	if needVolumes && !p.setupVolumes(ctx, uid) {
+		p.publish(uid)
+		return false
+	}
+	if needSandbox && !p.runSandbox(ctx, uid) {
+		p.publish(uid)
+		return false
+	}
+	if !needVolumes {
+		p.refreshVolumes(ctx, uid)
+	}
+
+	p.mu.Lock()
+	pl := planPod(st, now)
+	if pl.initFailed && len(pl.kill) == 0 {
+		logger.V(2).Info("An init container failed and the pod does not restart: the pod failed")
+	}
+	p.mu.Unlock()
+	for _, k := range pl.kill {
+		p.killContainer(ctx, uid, k.name, k.reason)
+	}
+	for _, c := range pl.start {
+		if p.isDeleting(uid) {
+			break // the next sync stops the pod
+		}
+		p.startContainer(ctx, uid, c)
+		p.publish(uid)
+	}
+
+	p.mu.Lock()
+	p.wakeLocked(uid, pl.wakeAt)
+	pod := p.publishLocked(st)
+	p.mu.Unlock()
+	p.send(pod)
+	return false
+}
+
+func (p *Provider) isDeleting(uid types.UID) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st, ok := p.pods[uid]
+	return !ok || st.deleting
+}
+
+// refreshContainers asks the runtime about every instance of the pod that had not exited when
+// last seen: the container events only say that something changed.
+func (p *Provider) refreshContainers(ctx context.Context, uid types.UID) {
+	p.mu.Lock()
+	st, ok := p.pods[uid]
+	var ids []string
+	if ok {
+		for _, rec := range st.containers {
+			if rec.current != nil && rec.current.State != ContainerExited {
+				ids = append(ids, rec.current.ID)
+			}
+		}
+	}
+	p.mu.Unlock()
+	for _, id := range ids {
+		cs, err := p.rt.ContainerStatus(ctx, id)
+		if node.IsNotFound(err) {
+			// The runtime lost it (its state removed by hand): it is gone, and the restart
+			// policy decides what follows.
+			cs = &ContainerStatus{ID: id, State: ContainerExited, ExitCode: 137, Reason: "ContainerMissing",
+				Message: "the runtime no longer knows this container", FinishedAt: p.cfg.Clock.Now()}
+		} else if err != nil {
+			klog.FromContext(ctx).Error(err, "Reading a container's status", "containerID", id)
+			continue
+		}
+		p.mu.Lock()
+		p.observeLocked(uid, cs)
+		p.mu.Unlock()
+	}
+}
+
+// observeLocked takes a container's new status from the runtime.
+func (p *Provider) observeLocked(uid types.UID, cs *ContainerStatus) {
+	st, ok := p.pods[uid]
+	if !ok {
+		return
+	}
+	for name, rec := range st.containers {
+		if rec.current == nil || rec.current.ID != cs.ID {
+			continue
+		}
+		keep := *cs
+		if keep.Labels == nil {
+			keep.Labels = rec.current.Labels
+		}
+		if keep.LogPath == "" {
+			keep.LogPath = rec.current.LogPath
+		}
+		rec.current = &keep
+		if cs.State == ContainerRunning {
+			rec.everStarted = true
+		}
+		if cs.State == ContainerExited {
+			rec.closeExited()
+			p.probes.RemoveInstance(uid, name, cs.ID)
+		}
+		return
+	}
+}
+
+// onContainerEvent is the runtime's report that a container changed: its pod's worker looks.
+func (p *Provider) onContainerEvent(ev ContainerEvent) {
+	p.kick(types.UID(ev.Labels[LabelPodUID]))
+}
+
+// activeDeadline is when the pod's activeDeadlineSeconds runs out, counted from its start.
+func activeDeadline(st *podState) (time.Time, bool) {
+	ads := st.pod.Spec.ActiveDeadlineSeconds
+	if ads == nil || st.startTime.IsZero() {
+		return time.Time{}, false
+	}
+	return st.startTime.Add(time.Duration(*ads) * time.Second), true
+}
+
+// gracePeriod is how long a deleted pod's containers get to stop: the deletion's grace
+// period, else the pod's terminationGracePeriodSeconds, else the API default of 30 s.
+func gracePeriod(pod *corev1.Pod) time.Duration {
+	switch {
+	case pod.DeletionGracePeriodSeconds != nil:
+		return time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
+		return time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
+	}
+	return corev1.DefaultTerminationGracePeriodSeconds * time.Second
+}
+
+func (r *containerRecord) closeExited() {
+	if r.exited == nil {
+		return
+	}
+	select {
+	case <-r.exited:
+	default:
+		close(r.exited)
+	}
+}
