@@ -24,6 +24,9 @@ type Manager struct {
 	start time.Time
 	// jitter picks that wait; tests replace it.
 	jitter func(period time.Duration) time.Duration
+	// spawn, when set, is given each new worker instead of starting its goroutine: tests drive
+	// workers' probes themselves.
+	spawn func(ctx context.Context, w *worker)
 
 	wg sync.WaitGroup
 
@@ -136,6 +139,10 @@ func (m *Manager) Add(ctx context.Context, podUID types.UID, c *corev1.Container
 		w := newWorker(m, key, k, withDefaults(spec), startedAt, t, wcancel)
 		inst.workers[k] = w
 		inst.results[k] = initialResult(k)
+		if m.spawn != nil {
+			m.spawn(wctx, w)
+			continue
+		}
 		m.wg.Add(1)
 		go w.run(wctx)
 	}
