@@ -20,7 +20,7 @@ import (
 //  2. each env entry in order: a value with its $(VAR) references expanded (Expand) against
 //     the variables defined so far — the "dependent environment variables" — or the value of
 //     its valueFrom (fieldRef through FieldValue, resourceFieldRef through ResourceValue,
-//     configMapKeyRef, secretKeyRef).
+//     configMapKeyRef, secretKeyRef, fileKeyRef from an env file in facts.VolumeDirs).
 //
 // A name defined again takes the new value and keeps its first place. An optional reference
 // (configMapKeyRef, secretKeyRef, envFrom) to a missing object or key defines nothing, leaving
@@ -164,7 +164,7 @@ func (b *builder) addVar(ctx context.Context, ev *corev1.EnvVar) error {
 		ref := from.SecretKeyRef
 		return b.setFromKey(ctx, where, ev.Name, kindSecret, ref.Name, ref.Key, isTrue(ref.Optional))
 	case from.FileKeyRef != nil:
-		return fmt.Errorf("%s: fileKeyRef (volume %q, path %q): %w", where, from.FileKeyRef.VolumeName, from.FileKeyRef.Path, ErrUnsupportedSource)
+		return b.setFromFile(where, ev.Name, from.FileKeyRef)
 	default:
 		return fmt.Errorf("%s: valueFrom sets no source: %w", where, ErrUnsupportedSource)
 	}
@@ -188,6 +188,32 @@ func (b *builder) setFromKey(ctx context.Context, where, name, kind, objName, ke
 			return nil
 		}
 		return missingKeyError(where, kind, objName, key)
+	}
+	b.set(name, value)
+	return nil
+}
+
+// setFromFile defines name as a key of an env file in a volume. As the kubelet: a file that
+// cannot be read or parsed is an error even for an optional reference; a key the file does not
+// define (or defines as "") is skipped when optional, an error otherwise.
+func (b *builder) setFromFile(where, name string, ref *corev1.FileKeySelector) error {
+	dir, ok := b.facts.VolumeDirs[ref.VolumeName]
+	if !ok {
+		return fmt.Errorf("%s: fileKeyRef: no volume %q in PodFacts.VolumeDirs", where, ref.VolumeName)
+	}
+	value, err := fileValue(dir, ref.Path, ref.Key)
+	if err != nil {
+		return fmt.Errorf("%s: env file %q of volume %q: %w", where, ref.Path, ref.VolumeName, err)
+	}
+	if value == "" {
+		if isTrue(ref.Optional) {
+			b.logger.V(4).Info("Optional env file key not found, skipped", "container", b.c.Name, "env", name, "volume", ref.VolumeName, "path", ref.Path, "key", ref.Key)
+			return nil
+		}
+		return &describedError{
+			msg:   fmt.Sprintf("%s: env file %q of volume %q has no key %q", where, ref.Path, ref.VolumeName, ref.Key),
+			cause: ErrKeyNotFound,
+		}
 	}
 	b.set(name, value)
 	return nil

@@ -345,11 +345,6 @@ func TestBuildErrors(t *testing.T) {
 			wantErr: ErrContainerNotFound, wantMsg: `container "app": env "CPU": resourceFieldRef "limits.cpu": container not found: "nope"`,
 		},
 		{
-			name:    "fileKeyRef",
-			env:     []corev1.EnvVar{{Name: "F", ValueFrom: &corev1.EnvVarSource{FileKeyRef: &corev1.FileKeySelector{VolumeName: "cfg", Path: "app.env", Key: "K"}}}},
-			wantErr: ErrUnsupportedSource, wantMsg: `container "app": env "F": fileKeyRef (volume "cfg", path "app.env"): unsupported env source`,
-		},
-		{
 			name:    "valueFrom without a source",
 			env:     []corev1.EnvVar{{Name: "E", ValueFrom: &corev1.EnvVarSource{}}},
 			wantErr: ErrUnsupportedSource, wantMsg: `container "app": env "E": valueFrom sets no source: unsupported env source`,

@@ -13,14 +13,18 @@
 //     an unset limit standing for the node's allocatable.
 //   - Build returns the container's environment: envFrom sources in order, then env in order,
 //     a later definition of a name overriding an earlier one, $(VAR) in env values expanded
-//     against what precedes them.
+//     against what precedes them; valueFrom read from the downward API, config maps and
+//     secrets (through an ObjectGetter) and env files in volumes (fileKeyRef, PodFacts.VolumeDirs).
+//     Keys of an envFrom source that cannot be variable names come back in Result.SkippedKeys
+//     for an Event.
 //   - Command returns command+args with $(VAR) expanded against that environment.
+//   - Expand is the kubelet's $(VAR) expansion itself, for a caller with its own lookup
+//     (a volume mount's subPathExpr).
 //
 // Deliberately not done: the kubelet also injects service environment variables
 // (KUBERNETES_SERVICE_HOST, FOO_SERVICE_PORT, ... from the Services of the pod's namespace and
 // the master services of "default"). This package does not: pod.spec.enableServiceLinks is
-// ignored and no Service is read. env[].valueFrom.fileKeyRef (feature EnvFiles, alpha) is not
-// supported either: it is an error naming the variable.
+// ignored and no Service is read.
 //
 // Errors from Build are what the kubelet reports with reason CreateContainerConfigError; their
 // text names the container, the variable and the object, fit for an Event and the container's
@@ -28,7 +32,8 @@
 //
 // Smallest use:
 //
-//	res, err := env.Build(ctx, pod, &pod.Spec.Containers[0], env.PodFacts{PodIPs: ips, HostIPs: nodeIPs}, env.NewClientGetter(client))
+//	facts := env.PodFacts{HostIPs: nodeIPs, PodIPs: podIPs, Allocatable: node.Status.Allocatable}
+//	res, err := env.Build(ctx, pod, &pod.Spec.Containers[0], facts, env.NewClientGetter(client))
 //	if err != nil { /* CreateContainerConfigError: err.Error() */ }
 //	argv, err := env.Command(&pod.Spec.Containers[0], res.Env)
 //	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)

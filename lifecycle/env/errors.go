@@ -11,13 +11,14 @@ import (
 // kubelet reports with reason CreateContainerConfigError; an object the API server does not
 // have keeps its NotFound (apierrors.IsNotFound), any other failure to read it its own error.
 var (
-	// ErrKeyNotFound: a required configMapKeyRef or secretKeyRef names a key its object lacks.
+	// ErrKeyNotFound: a required configMapKeyRef, secretKeyRef or fileKeyRef names a key its
+	// object or file lacks.
 	ErrKeyNotFound = errors.New("key not found")
 	// ErrNoObjectGetter: the container references a config map or secret and Build was given
 	// no ObjectGetter — optional or not, as the kubelet without an API client.
 	ErrNoObjectGetter = errors.New("no ObjectGetter to read config maps and secrets")
-	// ErrUnsupportedSource: a valueFrom this package does not resolve (fileKeyRef, a fieldRef
-	// of another apiVersion than v1, or one with no source set).
+	// ErrUnsupportedSource: a valueFrom this package does not resolve (a fieldRef of another
+	// apiVersion than v1, or a valueFrom with no source set).
 	ErrUnsupportedSource = errors.New("unsupported env source")
 )
 

@@ -21,6 +21,10 @@ type PodFacts struct {
 	// Allocatable is the node's allocatable resources, the value of a resourceFieldRef on a
 	// limit the container does not set (cpu, memory, ephemeral-storage).
 	Allocatable corev1.ResourceList
+	// VolumeDirs are the host directories of the pod's volumes by volume name, where Build
+	// reads the env files of env[].valueFrom.fileKeyRef (an emptyDir an init container wrote).
+	// A fileKeyRef to a volume not in it is an error.
+	VolumeDirs map[string]string
 }
 
 // hostIPs returns the node's addresses, primary first.
