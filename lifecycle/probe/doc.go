@@ -33,7 +33,8 @@
 // not ready, a grpc startup probe leaves it never started, and a grpc liveness probe never
 // restarts it; the events say why, every period.
 //
-// Not done here: restoring verdicts across an agent restart (the kubelet keeps a container
-// found running Ready and Started from the status the API server holds; here it starts over
-// from the initial verdicts), and probe metrics.
+// After an agent restart, WithPriorStatus carries over the started and ready the API server
+// holds for an instance that was already running, as the kubelet does.
+//
+// Not done here: probe metrics (prober_probe_total, prober_probe_duration_seconds).
 package probe

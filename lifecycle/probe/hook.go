@@ -79,6 +79,9 @@ func execHook(ctx context.Context, cmd []string, t Target) ([]byte, error) {
 
 // sleepHook waits seconds on clk, or until ctx ends.
 func sleepHook(ctx context.Context, clk clock.Clock, seconds int64) error {
+	if seconds <= 0 {
+		return nil
+	}
 	timer := clk.NewTimer(time.Duration(seconds) * time.Second)
 	defer timer.Stop()
 	select {
@@ -90,14 +93,13 @@ func sleepHook(ctx context.Context, clk clock.Clock, seconds int64) error {
 }
 
 // newHookClient is the kubelet's insecureContainerLifecycleHTTPClient: TLS without verification,
-// same-host redirects, no timeout of its own. Keep-alives are off since every hook gets its own
-// client here, so nothing is left open after it.
+// same-host redirects, no proxy, no timeout of its own. Keep-alives are off since every hook gets
+// its own client here, so nothing is left open after it.
 func newHookClient() *http.Client {
 	return &http.Client{
 		Transport: &http.Transport{
 			TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // as the kubelet
 			DisableKeepAlives: true,
-			DialContext:       newDialer().DialContext,
 		},
 		CheckRedirect: sameHostRedirects,
 	}

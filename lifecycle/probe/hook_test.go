@@ -157,3 +157,9 @@ func TestRunHookTCPSocketFails(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoHandler)
 	assert.Contains(t, msg, "Cannot run handler: invalid handler")
 }
+
+func TestRunHookSleepZero(t *testing.T) {
+	// A fake clock that never moves: a zero sleep must not wait on it.
+	_, err := RunHook(t.Context(), clocktesting.NewFakeClock(time.Now()), &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{}}, hookTarget())
+	require.NoError(t, err)
+}

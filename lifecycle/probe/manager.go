@@ -103,6 +103,29 @@ func probeOf(c *corev1.Container, k Kind) *corev1.Probe {
 	return nil
 }
 
+// restartGrace is how long before the Manager's start an instance must have started to count as
+// found running by a restarted agent, as the kubelet's kubeletRestartGracePeriod.
+const restartGrace = 10 * time.Second
+
+// AddOption refines Add.
+type AddOption func(*addOptions)
+
+type addOptions struct {
+	prior *priorStatus
+}
+
+type priorStatus struct{ started, ready bool }
+
+// WithPriorStatus gives the started and ready the API server's status holds for an instance the
+// agent found running when it started. The kubelet keeps those, rather than starting over from
+// the initial verdicts, for a container that started more than 10 seconds before it did: a
+// started container is not startup-probed again, and a ready one stays ready until its readiness
+// probe decides otherwise. It is ignored for an instance that started after that, so a caller
+// can pass what it has for every instance.
+func WithPriorStatus(started, ready bool) AddOption {
+	return func(o *addOptions) { o.prior = &priorStatus{started: started, ready: ready} }
+}
+
 // Add starts probing one running instance of container c (the pod's spec of it) that started at
 // startedAt; t says how to reach it, and gets c's ports and env where it has none. Every running
 // instance is added, with probes or not, since Started and Ready answer only for added ones.
@@ -110,14 +133,23 @@ func probeOf(c *corev1.Container, k Kind) *corev1.Probe {
 // removed, or at Close.
 //
 // Add seeds each probed kind with its initial verdict — readiness Failure, liveness Success,
-// startup Unknown — without an Update: Updates report what the probes decide after that.
-func (m *Manager) Add(ctx context.Context, podUID types.UID, c *corev1.Container, instanceID string, startedAt time.Time, t Target) {
+// startup Unknown, or what WithPriorStatus says — without an Update: Updates report what the
+// probes decide after that.
+func (m *Manager) Add(ctx context.Context, podUID types.UID, c *corev1.Container, instanceID string, startedAt time.Time, t Target, opts ...AddOption) {
 	key := instanceKey{pod: podUID, container: c.Name, instance: instanceID}
 	if t.Ports == nil {
 		t.Ports = c.Ports
 	}
 	if t.Env == nil {
 		t.Env = c.Env
+	}
+	var o addOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	prior := o.prior
+	if prior != nil && !startedAt.Before(m.start.Add(-restartGrace)) {
+		prior = nil
 	}
 
 	m.mu.Lock()
@@ -130,15 +162,26 @@ func (m *Manager) Add(ctx context.Context, podUID types.UID, c *corev1.Container
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	inst := &instance{cancel: cancel, workers: map[Kind]*worker{}, results: map[Kind]Result{}}
+	m.instances[key] = inst
 	for _, k := range kinds {
 		spec := probeOf(c, k)
 		if spec == nil {
 			continue
 		}
+		inst.results[k] = initialResult(k)
+		if prior != nil {
+			switch {
+			case k == Startup && prior.started:
+				// Started before the agent restarted: nothing left to probe.
+				inst.results[k] = Success
+				continue
+			case k == Readiness && prior.ready:
+				inst.results[k] = Success
+			}
+		}
 		wctx, wcancel := context.WithCancel(ctx)
 		w := newWorker(m, key, k, withDefaults(spec), startedAt, t, wcancel)
 		inst.workers[k] = w
-		inst.results[k] = initialResult(k)
 		if m.spawn != nil {
 			m.spawn(wctx, w)
 			continue
@@ -146,7 +189,6 @@ func (m *Manager) Add(ctx context.Context, podUID types.UID, c *corev1.Container
 		m.wg.Add(1)
 		go w.run(wctx)
 	}
-	m.instances[key] = inst
 }
 
 // RemoveInstance stops probing an instance (it exited, or is being replaced) and forgets its

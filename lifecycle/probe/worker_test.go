@@ -255,3 +255,33 @@ func TestManagerInstanceWithoutProbes(t *testing.T) {
 	h.m.RemovePod(podUID)
 	assert.False(t, h.m.Ready(podUID, "app", instanceID))
 }
+
+func TestManagerPriorStatusAfterAgentRestart(t *testing.T) {
+	c := &corev1.Container{Name: "app", StartupProbe: probeSpec("startup", 1, 0, 1, 3), ReadinessProbe: probeSpec("ready", 10, 0, 1, 3)}
+	h := newWorkerHarness(t, &corev1.Container{Name: "unrelated"}, map[string][]int{"ready": {1}})
+	var spawned []Kind
+	h.m.spawn = func(ctx context.Context, w *worker) {
+		spawned = append(spawned, w.kind)
+		h.workers[w.kind] = w
+		h.ctxs[w.kind] = ctx
+	}
+
+	// Started a minute before the agent: the API server's started and ready stand.
+	h.m.Add(t.Context(), podUID, c, instanceID, h.clk.Now().Add(-time.Minute), Target{Exec: h.fc.exec}, WithPriorStatus(true, true))
+	assert.Equal(t, []Kind{Readiness}, spawned, "a started container is not startup-probed again")
+	assert.True(t, h.m.Started(podUID, "app", instanceID))
+	assert.True(t, h.m.Ready(podUID, "app", instanceID))
+	for range 2 {
+		require.True(t, h.probe(Readiness))
+	}
+	assert.True(t, h.m.Ready(podUID, "app", instanceID), "ready until the readiness probe fails failureThreshold times")
+	require.True(t, h.probe(Readiness))
+	assert.False(t, h.m.Ready(podUID, "app", instanceID))
+
+	// Started just before the agent (within the kubelet's 10 seconds): the prior status is not used.
+	spawned = nil
+	h.m.Add(t.Context(), podUID, c, "c-2", h.clk.Now().Add(-5*time.Second), Target{Exec: h.fc.exec}, WithPriorStatus(true, true))
+	assert.Equal(t, []Kind{Startup, Readiness}, spawned)
+	assert.False(t, h.m.Started(podUID, "app", "c-2"))
+	assert.Equal(t, Failure, h.m.Result(podUID, "app", "c-2", Readiness))
+}
