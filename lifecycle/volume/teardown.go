@@ -73,6 +73,13 @@ func removeTree(p string, dev uint64) error {
 		if d, ok := deviceOf(info); !ok || d != dev {
 			return fmt.Errorf("%s is a mount point that is still mounted; not removing what it holds", p)
 		}
+		// A container may leave a directory it cannot write (0500); the agent, not root
+		// everywhere, must still empty it. p is a directory, not a link: chmod stays here.
+		if info.Mode().Perm()&0o700 != 0o700 {
+			if err := os.Chmod(p, info.Mode().Perm()|0o700); err != nil {
+				return err
+			}
+		}
 		entries, err := os.ReadDir(p)
 		if err != nil {
 			return err
