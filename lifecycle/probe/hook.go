@@ -35,6 +35,9 @@ var ErrSleepCut = errors.New("container terminated before sleep hook finished")
 //     the kubelet fails such hooks at runtime.
 func RunHook(ctx context.Context, clk clock.Clock, h *corev1.LifecycleHandler, t Target) (string, error) {
 	logger := klog.FromContext(ctx)
+	if h == nil {
+		h = &corev1.LifecycleHandler{}
+	}
 	switch {
 	case h.Exec != nil:
 		output, err := execHook(ctx, h.Exec.Command, t)

@@ -163,3 +163,8 @@ func TestRunHookSleepZero(t *testing.T) {
 	_, err := RunHook(t.Context(), clocktesting.NewFakeClock(time.Now()), &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{}}, hookTarget())
 	require.NoError(t, err)
 }
+
+func TestRunHookNilHandler(t *testing.T) {
+	_, err := RunHook(t.Context(), clock.RealClock{}, nil, hookTarget())
+	require.ErrorIs(t, err, ErrNoHandler)
+}

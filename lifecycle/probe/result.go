@@ -29,8 +29,11 @@ func (r Result) String() string {
 type Kind int
 
 const (
+	// Liveness: a Failure verdict means the instance is to be restarted.
 	Liveness Kind = iota
+	// Readiness: whether the instance serves traffic.
 	Readiness
+	// Startup: liveness and readiness wait for its Success; a Failure restarts the instance.
 	Startup
 )
 

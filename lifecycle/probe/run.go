@@ -51,6 +51,9 @@ func withDefaults(p *corev1.Probe) *corev1.Probe {
 // command the runtime could not run, no exec support, grpc): the Result is then Unknown. The
 // kubelet reports such errors and then counts nothing; Manager does the same.
 func Run(ctx context.Context, p *corev1.Probe, t Target) (Result, string, error) {
+	if p == nil {
+		return Unknown, "", fmt.Errorf("probe: %w: no probe", ErrNoHandler)
+	}
 	o, msg, err := runOnce(ctx, withDefaults(p), t)
 	if err != nil {
 		return Unknown, msg, err

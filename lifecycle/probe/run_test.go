@@ -1,0 +1,34 @@
+package probe
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+)
+
+func TestWithDefaults(t *testing.T) {
+	got := withDefaults(&corev1.Probe{})
+	assert.Equal(t, []int32{1, 10, 1, 3}, []int32{got.TimeoutSeconds, got.PeriodSeconds, got.SuccessThreshold, got.FailureThreshold})
+	set := &corev1.Probe{TimeoutSeconds: 5, PeriodSeconds: 2, SuccessThreshold: 4, FailureThreshold: 6, InitialDelaySeconds: 7}
+	assert.Equal(t, set, withDefaults(set))
+	assert.NotSame(t, set, withDefaults(set), "the caller's probe is not changed")
+}
+
+func TestRunUnsupported(t *testing.T) {
+	grpc := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9000}}}
+	got, _, err := Run(t.Context(), grpc, Target{Host: "127.0.0.1"})
+	require.ErrorIs(t, err, ErrGRPCUnsupported)
+	assert.Equal(t, Unknown, got)
+
+	got, _, err = Run(t.Context(), &corev1.Probe{}, Target{})
+	require.ErrorIs(t, err, ErrNoHandler)
+	assert.Equal(t, Unknown, got)
+}
+
+func TestRunNilProbe(t *testing.T) {
+	got, _, err := Run(t.Context(), nil, Target{})
+	require.ErrorIs(t, err, ErrNoHandler)
+	assert.Equal(t, Unknown, got)
+}
