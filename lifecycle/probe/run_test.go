@@ -32,3 +32,11 @@ func TestRunNilProbe(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoHandler)
 	assert.Equal(t, Unknown, got)
 }
+
+func TestNames(t *testing.T) {
+	assert.Equal(t, []string{"Unknown", "Success", "Failure"}, []string{Unknown.String(), Success.String(), Failure.String()})
+	assert.Equal(t, []string{"Liveness", "Readiness", "Startup"}, []string{Liveness.String(), Readiness.String(), Startup.String()})
+	// The kubelet's probe.Result spelling, in "probe errored and resulted in %s state".
+	assert.Equal(t, []string{"unknown", "success", "warning", "failure"},
+		[]string{outcomeUnknown.String(), outcomeSuccess.String(), outcomeWarning.String(), outcomeFailure.String()})
+}
