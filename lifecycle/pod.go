@@ -81,10 +81,20 @@ func (p *Provider) onProbe(u probe.Update) {
 	case probe.Readiness:
 		rec.ready = rec.started && u.Result == probe.Success
 	}
-	if u.Result == probe.Failure && u.Message != "" {
-		p.cfg.Recorder.Eventf(st.pod, corev1.EventTypeWarning, "Unhealthy", "%s probe failed: %s", u.Kind, u.Message)
-	}
 	p.kickLocked(u.PodUID)
+}
+
+// onProbeEvent records a probe attempt the kubelet reports as a Warning event (every failure).
+func (p *Provider) onProbeEvent(e probe.Event) {
+	p.mu.Lock()
+	var pod *corev1.Pod
+	if st, ok := p.pods[e.PodUID]; ok {
+		pod = st.pod
+	}
+	p.mu.Unlock()
+	if pod != nil {
+		p.cfg.Recorder.Event(pod, corev1.EventTypeWarning, e.Reason, e.Message)
+	}
 }
 
 // stopSignal is the container's lifecycle.stopSignal as a signal number; 0 for the default.

@@ -72,7 +72,7 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 		workers: map[types.UID]*podWorker{},
 		stats:   &statsSamples{},
 	}
-	p.probes = probe.NewManager(cfg.Clock, p.onProbe)
+	p.probes = probe.NewManager(cfg.Clock, p.onProbe, probe.WithEvents(p.onProbeEvent))
 	if err := p.restore(ctx); err != nil {
 		return nil, err
 	}

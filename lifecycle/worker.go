@@ -13,21 +13,23 @@ import (
 // deadline, the volume refresh). Kicks while a sync runs coalesce into one more sync; nothing
 // polls. It is the kubelet's pod worker: a pod's slow stop (its grace period) holds up no other.
 type podWorker struct {
-	kick  chan struct{}
-	timer clock.Timer // the next wake, nil for none
-	due   time.Time
+	kick    chan struct{}
+	timer   clock.Timer // the next wake, nil for none
+	due     time.Time
+	running bool // its goroutine has started
 }
 
-// startWorkerLocked starts uid's worker if Run has started and it has none, and kicks it.
+// startWorkerLocked gives uid a worker, started once Run has, and kicks it.
 func (p *Provider) startWorkerLocked(uid types.UID) {
 	w, ok := p.workers[uid]
 	if !ok {
 		w = &podWorker{kick: make(chan struct{}, 1)}
 		p.workers[uid] = w
-		if p.runCtx != nil {
-			ctx := p.runCtx
-			p.wg.Go(func() { p.runWorker(ctx, uid, w) })
-		}
+	}
+	if !w.running && p.runCtx != nil {
+		w.running = true
+		ctx := p.runCtx
+		p.wg.Go(func() { p.runWorker(ctx, uid, w) })
 	}
 	w.poke()
 }

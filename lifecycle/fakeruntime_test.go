@@ -1,0 +1,216 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/vk-static/vk-static/node"
+)
+
+// fakeRuntime is a Runtime whose containers are records: a test ends them with exit and reads
+// what the lifecycle asked for with calls.
+type fakeRuntime struct {
+	clock clock.PassiveClock
+
+	mu         sync.Mutex
+	sandboxes  map[string]*SandboxStatus
+	containers map[string]*fakeContainer
+	nextID     int
+	cb         func(ContainerEvent)
+	log        []string
+	refuse     string // Admit's answer, "" to admit
+}
+
+type fakeContainer struct {
+	status ContainerStatus
+	cfg    *ContainerConfig
+}
+
+func newFakeRuntime(c clock.PassiveClock) *fakeRuntime {
+	return &fakeRuntime{clock: c, sandboxes: map[string]*SandboxStatus{}, containers: map[string]*fakeContainer{}}
+}
+
+func (f *fakeRuntime) record(format string, args ...any) {
+	f.log = append(f.log, fmt.Sprintf(format, args...))
+}
+
+// calls returns the calls made so far ("start web#0", "stop web#1").
+func (f *fakeRuntime) calls() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.log)
+}
+
+func (f *fakeRuntime) Admit(*corev1.Pod) error {
+	if f.refuse != "" {
+		return fmt.Errorf("%s", f.refuse)
+	}
+	return nil
+}
+
+func (f *fakeRuntime) RunSandbox(_ context.Context, cfg *SandboxConfig) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextID++
+	id := fmt.Sprintf("sb%d", f.nextID)
+	f.sandboxes[id] = &SandboxStatus{ID: id, PodUID: cfg.PodUID, Namespace: cfg.Namespace, Name: cfg.Name, Labels: cfg.Labels, CreatedAt: f.clock.Now()}
+	return id, nil
+}
+
+func (f *fakeRuntime) StopSandbox(_ context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if sb, ok := f.sandboxes[id]; ok {
+		sb.State = SandboxNotReady
+	}
+	return nil
+}
+
+func (f *fakeRuntime) RemoveSandbox(_ context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.sandboxes, id)
+	return nil
+}
+
+func (f *fakeRuntime) ListSandboxes(context.Context) ([]*SandboxStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*SandboxStatus
+	for _, sb := range f.sandboxes {
+		c := *sb
+		out = append(out, &c)
+	}
+	return out, nil
+}
+
+func (f *fakeRuntime) CreateContainer(_ context.Context, sandboxID string, cfg *ContainerConfig) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextID++
+	id := fmt.Sprintf("c%d", f.nextID)
+	f.containers[id] = &fakeContainer{cfg: cfg, status: ContainerStatus{
+		ID: id, SandboxID: sandboxID, Name: cfg.Name, Attempt: cfg.Attempt, State: ContainerCreated,
+		CreatedAt: f.clock.Now(), LogPath: cfg.LogPath, Labels: cfg.Labels,
+	}}
+	return id, nil
+}
+
+// StartContainer runs the container; a command named "missing" fails as a missing executable.
+func (f *fakeRuntime) StartContainer(_ context.Context, id string) error {
+	f.mu.Lock()
+	c, ok := f.containers[id]
+	if !ok {
+		f.mu.Unlock()
+		return node.NotFound("container %s", id)
+	}
+	f.record("start %s#%d", c.cfg.Name, c.cfg.Attempt)
+	now := f.clock.Now()
+	var err error
+	if c.cfg.Argv[0] == "missing" {
+		err = fmt.Errorf(`exec: "missing": executable file not found in $PATH`)
+		c.status.State, c.status.ExitCode, c.status.Reason, c.status.Message, c.status.FinishedAt = ContainerExited, 128, "StartError", err.Error(), now
+	} else {
+		c.status.State, c.status.StartedAt = ContainerRunning, now
+	}
+	cb, labels := f.cb, c.status.Labels
+	f.mu.Unlock()
+	if cb != nil {
+		cb(ContainerEvent{ContainerID: id, Type: ContainerStartedEvent, Labels: labels})
+	}
+	return err
+}
+
+// StopContainer ends a running container with 143, as a process that obeys SIGTERM.
+func (f *fakeRuntime) StopContainer(_ context.Context, id string, grace time.Duration) error {
+	f.mu.Lock()
+	c, ok := f.containers[id]
+	if ok {
+		f.record("stop %s#%d grace=%s", c.cfg.Name, c.cfg.Attempt, grace)
+	}
+	f.mu.Unlock()
+	if !ok {
+		return node.NotFound("container %s", id)
+	}
+	f.exit(id, 143)
+	return nil
+}
+
+// exit ends a running container with code and reports it.
+func (f *fakeRuntime) exit(id string, code int32) {
+	f.mu.Lock()
+	c, ok := f.containers[id]
+	if !ok || c.status.State != ContainerRunning {
+		f.mu.Unlock()
+		return
+	}
+	c.status.State, c.status.ExitCode, c.status.FinishedAt = ContainerExited, code, f.clock.Now()
+	cb, labels := f.cb, c.status.Labels
+	f.mu.Unlock()
+	if cb != nil {
+		cb(ContainerEvent{ContainerID: id, Type: ContainerExitedEvent, Labels: labels})
+	}
+}
+
+// running returns the ID of the running instance of the named container, "" for none.
+func (f *fakeRuntime) running(name string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for id, c := range f.containers {
+		if c.cfg.Name == name && c.status.State == ContainerRunning {
+			return id
+		}
+	}
+	return ""
+}
+
+func (f *fakeRuntime) RemoveContainer(_ context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.containers, id)
+	return nil
+}
+
+func (f *fakeRuntime) ContainerStatus(_ context.Context, id string) (*ContainerStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c, ok := f.containers[id]
+	if !ok {
+		return nil, node.NotFound("container %s", id)
+	}
+	s := c.status
+	return &s, nil
+}
+
+func (f *fakeRuntime) ListContainers(context.Context) ([]*ContainerStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []*ContainerStatus
+	for _, c := range f.containers {
+		s := c.status
+		out = append(out, &s)
+	}
+	return out, nil
+}
+
+func (f *fakeRuntime) NotifyContainers(_ context.Context, cb func(ContainerEvent)) {
+	f.mu.Lock()
+	f.cb = cb
+	f.mu.Unlock()
+}
+
+func (f *fakeRuntime) Exec(context.Context, string, []string, node.AttachIO) error { return nil }
+func (f *fakeRuntime) Attach(context.Context, string, node.AttachIO) error         { return nil }
+func (f *fakeRuntime) PortForward(context.Context, string, int32, io.ReadWriteCloser) error {
+	return nil
+}
+func (f *fakeRuntime) ContainerStats(_ context.Context, id string) (*ContainerStats, error) {
+	return &ContainerStats{Timestamp: f.clock.Now(), CPUUsageCoreNanoSeconds: 1000, MemoryWorkingSetBytes: 4096}, nil
+}
