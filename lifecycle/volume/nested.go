@@ -18,15 +18,15 @@ import (
 // /etc/app/extra): the kubelet's MakeNestedMountpoints. The volume is mounted read-only, so
 // the mount point has to exist before the container starts. Only the first level below each
 // mount of this volume is made (a mount nested in a nested mount belongs to that one).
-// A path that would pass through one of the volume's files, or outside it, is skipped: the
-// mount itself then fails and says so.
-func makeNestedMountpoints(ctx context.Context, pod *corev1.Pod, name, dir string) error {
+// They are made before the volume's files, so a key of the same name does not replace the
+// mount point (the kubelet's order too). A path through something that is not a directory,
+// or through a reserved ".." name, is skipped: the container's mount then fails and says so.
+func makeNestedMountpoints(ctx context.Context, pod *corev1.Pod, name, dir string) {
 	for _, rel := range nestedMountpoints(pod, name) {
 		if err := mkdirInside(dir, rel); err != nil {
 			klog.FromContext(ctx).V(2).Info("Not creating a nested mount point", "pod", klog.KObj(pod), "volume", name, "path", rel, "reason", err.Error())
 		}
 	}
-	return nil
 }
 
 func nestedMountpoints(pod *corev1.Pod, name string) []string {

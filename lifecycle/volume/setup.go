@@ -135,9 +135,7 @@ func (m *Manager) writeAPIVolume(ctx context.Context, pod *corev1.Pod, i int, in
 	} else if err := makeVolumeDir(dir); err != nil {
 		return "", false, nil, err
 	}
-	if err := makeNestedMountpoints(ctx, pod, v.Name, dir); err != nil {
-		return "", false, warnings, err
-	}
+	makeNestedMountpoints(ctx, pod, v.Name, dir)
 	changed, err := writeAtomic(dir, files, m.clock.Now())
 	if err != nil {
 		return "", changed, warnings, fmt.Errorf("spec.volumes[%d] (%s): writing files: %w", i, v.Name, err)

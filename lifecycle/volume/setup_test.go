@@ -513,3 +513,67 @@ func TestSetupChecksThePodUID(t *testing.T) {
 		assert.Error(t, te.m.Teardown(context.Background(), pod.UID), "uid %q", uid)
 	}
 }
+
+// Setup after an agent restart (a new Manager on the same directory) keeps what is there.
+func TestSetupAgainKeepsWhatIsThere(t *testing.T) {
+	te := newTestEnv(t, Config{}, configMap("cfg", map[string]string{"a": "A"}))
+	pod := testPod(
+		vol("scratch", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}),
+		vol("conf", corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}),
+	)
+	vols, _ := setup(t, te, pod)
+	require.NoError(t, os.WriteFile(filepath.Join(vols["scratch"], "work"), []byte("w"), 0o600))
+	confVersion := tsDirs(t, vols["conf"])
+
+	m2, err := New(Config{PodsDir: te.podsDir, Objects: env.NewClientGetter(te.client)})
+	require.NoError(t, err)
+	vols2, warnings, err := m2.Setup(context.Background(), pod, env.PodFacts{}, nil)
+	require.NoError(t, err)
+	assert.Empty(t, warnings)
+	assert.Equal(t, vols, vols2)
+	assert.Equal(t, "w", readFile(t, filepath.Join(vols["scratch"], "work")))
+	assert.Equal(t, confVersion, tsDirs(t, vols["conf"]), "unchanged content is not rewritten")
+}
+
+// Setup, Refresh and Teardown of one pod from several goroutines: the per-pod lock keeps
+// them from interleaving (the race detector and the final state say whether it did).
+func TestConcurrentCallsForOnePod(t *testing.T) {
+	te := newTestEnv(t, Config{}, configMap("cfg", map[string]string{"a": "A"}))
+	pod := testPod(
+		vol("scratch", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}),
+		vol("conf", corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}),
+	)
+	other := testPod(vol("scratch", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}))
+	other.UID = "uid-2"
+	ctx := context.Background()
+	done := make(chan error, 30)
+	for i := range 10 {
+		go func() {
+			_, _, err := te.m.Setup(ctx, pod, env.PodFacts{}, nil)
+			done <- err
+		}()
+		go func() {
+			_, err := te.m.Refresh(ctx, pod, env.PodFacts{}, nil)
+			done <- err
+		}()
+		go func() {
+			var err error
+			if i%2 == 0 {
+				err = te.m.Teardown(ctx, pod.UID)
+			} else {
+				_, _, err = te.m.Setup(ctx, other, env.PodFacts{}, nil)
+			}
+			done <- err
+		}()
+	}
+	for range 30 {
+		// Refresh after a Teardown finds no directory and makes it again; nothing may fail.
+		require.NoError(t, <-done)
+	}
+	vols, _, err := te.m.Setup(ctx, pod, env.PodFacts{}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, "A", readFile(t, filepath.Join(vols["conf"], "a")))
+	require.NoError(t, te.m.Teardown(ctx, pod.UID))
+	require.NoError(t, te.m.Teardown(ctx, other.UID))
+	assert.Empty(t, te.m.locks.locks, "no lock left behind")
+}
