@@ -125,13 +125,15 @@ func buildPod() *corev1.Pod {
 	}
 }
 
-var buildFacts = PodFacts{
-	HostIPs: []string{"10.0.0.1", "fd00::1"},
-	PodIPs:  []string{"10.1.0.5"},
-	Allocatable: corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("4"),
-		corev1.ResourceMemory: resource.MustParse("8Gi"),
-	},
+func buildFacts() PodFacts {
+	return PodFacts{
+		HostIPs: []string{"10.0.0.1", "fd00::1"},
+		PodIPs:  []string{"10.1.0.5"},
+		Allocatable: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("4"),
+			corev1.ResourceMemory: resource.MustParse("8Gi"),
+		},
+	}
 }
 
 func TestBuild(t *testing.T) {
@@ -261,7 +263,7 @@ func TestBuild(t *testing.T) {
 			c.EnvFrom, c.Env = tt.envFrom, tt.env
 			before := pod.DeepCopy()
 
-			res, err := Build(context.Background(), pod, c, buildFacts, objects)
+			res, err := Build(context.Background(), pod, c, buildFacts(), objects)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, res.Env)
 			assert.Empty(t, res.SkippedKeys)
@@ -277,7 +279,7 @@ func TestBuildErrors(t *testing.T) {
 		env      []corev1.EnvVar
 		objects  ObjectGetter // newObjects() when nil, unless noGetter
 		noGetter bool
-		facts    *PodFacts // buildFacts when nil
+		facts    *PodFacts // buildFacts() when nil
 		wantMsg  string
 		notFound bool
 		wantErr  error
@@ -356,7 +358,7 @@ func TestBuildErrors(t *testing.T) {
 			if objects == nil && !tt.noGetter {
 				objects = newObjects()
 			}
-			facts := buildFacts
+			facts := buildFacts()
 			if tt.facts != nil {
 				facts = *tt.facts
 			}
@@ -381,7 +383,7 @@ func TestBuildSkipsInvalidKeys(t *testing.T) {
 	c := &corev1.Container{Name: "app", EnvFrom: []corev1.EnvFromSource{
 		fromCM("weird", "", false), fromCM("cfg", "", false), fromCM("other", "bad=", false), fromSecret("db", "DB_", false),
 	}}
-	res, err := Build(context.Background(), pod, c, buildFacts, newObjects())
+	res, err := Build(context.Background(), pod, c, buildFacts(), newObjects())
 	require.NoError(t, err)
 	assert.Equal(t, []EnvVar{
 		{"ok", "1"}, {"A", "cfg-a"}, {"B", "cfg-b"}, {"PATH", "/bin"}, {"DB_password", "s3cret"}, {"DB_user", "admin"},
@@ -403,14 +405,14 @@ func TestBuildReadsEachObjectOnce(t *testing.T) {
 			cmKey("G", "gone", "k", true),
 		},
 	}
-	_, err := Build(context.Background(), buildPod(), c, buildFacts, objects)
+	_, err := Build(context.Background(), buildPod(), c, buildFacts(), objects)
 	require.NoError(t, err)
 	assert.Equal(t, map[string]int{"configMap/cfg": 1, "configMap/gone": 1, "secret/db": 1}, objects.reads)
 }
 
 func TestBuildWithoutReferencesNeedsNoGetter(t *testing.T) {
 	c := &corev1.Container{Name: "app", Env: []corev1.EnvVar{val("A", "1"), field("N", "metadata.name")}}
-	res, err := Build(context.Background(), buildPod(), c, buildFacts, nil)
+	res, err := Build(context.Background(), buildPod(), c, buildFacts(), nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"A=1", "N=web"}, res.Strings())
 }

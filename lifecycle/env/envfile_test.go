@@ -80,7 +80,7 @@ func TestBuildFileKeyRef(t *testing.T) {
 	vol := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(vol, "app.env"), []byte("TOKEN='t0k'\nEMPTY=''\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(vol, "bad.env"), []byte("TOKEN=t0k\n"), 0o644))
-	facts := buildFacts
+	facts := buildFacts()
 	facts.VolumeDirs = map[string]string{"work": vol}
 	fileKey := func(name, volume, path, key string, optional bool) corev1.EnvVar {
 		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FileKeyRef: &corev1.FileKeySelector{

@@ -19,11 +19,6 @@ var ErrUnsupportedResource = errors.New("unsupported container resource")
 // names is not in the pod.
 var ErrContainerNotFound = errors.New("container not found")
 
-// defaultedToAllocatable are the limits an unset (or zero) container limit takes from the
-// node's allocatable. Hugepages are not among them: they are never overcommitted, so a
-// container asking for them always has a limit.
-var defaultedToAllocatable = [...]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage}
-
 // ResourceValue resolves a downward API resourceFieldRef as the kubelet does
 // (resource.ExtractResourceValueByContainerNameAndNodeAllocatable): the container is
 // ref.ContainerName, or containerName when the reference names none (an env var of the
@@ -38,8 +33,7 @@ var defaultedToAllocatable = [...]corev1.ResourceName{corev1.ResourceCPU, corev1
 // sets to zero) is allocatable's; an unset request, or a limit neither sets, is "0".
 //
 // The kubelet's env path (not its downwardAPI volume path) also lets pod-level limits
-// (pod.spec.resources.limits cpu and memory) stand in for allocatable; Build does that before
-// calling ResourceValue.
+// (pod.spec.resources.limits cpu and memory) stand in for allocatable; Build does that.
 func ResourceValue(pod *corev1.Pod, containerName string, ref *corev1.ResourceFieldSelector, allocatable corev1.ResourceList) (string, error) {
 	name := ref.ContainerName
 	if name == "" {
@@ -54,11 +48,13 @@ func ResourceValue(pod *corev1.Pod, containerName string, ref *corev1.ResourceFi
 
 // containerResourceValue is ResourceValue on the resources of a container already found.
 func containerResourceValue(resources corev1.ResourceRequirements, ref *corev1.ResourceFieldSelector, allocatable corev1.ResourceList) (string, error) {
-	limits := make(corev1.ResourceList, len(resources.Limits)+len(defaultedToAllocatable))
+	limits := make(corev1.ResourceList, len(resources.Limits)+3)
 	for n, q := range resources.Limits {
 		limits[n] = q
 	}
-	for _, n := range defaultedToAllocatable {
+	// An unset (or zero) limit is the node's allocatable. Not for hugepages: they are never
+	// overcommitted, so a container asking for them always has a limit.
+	for _, n := range [...]corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage} {
 		if q, set := limits[n]; set && !q.IsZero() {
 			continue
 		}
