@@ -1,0 +1,106 @@
+package process
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"strconv"
+	"strings"
+
+	"k8s.io/utils/clock"
+
+	"github.com/vk-static/vk-static/lifecycle"
+)
+
+// Config configures a Runtime.
+type Config struct {
+	// StateDir holds the runtime's records (<root-dir>/process): sandboxes/<id>/sandbox.json and
+	// containers/<id>/{config.json,state.json,sock}. It survives agent restarts.
+	StateDir string
+	// DefaultUser runs containers whose config names no user: a user name or uid[:gid]. Empty
+	// is "nobody". Without root, containers always run as the agent's own user.
+	DefaultUser string
+	// AllowRoot admits pods whose containers would run as uid 0.
+	AllowRoot bool
+	// LogMaxSize and LogMaxFiles rotate container logs (containerlog.WriterOptions); zero is
+	// containerlog's default.
+	LogMaxSize  int64
+	LogMaxFiles int
+	// NodeIPs are the node's addresses; processes share the host's network.
+	NodeIPs []string
+	// Clock times the runtime's records and its grace periods; nil is the real clock.
+	Clock clock.Clock
+}
+
+// defaultUserName is who runs a container when neither its config nor Config.DefaultUser says.
+const defaultUserName = "nobody"
+
+// nobodyID is the uid and gid of "nobody" on systems without such an entry in /etc/passwd.
+const nobodyID = 65534
+
+// resolveUser turns a user name or "uid[:gid]" into ids: a name through os/user (with its
+// supplementary groups), a number as it is (gid defaults to the uid's primary group if it has
+// an entry, else to the uid).
+func resolveUser(spec string) (*lifecycle.User, error) {
+	if spec == "" {
+		spec = defaultUserName
+	}
+	name, group, hasGroup := strings.Cut(spec, ":")
+	u := &lifecycle.User{}
+	if uid, err := strconv.ParseInt(name, 10, 64); err == nil {
+		u.UID, u.GID = uid, uid
+		if entry, err := user.LookupId(name); err == nil {
+			if gid, err := strconv.ParseInt(entry.Gid, 10, 64); err == nil {
+				u.GID = gid
+			}
+		}
+	} else {
+		entry, err := user.Lookup(name)
+		switch {
+		case err == nil:
+			if u.UID, err = strconv.ParseInt(entry.Uid, 10, 64); err != nil {
+				return nil, fmt.Errorf("user %q: uid %q: %w", name, entry.Uid, err)
+			}
+			if u.GID, err = strconv.ParseInt(entry.Gid, 10, 64); err != nil {
+				return nil, fmt.Errorf("user %q: gid %q: %w", name, entry.Gid, err)
+			}
+			if groups, err := entry.GroupIds(); err == nil {
+				for _, g := range groups {
+					if gid, err := strconv.ParseInt(g, 10, 64); err == nil && gid != u.GID {
+						u.SupplementalGroups = append(u.SupplementalGroups, gid)
+					}
+				}
+			}
+		case name == defaultUserName:
+			// A minimal image without /etc/passwd still has the conventional nobody.
+			u.UID, u.GID = nobodyID, nobodyID
+		default:
+			return nil, fmt.Errorf("user %q: %w", name, err)
+		}
+	}
+	if hasGroup {
+		gid, err := strconv.ParseInt(group, 10, 64)
+		if err != nil {
+			g, lerr := user.LookupGroup(group)
+			if lerr != nil {
+				return nil, fmt.Errorf("group %q: %w", group, lerr)
+			}
+			if gid, err = strconv.ParseInt(g.Gid, 10, 64); err != nil {
+				return nil, fmt.Errorf("group %q: gid %q: %w", group, g.Gid, err)
+			}
+		}
+		u.GID = gid
+		u.SupplementalGroups = nil
+	}
+	if u.UID < 0 || u.GID < 0 {
+		return nil, errors.New("user " + spec + ": negative id")
+	}
+	return u, nil
+}
+
+// agentUser is the agent's own identity: what every container runs as when the agent is not
+// root (a user namespace maps only that one id).
+func agentUser() *lifecycle.User {
+	return &lifecycle.User{UID: int64(os.Getuid()), GID: int64(os.Getgid())}
+}

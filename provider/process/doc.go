@@ -1,0 +1,78 @@
+// Package process is the host-process backend of lifecycle.Runtime: every container is a
+// process on the host, started and watched by a supervisor process of its own that outlives
+// the agent — the agent binary re-executed, as conmon is for CRI-O.
+//
+//	func main() {
+//		process.RunSupervisorIfRequested() // first: a supervisor never returns from it
+//		rt, err := process.New(process.Config{StateDir: "/var/lib/vk-static/process"})
+//		...
+//		defer rt.Close() // stops watching; containers keep running
+//	}
+//
+// Test packages that start containers call RunSupervisorIfRequested first thing in TestMain.
+//
+// # State
+//
+// Everything is a file under Config.StateDir, so that a restarted agent finds it all again:
+//
+//	sandboxes/<id>/sandbox.json           the pod (RunSandbox records it; nothing else exists)
+//	containers/<id>/config.json           what to run, decided at CreateContainer
+//	containers/<id>/state.json            pids, start time, end (the supervisor writes it)
+//	containers/<id>/sock                  the supervisor's socket (watch, exec, attach)
+//
+// Ids are 16 random hex digits. Records are written atomically (temp file and rename).
+// A container without state.json is Created; the log (ContainerConfig.LogPath) is never
+// removed by the runtime.
+//
+// # The supervisor
+//
+// StartContainer starts /proc/self/exe with VK_STATIC_SUPERVISOR=<container dir> in a session
+// of its own (stdio on /dev/null), in a new mount namespace (when the agent is root; otherwise
+// in a user and mount namespace mapping only the agent's ids, and only when there are mounts),
+// with a socketpair on fd 3. The supervisor:
+//
+//   - opens the log (package containerlog) and copies the workload's stdout and stderr (or its
+//     terminal, for TTY) to it and to attached clients;
+//   - makes every mount private and bind-mounts each volume over its container path (read-only
+//     by a remount). A container path that does not exist on the host is a start error: the
+//     runtime does not create paths on the host for a pod;
+//   - starts the workload: Argv[0] looked up in the container's PATH (else a default), its Env
+//     only, WorkingDir (default "/"), its user (uid, gid and groups; DefaultUser, "nobody",
+//     when the config names none), as the leader of a new session and process group;
+//   - writes state.json (pid and its start time from /proc/<pid>/stat, which tells the
+//     workload from a later process with the same pid) and reports on fd 3, which stays open as
+//     the runtime's watch connection;
+//   - when the workload ends, kills what is left of its process group (a container's processes
+//     end with it), waits briefly for the rest of its output, records the end (exit code, or
+//     128+signal), closes every watch connection — EOF means "read state.json" — and exits.
+//
+// A command that cannot be started leaves the container Exited with exit code 128, Reason
+// "StartError" and the reason as Message (exec: "nope": executable file not found in $PATH).
+//
+// The supervisor ignores SIGHUP, SIGINT and SIGTERM: the runtime stops a container by signalling
+// the workload's process group (its stop signal, then SIGKILL after the grace period), after
+// checking that the recorded pid still is the workload. Killing the agent (even with SIGKILL)
+// leaves supervisors and workloads running; New takes them up again by connecting to each
+// running container's socket, so that their exits are still reported (NotifyContainers).
+//
+// A supervisor that died without recording the workload's end (killed) is noticed by its watch
+// connection ending, or by New failing to connect: the workload's process group, if its pid
+// still is the workload, is killed, and the container is recorded Exited with exit code 255
+// and Reason "SupervisorLost".
+//
+// # Pods and security
+//
+// Processes share the host's network (SandboxStatus.IPs is empty: the pod has the node's
+// addresses), PID and IPC namespaces; they get their own mounts only. Admit refuses a pod that
+// would run a container as root unless Config.AllowRoot, runAsNonRoot with root, privileged
+// containers and capabilities.add, naming the field. allowPrivilegeEscalation, seccomp,
+// AppArmor, SELinux, readOnlyRootFilesystem and resource limits are not enforced. Without root,
+// the agent runs every container as itself and refuses any other runAsUser.
+//
+// # Streams
+//
+// Exec and Attach hand pipes (or, for Exec with a TTY, a pty slave) to the supervisor over its
+// socket (SCM_RIGHTS); Exec runs the command as the workload is run, in a session of its own
+// (ContainerStats does not count it), and kills it when its context ends. PortForward dials
+// 127.0.0.1:port. ContainerStats sums CPU time and resident memory over the workload's session.
+package process

@@ -1,0 +1,141 @@
+package process
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vk-static/vk-static/lifecycle"
+)
+
+// supervisorArg0 is what ps shows for a supervisor.
+const supervisorArg0 = "vk-static-supervisor"
+
+// StartContainer starts the container's supervisor, which starts the workload and reports
+// back; it returns once the workload runs, or with the reason it could not be started (then
+// the container is Exited with Reason StartError).
+func (r *Runtime) StartContainer(ctx context.Context, containerID string) error {
+	rec, err := r.loadContainer(containerID)
+	if err != nil {
+		return err
+	}
+	dir := r.containerDir(containerID)
+	r.mu.Lock()
+	if r.starting[containerID] || r.watches[containerID] != nil {
+		r.mu.Unlock()
+		return fmt.Errorf("container %s is already started", containerID)
+	}
+	r.starting[containerID] = true
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.starting, containerID)
+		r.mu.Unlock()
+	}()
+	if st, err := readState(dir); err != nil {
+		return err
+	} else if st != nil {
+		return fmt.Errorf("container %s was started before: a container starts once", containerID)
+	}
+
+	cmd, conn, err := r.launchSupervisor(rec, dir)
+	if err != nil {
+		r.recordStartError(dir, fmt.Errorf("start the supervisor: %w", err))
+		return fmt.Errorf("container %s: start the supervisor: %w", containerID, err)
+	}
+	reader := bufio.NewReader(conn)
+	stopAfter := context.AfterFunc(ctx, func() { _ = conn.SetReadDeadline(time.Unix(1, 0)) })
+	report, err := readStartReport(reader)
+	stopAfter()
+	if err == nil && report.Error != "" {
+		conn.Close()
+		_ = cmd.Wait()
+		return fmt.Errorf("container %s: %s: %w", containerID, report.Error, ErrStartFailed)
+	}
+	if err != nil {
+		// The supervisor died before reporting, or ctx ended: it must not go on unwatched.
+		conn.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		r.concludeLost(ctx, containerID, fmt.Sprintf("the supervisor did not report the start: %v", err))
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		return fmt.Errorf("container %s: the supervisor did not report the start: %w", containerID, err)
+	}
+	_ = conn.SetReadDeadline(time.Time{})
+	w := &watch{id: containerID, sandboxID: rec.SandboxID, labels: rec.Config.Labels, conn: conn, reader: reader, cmd: cmd, done: make(chan struct{})}
+	logger(ctx).V(4).Info("Container started", "container", containerID, "name", rec.Config.Name, "pid", report.Pid)
+	r.emit(lifecycle.ContainerEvent{ContainerID: containerID, SandboxID: rec.SandboxID, Type: lifecycle.ContainerStartedEvent, Labels: rec.Config.Labels})
+	r.track(w)
+	return nil
+}
+
+// ErrStartFailed is wrapped by StartContainer's error when the command could not be started
+// (the container is then Exited with Reason StartError and the error's text as Message).
+var ErrStartFailed = errors.New("start failed")
+
+// launchSupervisor starts the agent binary again as the container's supervisor: in its own
+// session (it outlives the agent), with stdio on /dev/null, a socketpair on reportFd, and — for
+// the mounts — in a mount namespace of its own (a user namespace too when the agent is not
+// root, mapping only the agent's ids).
+func (r *Runtime) launchSupervisor(rec *containerRecord, dir string) (*exec.Cmd, *net.UnixConn, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "report"), os.NewFile(uintptr(fds[1]), "report")
+	defer theirs.Close()
+	defer ours.Close() // FileConn dups it
+
+	attr := &syscall.SysProcAttr{Setsid: true}
+	switch {
+	case r.root:
+		attr.Cloneflags = syscall.CLONE_NEWNS
+	case len(rec.Config.Mounts) > 0:
+		attr.Cloneflags = syscall.CLONE_NEWNS | syscall.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := &exec.Cmd{
+		Path:        "/proc/self/exe",
+		Args:        []string{supervisorArg0, rec.ID},
+		Env:         []string{supervisorEnvName + "=" + abs},
+		Dir:         "/",
+		ExtraFiles:  []*os.File{theirs}, // fd 3 (reportFd)
+		SysProcAttr: attr,
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, err
+	}
+	fc, err := net.FileConn(ours)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, nil, err
+	}
+	return cmd, fc.(*net.UnixConn), nil
+}
+
+// recordStartError records a container that could not be started, when the supervisor could
+// not record it itself.
+func (r *Runtime) recordStartError(dir string, cause error) {
+	now := r.clock.Now()
+	_ = writeJSONAtomic(filepath.Join(dir, stateFile), &stateRecord{
+		State: stateExited, StartedAt: now, FinishedAt: now,
+		ExitCode: startErrorExitCode, Reason: ReasonStartError, Message: cause.Error(),
+	})
+}

@@ -1,0 +1,31 @@
+package process
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/vk-static/vk-static/lifecycle"
+)
+
+// ContainerStats measures the processes of the workload's session (it is a session leader,
+// and what it starts stays in its session unless it calls setsid): CPU time (user+system, plus
+// that of its children that have ended) and resident memory, summed. Exec'd commands run in
+// sessions of their own and are not counted.
+func (r *Runtime) ContainerStats(ctx context.Context, containerID string) (*lifecycle.ContainerStats, error) {
+	if _, err := r.loadContainer(containerID); err != nil {
+		return nil, err
+	}
+	st, err := readState(r.containerDir(containerID))
+	if err != nil {
+		return nil, err
+	}
+	if st == nil || st.State != stateRunning || sameProcess(st.Pid, st.PidStartTime) != nil {
+		return nil, fmt.Errorf("container %s: %w", containerID, ErrNotRunning)
+	}
+	now := r.clock.Now()
+	cpu, rss, err := sessionUsage(st.Pid)
+	if err != nil {
+		return nil, fmt.Errorf("container %s: %w", containerID, err)
+	}
+	return &lifecycle.ContainerStats{Timestamp: now, CPUUsageCoreNanoSeconds: cpu, MemoryWorkingSetBytes: rss, MemoryUsageBytes: rss}, nil
+}

@@ -1,0 +1,254 @@
+package process
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+)
+
+// serve answers the runtime's connections on the supervisor's socket until the process exits.
+func (s *supervisor) serve(l *net.UnixListener) {
+	for {
+		conn, err := l.AcceptUnix()
+		if err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				continue
+			}
+			return
+		}
+		go s.handle(conn)
+	}
+}
+
+func (s *supervisor) handle(conn *net.UnixConn) {
+	req, files, err := receiveRequest(conn)
+	if err != nil {
+		conn.Close()
+		return
+	}
+	switch req.Op {
+	case opWatch:
+		s.watch(conn)
+	case opExec:
+		s.exec(conn, req, files)
+	case opAttach:
+		s.attach(conn, req, files)
+	default:
+		for _, f := range files {
+			f.Close()
+		}
+		writeReply(conn, reply{Error: fmt.Sprintf("unknown operation %q", req.Op)})
+		conn.Close()
+	}
+}
+
+func writeReply(conn net.Conn, r reply) {
+	line, _ := json.Marshal(r)
+	_, _ = conn.Write(append(line, '\n'))
+}
+
+// watch holds conn until the workload's end is recorded (shutdown closes it), or until the
+// client goes.
+func (s *supervisor) watch(conn *net.UnixConn) {
+	s.mu.Lock()
+	if s.exited {
+		s.mu.Unlock()
+		conn.Close()
+		return
+	}
+	s.watchers[conn] = struct{}{}
+	s.mu.Unlock()
+	_, _ = io.Copy(io.Discard, conn)
+	s.mu.Lock()
+	delete(s.watchers, conn)
+	s.mu.Unlock()
+	conn.Close()
+}
+
+// exec runs req.Argv with the descriptors passed in files as its stdio and replies with its
+// exit code. The client closing the connection first kills the command's process group.
+func (s *supervisor) exec(conn *net.UnixConn, req request, files []*os.File) {
+	defer conn.Close()
+	closeFiles := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	cmd, err := s.command(req.Argv)
+	if err != nil {
+		closeFiles()
+		writeReply(conn, reply{Error: err.Error()})
+		return
+	}
+	for i, name := range req.Fds {
+		switch name {
+		case fdStdin:
+			cmd.Stdin = files[i]
+		case fdStdout:
+			cmd.Stdout = files[i]
+		case fdStderr:
+			cmd.Stderr = files[i]
+		case fdTTY:
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = files[i], files[i], files[i]
+			cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, 0
+		}
+	}
+	s.mu.Lock()
+	if s.exited {
+		s.mu.Unlock()
+		closeFiles()
+		writeReply(conn, reply{Error: "the container is not running"})
+		return
+	}
+	err = cmd.Start()
+	if err == nil {
+		s.execs[cmd.Process.Pid] = struct{}{}
+	}
+	s.mu.Unlock()
+	closeFiles()
+	if err != nil {
+		writeReply(conn, reply{Error: err.Error()})
+		return
+	}
+	pid := cmd.Process.Pid
+	ended := make(chan struct{})
+	go func() {
+		// The client goes away (its context ended): the command goes too. Ended stops this
+		// goroutine once the command is done and the reply written.
+		buf := make([]byte, 1)
+		_, _ = conn.Read(buf)
+		select {
+		case <-ended:
+		default:
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+	}()
+	_ = cmd.Wait()
+	s.mu.Lock()
+	delete(s.execs, pid)
+	s.mu.Unlock()
+	code := cmd.ProcessState.ExitCode()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		code = 128 + int(ws.Signal())
+	}
+	close(ended)
+	writeReply(conn, reply{ExitCode: code})
+}
+
+// attachment is one client attached to the workload's stdio.
+type attachment struct {
+	conn   net.Conn
+	stdout *os.File // the tty's output too
+	stderr *os.File
+	stdin  *os.File
+	once   sync.Once
+}
+
+func (a *attachment) closeLocked() {
+	a.once.Do(func() {
+		for _, f := range []*os.File{a.stdout, a.stderr, a.stdin} {
+			if f != nil {
+				f.Close()
+			}
+		}
+		a.conn.Close()
+	})
+}
+
+// toAttached copies a piece of the workload's output to every attached client; one that cannot
+// take it (gone) is detached.
+func (s *supervisor) toAttached(p []byte, stderr bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for a := range s.attached {
+		f := a.stdout
+		if stderr {
+			f = a.stderr
+		}
+		if f == nil {
+			continue
+		}
+		if _, err := f.Write(p); err != nil {
+			delete(s.attached, a)
+			a.closeLocked()
+		}
+	}
+}
+
+// attach connects the passed descriptors to the workload: its output goes to them as well as
+// to the log, and their input to its stdin. It ends when the workload ends, the client closes
+// the connection, or the attached stdin ends; with StdinOnce, the first attach with stdin to end
+// closes the workload's stdin.
+func (s *supervisor) attach(conn *net.UnixConn, req request, files []*os.File) {
+	a := &attachment{conn: conn}
+	for i, name := range req.Fds {
+		f, err := pollable(files[i])
+		if err != nil {
+			continue
+		}
+		switch name {
+		case fdStdout:
+			a.stdout = f
+		case fdStderr:
+			a.stderr = f
+		case fdStdin:
+			a.stdin = f
+		default:
+			f.Close()
+		}
+	}
+	s.mu.Lock()
+	if s.exited {
+		a.closeLocked()
+		s.mu.Unlock()
+		return
+	}
+	s.attached[a] = struct{}{}
+	stdin := s.stdin
+	s.mu.Unlock()
+
+	done := make(chan struct{}, 2)
+	go func() {
+		// The client sends terminal sizes until it detaches.
+		dec := json.NewDecoder(conn)
+		for {
+			var size resize
+			if err := dec.Decode(&size); err != nil {
+				break
+			}
+			if s.master != nil {
+				_ = setWinsize(s.master, size.Width, size.Height)
+			}
+		}
+		done <- struct{}{}
+	}()
+	if a.stdin != nil && stdin != nil {
+		go func() {
+			_, _ = io.Copy(stdin, a.stdin)
+			done <- struct{}{}
+		}()
+	}
+	<-done
+	s.mu.Lock()
+	delete(s.attached, a)
+	a.closeLocked()
+	if a.stdin != nil && s.stdin != nil && s.rec.Config.StdinOnce {
+		s.closeStdinLocked()
+	}
+	s.mu.Unlock()
+}
+
+// closeStdinLocked ends the workload's input: closes its stdin pipe, or, on a terminal (whose
+// master also carries the output), sends end-of-file (^D).
+func (s *supervisor) closeStdinLocked() {
+	if s.rec.Config.TTY {
+		_, _ = s.stdin.Write([]byte{4})
+	} else {
+		s.stdin.Close()
+	}
+	s.stdin = nil
+}

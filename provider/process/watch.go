@@ -1,0 +1,127 @@
+package process
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+
+	"github.com/vk-static/vk-static/lifecycle"
+)
+
+// watch is the runtime's connection to a running container's supervisor: the supervisor
+// closes it after recording the workload's end (or the kernel does when the supervisor dies).
+type watch struct {
+	id, sandboxID string
+	labels        map[string]string
+	conn          net.Conn
+	reader        io.Reader
+	// cmd is the supervisor when this agent started it (it is our child and must be reaped);
+	// nil for a supervisor taken up after a restart.
+	cmd  *exec.Cmd
+	done chan struct{} // closed once the end is recorded
+}
+
+func (r *Runtime) watchOf(id string) *watch {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.watches[id]
+}
+
+// track registers w and waits, in a goroutine, for its end.
+func (r *Runtime) track(w *watch) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		w.conn.Close()
+		return
+	}
+	r.watches[w.id] = w
+	r.wg.Add(1)
+	r.mu.Unlock()
+	go func() {
+		defer r.wg.Done()
+		_, _ = io.Copy(io.Discard, w.reader)
+		r.mu.Lock()
+		closed := r.closed
+		r.mu.Unlock()
+		if closed {
+			return // Close: the container runs on; the next Runtime takes it up
+		}
+		if w.cmd != nil {
+			_ = w.cmd.Wait() // the supervisor exits right after closing its watches
+		}
+		r.concludeLost(context.Background(), w.id, "the supervisor ended without recording the container's end")
+		r.mu.Lock()
+		delete(r.watches, w.id)
+		r.mu.Unlock()
+		close(w.done)
+		r.emit(lifecycle.ContainerEvent{ContainerID: w.id, SandboxID: w.sandboxID, Type: lifecycle.ContainerExitedEvent, Labels: w.labels})
+	}()
+}
+
+// concludeLost handles a supervisor that is gone: if it did not record the workload's end, the
+// workload (if its pid still is it) is killed and the container recorded Exited with
+// ReasonSupervisorLost (StartError if it never started).
+func (r *Runtime) concludeLost(ctx context.Context, id, why string) {
+	dir := r.containerDir(id)
+	st, err := readState(dir)
+	if err != nil || (st != nil && st.State == stateExited) {
+		return
+	}
+	if st == nil {
+		r.recordStartError(dir, errors.New(why))
+		return
+	}
+	if sameProcess(st.Pid, st.PidStartTime) == nil {
+		_ = syscall.Kill(-st.Pid, syscall.SIGKILL)
+		why += fmt.Sprintf("; its processes (group %d) were killed", st.Pid)
+	}
+	st.State, st.FinishedAt = stateExited, r.clock.Now()
+	st.ExitCode, st.Reason, st.Message = supervisorLostExitCode, ReasonSupervisorLost, why
+	if err := writeJSONAtomic(filepath.Join(dir, stateFile), st); err != nil {
+		logger(ctx).Error(err, "Recording a lost supervisor", "container", id)
+	}
+	logger(ctx).Info("Container's supervisor lost", "container", id, "message", why)
+}
+
+// adoptAll takes up watching every container recorded as running: after an agent restart,
+// their supervisors still run them.
+func (r *Runtime) adoptAll() error {
+	ids, err := r.listIDs(containersDir)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		rec, err := r.loadContainer(id)
+		if err != nil {
+			continue
+		}
+		st, err := readState(r.containerDir(id))
+		if err != nil || st == nil || st.State != stateRunning {
+			continue
+		}
+		r.adopt(rec)
+	}
+	return nil
+}
+
+func (r *Runtime) adopt(rec *containerRecord) {
+	conn, err := dialSupervisor(r.containerDir(rec.ID))
+	if err == nil {
+		err = sendRequest(conn, request{Op: opWatch}, nil)
+		if err != nil {
+			conn.Close()
+		}
+	}
+	if err != nil {
+		r.concludeLost(context.Background(), rec.ID, fmt.Sprintf("the supervisor is gone (%v) without recording the container's end", err))
+		return
+	}
+	r.track(&watch{id: rec.ID, sandboxID: rec.SandboxID, labels: rec.Config.Labels, conn: conn, reader: bufio.NewReader(conn), done: make(chan struct{})})
+}
