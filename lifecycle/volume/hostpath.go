@@ -61,7 +61,8 @@ func (m *Manager) hostPathRefusal(field, path, resolved string) *FieldError {
 
 // resolveExisting resolves the symlinks of the longest existing leading part of the clean
 // absolute path p and appends the rest: a DirectoryOrCreate path that does not exist yet is
-// judged by where it will be created.
+// judged by where it will be created. A dangling symlink on the way is an error: the path
+// would lead wherever its target is created later.
 func resolveExisting(p string) (string, error) {
 	var rest []string
 	cur := p
@@ -72,6 +73,12 @@ func resolveExisting(p string) (string, error) {
 		}
 		if !errors.Is(err, fs.ErrNotExist) {
 			return "", err
+		}
+		if _, lerr := os.Lstat(cur); lerr == nil {
+			// cur exists but does not resolve: a link to nothing. Where it leads is not
+			// known until its target appears, so it cannot be judged now.
+			target, _ := os.Readlink(cur)
+			return "", fmt.Errorf("%s is a symlink to %q, which does not exist", cur, target)
 		}
 		parent := filepath.Dir(cur)
 		if parent == cur {

@@ -170,6 +170,19 @@ func TestMounts(t *testing.T) {
 	assert.Empty(t, entries)
 }
 
+func TestMountsNamesTheContainersField(t *testing.T) {
+	pod := testPod()
+	pod.Spec.InitContainers = []corev1.Container{{Name: "init"}}
+	pod.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debug"}}}
+	for name, want := range map[string]string{
+		"app": "spec.containers[0]", "init": "spec.initContainers[0]", "debug": "spec.ephemeralContainers[0]", "gone": `container "gone"`,
+	} {
+		c := &corev1.Container{Name: name, VolumeMounts: []corev1.VolumeMount{{Name: "x", MountPath: "/x"}}}
+		_, err := Mounts(pod, c, Volumes{}, nil)
+		assert.ErrorContains(t, err, want+`.volumeMounts[0].name "x": no volume of that name`)
+	}
+}
+
 func TestMountsSubPathDirectoryTakesTheVolumeMode(t *testing.T) {
 	te := newTestEnv(t, Config{})
 	pod := testPod(vol("scratch", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}))

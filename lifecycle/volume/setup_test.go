@@ -154,12 +154,6 @@ func TestSetupKinds(t *testing.T) {
 		wantWarns: []string{"spec.volumes[0] (creds): " + noTmpfs},
 		check:     onlyReserved,
 	}, {
-		name:      "secret without the right to mount",
-		volume:    vol("creds", corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "creds"}}),
-		cfg:       Config{CanMount: false},
-		wantDir:   "kubernetes.io~secret/creds",
-		wantWarns: []string{"spec.volumes[0] (creds): " + noTmpfs},
-	}, {
 		name: "downwardAPI",
 		volume: vol("info", corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
 			{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}},
@@ -281,7 +275,11 @@ func TestSetupRefusals(t *testing.T) {
 	outside := t.TempDir()
 	require.NoError(t, os.Symlink(outside, filepath.Join(allowed, "escape")))
 	require.NoError(t, os.WriteFile(filepath.Join(allowed, "file"), nil, 0o644))
-	objs := []runtime.Object{configMap("cfg", map[string]string{"a": "A"}), secret("creds", map[string]string{"u": "U"})}
+	require.NoError(t, os.Symlink(filepath.Join(outside, "later"), filepath.Join(allowed, "dangling")))
+	objs := []runtime.Object{
+		configMap("cfg", map[string]string{"a": "A"}), secret("creds", map[string]string{"u": "U"}),
+		configMap("odd", map[string]string{"..hidden": "x"}), // the API server would refuse this key
+	}
 
 	type kind int
 	const (
@@ -345,6 +343,9 @@ func TestSetupRefusals(t *testing.T) {
 		{name: "hostPath unknown type", kind: refusal,
 			volumes: []corev1.Volume{vol("h", corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: allowed, Type: ptr(corev1.HostPathType("Fifo"))}})},
 			want:    `spec.volumes[0].hostPath.type "Fifo": unknown hostPath type`},
+		{name: "hostPath through a dangling symlink", kind: retry,
+			volumes: []corev1.Volume{vol("h", corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: filepath.Join(allowed, "dangling/x"), Type: ptr(corev1.HostPathDirectoryOrCreate)}})},
+			want:    `spec.volumes[0].hostPath.path "` + filepath.Join(allowed, "dangling/x") + `": resolving symlinks: ` + filepath.Join(allowed, "dangling") + ` is a symlink to "` + filepath.Join(outside, "later") + `", which does not exist`},
 		{name: "hostPath Directory missing", kind: retry,
 			volumes: []corev1.Volume{vol("h", corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: filepath.Join(allowed, "none"), Type: ptr(corev1.HostPathDirectory)}})},
 			want:    "spec.volumes[0].hostPath.type Directory: hostPath type check failed: " + filepath.Join(allowed, "none") + " is not a directory"},
@@ -383,6 +384,9 @@ func TestSetupRefusals(t *testing.T) {
 			volumes: []corev1.Volume{vol("p", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
 				{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "absent"}}}}}})},
 			want: "spec.volumes[0].projected.sources[0].secret: Secret ns/absent not found"},
+		{name: "a key that cannot be a file name", kind: retry,
+			volumes: []corev1.Volume{vol("c", corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "odd"}}})},
+			want:    `spec.volumes[0].configMap: ConfigMap ns/odd key "..hidden" cannot be a file name: must not start with '..'`},
 		{name: "item path with ..", kind: refusal,
 			volumes: []corev1.Volume{vol("c", corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: cmRef,
 				Items: []corev1.KeyToPath{{Key: "a", Path: "x/../../etc/passwd"}}}})},
@@ -464,6 +468,10 @@ func TestSetupRefusals(t *testing.T) {
 			}
 		})
 	}
+	// No refused hostPath created anything where its links lead.
+	entries, err := os.ReadDir(outside)
+	require.NoError(t, err)
+	assert.Empty(t, entries)
 }
 
 func TestSetupWithoutAPIServer(t *testing.T) {
@@ -576,4 +584,23 @@ func TestConcurrentCallsForOnePod(t *testing.T) {
 	require.NoError(t, te.m.Teardown(ctx, pod.UID))
 	require.NoError(t, te.m.Teardown(ctx, other.UID))
 	assert.Empty(t, te.m.locks.locks, "no lock left behind")
+}
+
+func TestNewChecksTheConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{name: "no PodsDir", cfg: Config{}, want: `volume: PodsDir "" must be an absolute path`},
+		{name: "relative PodsDir", cfg: Config{PodsDir: "pods"}, want: `volume: PodsDir "pods" must be an absolute path`},
+		{name: "relative allowed host path", cfg: Config{PodsDir: t.TempDir(), AllowedHostPaths: []string{"srv"}},
+			want: `volume: allowed host path "srv" must be absolute`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(tt.cfg)
+			assert.EqualError(t, err, tt.want)
+		})
+	}
 }
