@@ -44,6 +44,8 @@ func validatePayloadPath(p string) error {
 		return errors.New("must be a relative path")
 	case len(p) > maxPathLength:
 		return fmt.Errorf("must be at most %d characters", maxPathLength)
+	case filepath.Clean(p) == ".":
+		return errors.New("must name a file, not the volume itself")
 	}
 	elems := strings.Split(p, "/")
 	for _, e := range elems {

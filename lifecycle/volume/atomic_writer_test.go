@@ -119,7 +119,7 @@ func TestWriteAtomicCleansUpAfterACrash(t *testing.T) {
 }
 
 func TestWriteAtomicRefusesBadPaths(t *testing.T) {
-	for _, p := range []string{"", "/abs", "../up", "a/../../up", "..data", "..hidden/x"} {
+	for _, p := range []string{"", ".", "./", "/abs", "../up", "a/../../up", "..data", "..hidden/x", strings.Repeat("x", 256)} {
 		dir := t.TempDir()
 		_, err := writeAtomic(dir, payload{p: {Data: []byte("x"), Mode: 0o644}}, testNow)
 		assert.Error(t, err, "path %q", p)

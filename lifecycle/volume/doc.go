@@ -27,7 +27,10 @@
 //     downwardAPI and projected volumes are on tmpfs, as the kubelet wraps them in a memory
 //     emptyDir, so secrets do not reach the disk (where tmpfs is possible).
 //   - Refresh is the kubelet's periodic remount of those volumes: a new version only when the
-//     content changed.
+//     content changed, and only of volumes Setup made (a Refresh after Teardown makes nothing).
+//   - Mounts: configMap, secret, downwardAPI and projected mounts are read-only, as the
+//     kubelet's; a subPath (or expanded subPathExpr) is resolved inside its volume, symlinks
+//     followed only while they stay in it, and created as a directory when missing.
 //
 // Refused, each with a *FieldError naming the field and saying what to do: every other volume
 // kind (persistentVolumeClaim, csi, nfs, ephemeral, image, ...), projected

@@ -76,8 +76,9 @@ func (m *Manager) setupVolume(ctx context.Context, pod *corev1.Pod, i int, in do
 
 // Refresh rewrites pod's configMap, secret, downwardAPI and projected volumes whose content
 // changed — the kubelet's periodic remount of these volumes, for the caller's periodic pod
-// sync. An unchanged volume is not written at all (no new data directory). It reports whether
-// any volume changed. On error the volume keeps its previous content.
+// sync. An unchanged volume is not written at all (no new data directory); a volume Setup has
+// not made yet is left to Setup. It reports whether any volume changed. On error the volume
+// keeps its previous content.
 func (m *Manager) Refresh(ctx context.Context, pod *corev1.Pod, facts env.PodFacts, allocatable corev1.ResourceList) (bool, error) {
 	if err := checkUID(pod.UID); err != nil {
 		return false, err
@@ -92,7 +93,11 @@ func (m *Manager) Refresh(ctx context.Context, pod *corev1.Pod, facts env.PodFac
 	changed := false
 	var errs []error
 	for i := range pod.Spec.Volumes {
-		if _, ok := apiVolumeKind(&pod.Spec.Volumes[i]); !ok {
+		v := &pod.Spec.Volumes[i]
+		kind, ok := apiVolumeKind(v)
+		// A volume Setup has not made (or Teardown removed) is not Refresh's to make: a
+		// Refresh racing a Teardown would otherwise leave a directory, or a tmpfs, behind.
+		if !ok || !hasData(m.volumeDir(pod.UID, kind.plugin, v.Name)) {
 			continue
 		}
 		_, c, _, err := m.writeAPIVolume(ctx, pod, i, in, false)

@@ -575,9 +575,15 @@ func TestConcurrentCallsForOnePod(t *testing.T) {
 		}()
 	}
 	for range 30 {
-		// Refresh after a Teardown finds no directory and makes it again; nothing may fail.
 		require.NoError(t, <-done)
 	}
+	// Refresh after a Teardown makes nothing again.
+	require.NoError(t, te.m.Teardown(ctx, pod.UID))
+	changed, err := te.m.Refresh(ctx, pod, env.PodFacts{}, nil)
+	require.NoError(t, err)
+	assert.False(t, changed)
+	assert.NoDirExists(t, te.m.volumesDir(pod.UID))
+
 	vols, _, err := te.m.Setup(ctx, pod, env.PodFacts{}, nil)
 	require.NoError(t, err)
 	assert.Equal(t, "A", readFile(t, filepath.Join(vols["conf"], "a")))
