@@ -74,6 +74,9 @@ func New(cfg Config) (*Agent, error) {
 			corev1.EventSource{Component: "vk-static", Host: cfg.NodeName}, node.EventRecorderOptions{Metrics: metrics})
 		recorder = events
 		a.components = append(a.components, events)
+		if u, ok := cfg.Provider.(EventRecorderUser); ok {
+			u.UseEventRecorder(recorder)
+		}
 	}
 	// Its logger is Run's, set before anything can report.
 	a.problems = &node.NodeProblemReporter{NodeName: cfg.NodeName, Recorder: recorder, Metrics: metrics}

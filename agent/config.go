@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
 
 	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/node/api"
@@ -65,6 +66,13 @@ type Config struct {
 // allocatable, addresses, a taint that keeps real workloads off a simulator).
 type NodeConfigurer interface {
 	ConfigureNode(*corev1.Node)
+}
+
+// EventRecorderUser is implemented by providers that post events about the pods they run
+// (Killing, BackOff, Unhealthy, FailedMount): New gives them the agent's recorder, before
+// anything runs. Standalone there is no recorder and they are not called.
+type EventRecorderUser interface {
+	UseEventRecorder(record.EventRecorder)
 }
 
 func (c *Config) validate() error {

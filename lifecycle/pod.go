@@ -31,7 +31,7 @@ func (p *Provider) statusInput() statusInput {
 
 // factsLocked is what the downward API reads that the pod object does not hold.
 func (p *Provider) factsLocked(st *podState) env.PodFacts {
-	f := env.PodFacts{HostIPs: p.cfg.NodeIPs, PodIPs: p.cfg.NodeIPs}
+	f := env.PodFacts{HostIPs: p.cfg.NodeIPs, PodIPs: p.cfg.NodeIPs, Allocatable: p.cfg.Allocatable, VolumeDirs: st.volumes}
 	if len(f.HostIPs) > 0 {
 		f.HostIP, f.PodIP = f.HostIPs[0], f.HostIPs[0]
 	}

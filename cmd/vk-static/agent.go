@@ -8,14 +8,12 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/agent"
 	"github.com/vk-static/vk-static/internal/version"
-	"github.com/vk-static/vk-static/provider/mock"
 )
 
 // runAgent turns the options into an agent.Config and runs the agent (with the kubelet API
@@ -24,12 +22,12 @@ import (
 func runAgent(ctx context.Context, o *options) error {
 	logger := klog.FromContext(ctx)
 	registry := prometheus.NewRegistry()
-	cfg, err := agentConfig(o, registry)
-	if err != nil {
-		return err
-	}
 	if err := os.MkdirAll(o.RootDir, 0o750); err != nil {
 		return fmt.Errorf("--root-dir: %w", err)
+	}
+	cfg, provider, err := agentConfig(ctx, o, registry)
+	if err != nil {
+		return err
 	}
 	a, err := agent.New(cfg)
 	if err != nil {
@@ -38,7 +36,7 @@ func runAgent(ctx context.Context, o *options) error {
 	if _, why := o.kubeletAPI(); why != "" {
 		logger.Info("Not serving the kubelet API", "reason", why)
 	}
-	components := []agent.Component{a}
+	components := append([]agent.Component{a}, provider.components...)
 	if limiter := applyMemoryLimit(o, logger); limiter != nil {
 		components = append(components, limiter)
 	}
@@ -50,15 +48,17 @@ func runAgent(ctx context.Context, o *options) error {
 			ready:     a.Ready(),
 		})
 	}
-	logger.Info("vk-static", "version", version.Version, "provider", o.Provider)
+	logger.Info("vk-static", "version", version.Version, "provider", providerSummary(o))
 	return agent.RunAll(ctx, components...)
 }
 
-// agentConfig is the agent the options describe, its metrics registered with registry.
-func agentConfig(o *options, registry prometheus.Registerer) (agent.Config, error) {
+// agentConfig is the agent the options describe, its metrics registered with registry, and the
+// provider with what must run beside the agent.
+func agentConfig(ctx context.Context, o *options, registry prometheus.Registerer) (agent.Config, builtProvider, error) {
+	var none builtProvider
 	nodeName, err := o.nodeName()
 	if err != nil {
-		return agent.Config{}, err
+		return agent.Config{}, none, err
 	}
 	nodeIP := o.NodeIP
 	if nodeIP == "" {
@@ -66,21 +66,16 @@ func agentConfig(o *options, registry prometheus.Registerer) (agent.Config, erro
 	}
 	taints, err := o.taints()
 	if err != nil {
-		return agent.Config{}, err
+		return agent.Config{}, none, err
 	}
 	header, err := o.manifestHeader()
 	if err != nil {
-		return agent.Config{}, err
-	}
-	provider, err := mock.New(mock.Config{NodeName: nodeName, InternalIP: nodeIP, Pods: *resource.NewQuantity(int64(o.MaxPods), resource.DecimalSI)})
-	if err != nil {
-		return agent.Config{}, err
+		return agent.Config{}, none, err
 	}
 	n := agent.NewNode(nodeName, nodeIP, o.NodeLabels)
 	n.Spec.Taints = taints
 	cfg := agent.Config{
 		NodeName:                  nodeName,
-		Provider:                  provider,
 		PodManifestPath:           o.PodManifestPath,
 		FileCheckFrequency:        o.FileCheckFrequency,
 		ManifestURL:               o.ManifestURL,
@@ -96,15 +91,20 @@ func agentConfig(o *options, registry prometheus.Registerer) (agent.Config, erro
 	cfg.API, _ = o.kubeletAPI()
 	if o.Kubeconfig != "" {
 		if cfg.Client, err = newClient(o, o.KubeAPIQPS, o.KubeAPIBurst); err != nil {
-			return agent.Config{}, err
+			return agent.Config{}, none, err
 		}
 		// Events get their own rate limit, as with the kubelet's --event-qps: they must never
 		// use up the budget of status writes.
 		if cfg.EventClient, err = newClient(o, o.EventQPS, o.EventBurst); err != nil {
-			return agent.Config{}, err
+			return agent.Config{}, none, err
 		}
 	}
-	return cfg, nil
+	provider, err := buildProvider(ctx, o, nodeName, nodeIP, n, cfg.Client)
+	if err != nil {
+		return agent.Config{}, none, err
+	}
+	cfg.Provider = provider.provider
+	return cfg, provider, nil
 }
 
 func newClient(o *options, qps float32, burst int32) (kubernetes.Interface, error) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ func registeredNode(t *testing.T, args ...string) *corev1.Node {
 	require.NoError(t, testenv.WriteKubeconfig(kubeconfig, &rest.Config{Host: "https://127.0.0.1:1"}))
 	o, err := parse(t, append([]string{"--hostname-override", "node-a", "--kubeconfig", kubeconfig, "--root-dir", t.TempDir()}, args...)...)
 	require.NoError(t, err)
-	cfg, err := agentConfig(o, prometheus.NewRegistry())
+	cfg, _, err := agentConfig(context.Background(), o, prometheus.NewRegistry())
 	require.NoError(t, err)
 	client := fake.NewClientset()
 	cfg.Client, cfg.EventClient = client, client
@@ -56,7 +57,7 @@ func registeredNode(t *testing.T, args ...string) *corev1.Node {
 func TestRegisteredNode(t *testing.T) {
 	port, err := testenv.FreePort()
 	require.NoError(t, err)
-	registered := registeredNode(t, "--register-with-taints", "dedicated=edge:NoSchedule", "--address", "127.0.0.1", "--port", strconv.Itoa(port))
+	registered := registeredNode(t, "--provider", "mock", "--register-with-taints", "dedicated=edge:NoSchedule", "--address", "127.0.0.1", "--port", strconv.Itoa(port))
 
 	want := []corev1.Taint{
 		{Key: "dedicated", Value: "edge", Effect: corev1.TaintEffectNoSchedule},
@@ -66,6 +67,19 @@ func TestRegisteredNode(t *testing.T) {
 		t.Errorf("taints %+v, want %+v", got, want)
 	}
 	assert.Equal(t, int32(port), registered.Status.DaemonEndpoints.KubeletEndpoint.Port) //nolint:gosec // a port
+}
+
+// With the process provider (the default) the Node has the machine's capacity, and allocatable
+// is that minus --system-reserved and --kube-reserved; no taint keeps workloads off.
+func TestProcessProviderNodeHasTheMachinesCapacity(t *testing.T) {
+	registered := registeredNode(t, "--system-reserved", "cpu=100m,memory=100Mi", "--kube-reserved", "memory=28Mi", "--max-pods", "20")
+	capacity, allocatable := registered.Status.Capacity, registered.Status.Allocatable
+	assert.Equal(t, int64(runtime.NumCPU()), capacity.Cpu().Value())
+	assert.Equal(t, int64(20), capacity.Pods().Value())
+	assert.Equal(t, capacity.Cpu().MilliValue()-100, allocatable.Cpu().MilliValue())
+	assert.Equal(t, capacity.Memory().Value()-128<<20, allocatable.Memory().Value())
+	assert.Positive(t, capacity.StorageEphemeral().Value())
+	assert.Empty(t, registered.Spec.Taints)
 }
 
 // --port 0 serves no kubelet API, so the Node advertises none.

@@ -20,9 +20,13 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/internal/version"
+	"github.com/vk-static/vk-static/provider/process"
 )
 
 func main() {
+	// The process provider's container supervisors are this binary, re-executed: before
+	// anything else, become one if asked to.
+	process.RunSupervisorIfRequested()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 

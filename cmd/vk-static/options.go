@@ -49,6 +49,7 @@ type options struct {
 	PodSyncWorkers            int
 	Profiling                 bool
 	MemoryLimit               string
+	Process                   processOptions
 
 	// The kubelet API's TLS, authentication and authorization (kubeletapi.go).
 	TLSCertFile                              string
@@ -75,7 +76,8 @@ func defaultOptions() *options {
 		FileCheckFrequency:        sources.DefaultFileCheckFrequency,
 		HTTPCheckFrequency:        sources.DefaultHTTPCheckFrequency,
 		SyncFrequency:             node.DefaultSyncFrequency,
-		Provider:                  "mock",
+		Provider:                  providerProcess,
+		Process:                   defaultProcessOptions(),
 		RootDir:                   "/var/lib/vk-static",
 		KubeAPIQPS:                50,
 		KubeAPIBurst:              100,
@@ -110,7 +112,6 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.FileCheckFrequency, "file-check-frequency", o.FileCheckFrequency, "How often the manifest directory is re-listed in full (changes are seen at once through inotify).")
 	fs.DurationVar(&o.HTTPCheckFrequency, "http-check-frequency", o.HTTPCheckFrequency, "How often the manifest URL is polled.")
 	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "How often every pod is synced again without an event asking for it (spread by up to half of it): the safety net that repairs what a lost or misleading answer left wrong.")
-	fs.StringVar(&o.Provider, "provider", o.Provider, "What runs pods: mock (an instant simulator).")
 	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "Directory for the agent's and the provider's state.")
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Queries per second to the API server.")
 	fs.Int32Var(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Burst of queries to the API server.")
@@ -124,6 +125,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.PodSyncWorkers, "pod-sync-workers", o.PodSyncWorkers, "Pods synced in parallel.")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve net/http/pprof on the healthz endpoint.")
 	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "The agent's soft memory limit (the Go runtime's, as GOMEMLIMIT sets it, which wins): a quantity such as 256Mi, none, or auto — 32Mi plus 20Ki per --max-pods pod, raised if the live heap outgrows it.")
+	o.addProviderFlags(fs)
 	o.addKubeletAPIFlags(fs)
 }
 
@@ -163,9 +165,7 @@ func (o *options) validate() error {
 			bad(flag, "must be positive, got %s", d)
 		}
 	}
-	if o.Provider != "mock" {
-		bad("provider", "unknown provider %q (available: mock)", o.Provider)
-	}
+	o.validateProvider(bad)
 	if o.RootDir == "" {
 		bad("root-dir", "must not be empty")
 	}

@@ -77,6 +77,9 @@ func Start(cfg Config) (*Agent, error) {
 		"--healthz-bind-address", "127.0.0.1", "--healthz-port", strconv.Itoa(healthzPort),
 		"--pod-manifest-path", a.ManifestDir,
 		"--root-dir", filepath.Join(cfg.Dir, "root"),
+		// The simulator unless the test asks for another provider (Args): most tests are
+		// about the agent, not about what runs the pods.
+		"--provider", "mock",
 	}
 	if cfg.Env != nil {
 		nodeCfg, err := cfg.Env.NodeConfig(cfg.Node)

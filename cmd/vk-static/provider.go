@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/vk-static/vk-static/agent"
+	"github.com/vk-static/vk-static/internal/host"
+	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/lifecycle/env"
+	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider/mock"
+	"github.com/vk-static/vk-static/provider/process"
+)
+
+// providers are the values --provider takes.
+const (
+	providerProcess = "process"
+	providerMock    = "mock"
+)
+
+// processOptions configure --provider process: who runs the containers, which host paths pods
+// may mount, how container logs rotate, and what the node keeps for itself.
+type processOptions struct {
+	DefaultUser          string
+	AllowRoot            bool
+	AllowedHostPaths     []string
+	ContainerLogMaxSize  string
+	ContainerLogMaxFiles int32
+	SystemReserved       map[string]string
+	KubeReserved         map[string]string
+}
+
+func defaultProcessOptions() processOptions {
+	return processOptions{DefaultUser: "nobody", ContainerLogMaxSize: "10Mi", ContainerLogMaxFiles: 5}
+}
+
+func (o *options) addProviderFlags(fs *pflag.FlagSet) {
+	p := &o.Process
+	fs.StringVar(&o.Provider, "provider", o.Provider, "What runs pods: process (each container a supervised host process; command and args say what runs, the image is not pulled) or mock (an instant simulator, for tests and scale).")
+	fs.StringVar(&p.DefaultUser, "process-default-user", p.DefaultUser, "With --provider process: who runs a container whose pod names no user (a user name or uid[:gid]).")
+	fs.BoolVar(&p.AllowRoot, "process-allow-root", p.AllowRoot, "With --provider process: run containers as root (uid 0) when their pod asks for it; without it such pods are refused.")
+	fs.StringSliceVar(&p.AllowedHostPaths, "process-allowed-host-paths", p.AllowedHostPaths, "With --provider process: the host path prefixes hostPath volumes may use; none by default, so hostPath volumes are refused.")
+	fs.StringVar(&p.ContainerLogMaxSize, "container-log-max-size", p.ContainerLogMaxSize, "The size a container's log file reaches before it is rotated.")
+	fs.Int32Var(&p.ContainerLogMaxFiles, "container-log-max-files", p.ContainerLogMaxFiles, "The log files kept per container, the current one included.")
+	fs.StringToStringVar(&p.SystemReserved, "system-reserved", p.SystemReserved, "Resources kept for the system, subtracted from the Node's allocatable: cpu=500m,memory=1Gi,ephemeral-storage=1Gi.")
+	fs.StringToStringVar(&p.KubeReserved, "kube-reserved", p.KubeReserved, "Resources kept for the agent, subtracted from the Node's allocatable, as --system-reserved.")
+}
+
+func (o *options) validateProvider(bad func(flag, format string, args ...any)) {
+	switch o.Provider {
+	case providerProcess, providerMock:
+	default:
+		bad("provider", "unknown provider %q (available: %s, %s)", o.Provider, providerProcess, providerMock)
+	}
+	if q, err := resource.ParseQuantity(o.Process.ContainerLogMaxSize); err != nil || q.Sign() <= 0 {
+		bad("container-log-max-size", "%q is not a positive quantity such as 10Mi", o.Process.ContainerLogMaxSize)
+	}
+	if o.Process.ContainerLogMaxFiles < 2 {
+		bad("container-log-max-files", "must be at least 2 (the current file and one rotated), got %d", o.Process.ContainerLogMaxFiles)
+	}
+	for flag, m := range map[string]map[string]string{"system-reserved": o.Process.SystemReserved, "kube-reserved": o.Process.KubeReserved} {
+		if _, err := reservation(m); err != nil {
+			bad(flag, "%v", err)
+		}
+	}
+	for _, p := range o.Process.AllowedHostPaths {
+		if !filepath.IsAbs(p) {
+			bad("process-allowed-host-paths", "%q is not an absolute path", p)
+		}
+	}
+}
+
+// reservation parses a --system-reserved style map.
+func reservation(m map[string]string) (corev1.ResourceList, error) {
+	out := corev1.ResourceList{}
+	for name, v := range m {
+		switch corev1.ResourceName(name) {
+		case corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage, corev1.ResourcePods:
+		default:
+			return nil, fmt.Errorf("unknown resource %q (cpu, memory, ephemeral-storage, pods)", name)
+		}
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%q: %v", name, v, err)
+		}
+		out[corev1.ResourceName(name)] = q
+	}
+	return out, nil
+}
+
+// builtProvider is the provider the options choose, with what the agent must run beside it.
+type builtProvider struct {
+	provider   node.PodLifecycleHandler
+	components []agent.Component
+}
+
+// buildProvider makes the provider --provider names. The process provider fills in the Node's
+// capacity and allocatable from the machine; client (nil standalone) reads the config maps and
+// secrets API pods use, with the node's identity.
+func buildProvider(ctx context.Context, o *options, nodeName, nodeIP string, n *corev1.Node, client kubernetes.Interface) (builtProvider, error) {
+	if o.Provider == providerMock {
+		p, err := mock.New(mock.Config{NodeName: nodeName, InternalIP: nodeIP, Pods: *resource.NewQuantity(int64(o.MaxPods), resource.DecimalSI)})
+		return builtProvider{provider: p}, err
+	}
+	capacity, err := host.Capacity(o.RootDir, int64(o.MaxPods))
+	if err != nil {
+		return builtProvider{}, fmt.Errorf("--provider process: read the machine's capacity: %w", err)
+	}
+	system, _ := reservation(o.Process.SystemReserved)
+	kube, _ := reservation(o.Process.KubeReserved)
+	allocatable := host.Allocatable(capacity, system, kube)
+	n.Status.Capacity, n.Status.Allocatable = capacity, allocatable
+
+	logMax := resource.MustParse(o.Process.ContainerLogMaxSize)
+	rt, err := process.New(process.Config{
+		StateDir:    filepath.Join(o.RootDir, "process"),
+		DefaultUser: o.Process.DefaultUser,
+		AllowRoot:   o.Process.AllowRoot,
+		LogMaxSize:  logMax.Value(),
+		LogMaxFiles: int(o.Process.ContainerLogMaxFiles),
+		NodeIPs:     []string{nodeIP},
+	})
+	if err != nil {
+		return builtProvider{}, fmt.Errorf("--provider process: %w", err)
+	}
+	cfg := lifecycle.Config{
+		Runtime:          rt,
+		RuntimeName:      providerProcess,
+		RootDir:          o.RootDir,
+		NodeIPs:          []string{nodeIP},
+		Allocatable:      allocatable,
+		AllowedHostPaths: o.Process.AllowedHostPaths,
+		HostPathFlag:     "--process-allowed-host-paths",
+		NodeStats:        (&host.Stats{NodeName: nodeName, RootDir: o.RootDir, StartTime: time.Now()}).Node,
+	}
+	if client != nil {
+		cfg.Objects = env.NewClientGetter(client)
+	}
+	p, err := lifecycle.New(ctx, cfg)
+	if err != nil {
+		return builtProvider{}, err
+	}
+	return builtProvider{provider: p, components: []agent.Component{p}}, nil
+}
+
+// providerSummary names the provider for the start-up line.
+func providerSummary(o *options) string {
+	if o.Provider != providerProcess {
+		return o.Provider
+	}
+	parts := []string{"process", "default user " + o.Process.DefaultUser}
+	if o.Process.AllowRoot {
+		parts = append(parts, "root allowed")
+	}
+	if len(o.Process.AllowedHostPaths) > 0 {
+		parts = append(parts, "host paths under "+strings.Join(o.Process.AllowedHostPaths, ","))
+	}
+	return strings.Join(parts, ", ")
+}
