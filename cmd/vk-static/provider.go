@@ -141,6 +141,9 @@ func buildProvider(ctx context.Context, o *options, nodeName, nodeIP string, n *
 		AllowedHostPaths: o.Process.AllowedHostPaths,
 		HostPathFlag:     "--process-allowed-host-paths",
 		NodeStats:        (&host.Stats{NodeName: nodeName, RootDir: o.RootDir, StartTime: time.Now()}).Node,
+		// The kubelet brings config map, secret and downward API volumes up to date on its
+		// periodic pod sync.
+		VolumeRefresh: o.SyncFrequency,
 	}
 	if client != nil {
 		cfg.Objects = env.NewClientGetter(client)
