@@ -64,7 +64,7 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 			ce = &configError{reason: reasonConfigError, err: err, retry: true}
 		}
 		p.mu.Lock()
-		st.waiting[c.Name] = waitingReason{reason: ce.reason, message: ce.Error()}
+		st.waiting[c.Name] = waitingReason{reason: ce.reason, message: ce.Error(), final: !ce.retry}
 		if ce.retry {
 			p.wakeLocked(uid, p.cfg.Clock.Now().Add(retryAfter))
 		}

@@ -63,6 +63,7 @@ func planPod(st *podState, now time.Time) plan {
 		rec := st.containers[c.Name]
 		if isSidecar(c) {
 			switch {
+			case st.waiting[c.Name].final:
 			case rec == nil || rec.current == nil:
 				p.start = append(p.start, c)
 			case rec.hasExited():
@@ -81,6 +82,7 @@ func planPod(st *podState, now time.Time) plan {
 		}
 		initDone = false
 		switch {
+		case st.waiting[c.Name].final:
 		case rec == nil || rec.current == nil:
 			p.start = append(p.start, c)
 		case rec.hasExited():
@@ -105,6 +107,8 @@ func planPod(st *podState, now time.Time) plan {
 		c := &pod.Spec.Containers[i]
 		rec := st.containers[c.Name]
 		switch {
+		case st.waiting[c.Name].final:
+			finished = false // it never runs: the pod never finishes either
 		case rec == nil || rec.current == nil:
 			p.start = append(p.start, c)
 			finished = false

@@ -41,8 +41,12 @@ type podState struct {
 	status *corev1.PodStatus
 }
 
-// waitingReason is a container's Waiting reason and message.
-type waitingReason struct{ reason, message string }
+// waitingReason is a container's Waiting reason and message; final is set when the spec can
+// never be run as written (no command), so it is not tried again.
+type waitingReason struct {
+	reason, message string
+	final           bool
+}
 
 // containerRecord is one container name of a pod: its current instance, the one before it, and
 // its restart back-off.
