@@ -1,0 +1,70 @@
+package containerlog
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseEntry(t *testing.T) {
+	stamp := time.Date(2016, 10, 20, 18, 39, 20, 576064430, time.UTC)
+	for _, tc := range []struct {
+		name, line string
+		want       entry
+		malformed  bool
+	}{
+		{name: "stdout full", line: "2016-10-20T18:39:20.57606443Z stdout F cri stdout test log\n",
+			want: entry{time: stamp, stream: []byte("stdout"), content: []byte("cri stdout test log")}},
+		{name: "stderr full without newline", line: "2016-10-20T18:39:20.57606443Z stderr F cri stderr test log",
+			want: entry{time: stamp, stream: []byte("stderr"), content: []byte("cri stderr test log")}},
+		{name: "partial", line: "2016-10-20T18:39:20.57606443Z stdout P cri stdout partial test log\n",
+			want: entry{time: stamp, stream: []byte("stdout"), partial: true, content: []byte("cri stdout partial test log")}},
+		{name: "partial with more tags", line: "2016-10-20T18:39:20.57606443Z stdout P:TAG1:TAG2 cri stdout partial test log\n",
+			want: entry{time: stamp, stream: []byte("stdout"), partial: true, content: []byte("cri stdout partial test log")}},
+		{name: "empty content", line: "2016-10-20T18:39:20.57606443Z stdout F \n",
+			want: entry{time: stamp, stream: []byte("stdout"), content: []byte{}}},
+		{name: "content with spaces kept", line: "2016-10-20T18:39:20.57606443Z stdout F  a  b \n",
+			want: entry{time: stamp, stream: []byte("stdout"), content: []byte(" a  b ")}},
+		{name: "zone offset", line: "2016-10-20T13:39:20.57606443-05:00 stdout F x\n",
+			want: entry{time: stamp.In(time.FixedZone("", -5*3600)), stream: []byte("stdout"), content: []byte("x")}},
+		{name: "not CRI", line: "unsupported log format test log\n", malformed: true},
+		{name: "docker JSON", line: `{"log":"x","stream":"stdout","time":"2016-10-20T18:39:20.57606443Z"}` + "\n", malformed: true},
+		{name: "bad stream", line: "2016-10-20T18:39:20.57606443Z stdin F x\n", malformed: true},
+		{name: "bad tag", line: "2016-10-20T18:39:20.57606443Z stdout X x\n", malformed: true},
+		{name: "no tag", line: "2016-10-20T18:39:20.57606443Z stdout\n", malformed: true},
+		{name: "no content separator", line: "2016-10-20T18:39:20.57606443Z stdout F\n", malformed: true},
+		{name: "empty", line: "\n", malformed: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var e entry
+			err := parseEntry([]byte(tc.line), &e)
+			if tc.malformed {
+				require.ErrorIs(t, err, errMalformed)
+				return
+			}
+			require.NoError(t, err)
+			assert.True(t, tc.want.time.Equal(e.time), "time %v, want %v", e.time, tc.want.time)
+			assert.Equal(t, tc.want.time.Format(timeFormatOut), e.time.Format(timeFormatOut), "the zone is kept")
+			assert.Equal(t, string(tc.want.stream), string(e.stream))
+			assert.Equal(t, tc.want.partial, e.partial)
+			assert.Equal(t, string(tc.want.content), string(e.content))
+		})
+	}
+}
+
+func TestAppendEntryParsesBack(t *testing.T) {
+	stamp := time.Date(2024, 1, 2, 3, 4, 5, 600, time.UTC).AppendFormat(nil, timeFormatWrite)
+	line := appendEntry(nil, stamp, streamStderr, true, []byte("hello world"))
+	assert.Equal(t, "2024-01-02T03:04:05.0000006Z stderr P hello world\n", string(line))
+	assert.EqualValues(t, len(line), entrySize(stamp, streamStderr, []byte("hello world")))
+	var e entry
+	require.NoError(t, parseEntry(line, &e))
+	assert.True(t, e.partial)
+	assert.Equal(t, "hello world", string(e.content))
+
+	partial, ok := entryTag(line[:min(len(line), maxHeaderSize)])
+	assert.True(t, ok)
+	assert.True(t, partial)
+}
