@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
+	utilexec "k8s.io/utils/exec"
 
 	"github.com/vk-static/vk-static/node"
 )
@@ -26,6 +28,9 @@ type fakeRuntime struct {
 	cb         func(ContainerEvent)
 	log        []string
 	refuse     string // Admit's answer, "" to admit
+	// execExit is the exit code of an exec whose command is the key (joined by spaces); 0 for
+	// others.
+	execExit map[string]int
 }
 
 type fakeContainer struct {
@@ -206,7 +211,17 @@ func (f *fakeRuntime) NotifyContainers(_ context.Context, cb func(ContainerEvent
 	f.mu.Unlock()
 }
 
-func (f *fakeRuntime) Exec(context.Context, string, []string, node.AttachIO) error { return nil }
+func (f *fakeRuntime) Exec(_ context.Context, id string, cmd []string, _ node.AttachIO) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if c, ok := f.containers[id]; !ok || c.status.State != ContainerRunning {
+		return fmt.Errorf("container %s is not running", id)
+	}
+	if code := f.execExit[strings.Join(cmd, " ")]; code != 0 {
+		return utilexec.CodeExitError{Err: fmt.Errorf("exit %d", code), Code: code}
+	}
+	return nil
+}
 func (f *fakeRuntime) Attach(context.Context, string, node.AttachIO) error         { return nil }
 func (f *fakeRuntime) PortForward(context.Context, string, int32, io.ReadWriteCloser) error {
 	return nil

@@ -283,3 +283,54 @@ func TestActiveDeadlineStopsThePod(t *testing.T) {
 		return s.Phase == corev1.PodFailed && s.Reason == "DeadlineExceeded" && mainState(s, 0).Terminated != nil
 	})
 }
+
+func TestFailingLivenessProbeRestartsTheContainer(t *testing.T) {
+	h := newHarness(t)
+	h.rt.execExit = map[string]int{"check": 1}
+	c := ctr("app", "serve")
+	c.LivenessProbe = &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"check"}}},
+		PeriodSeconds: 5, FailureThreshold: 2,
+	}
+	pod := testPod("u10", corev1.RestartPolicyAlways, c)
+	require.NoError(t, h.p.CreatePod(context.Background(), pod))
+	h.eventually(pod.UID, "running", func(s *corev1.PodStatus) bool { return mainState(s, 0).Running != nil })
+	require.Eventually(t, func() bool {
+		h.clock.Step(5 * time.Second) // a probe period per poll
+		s := h.status(pod.UID)
+		return s.ContainerStatuses[0].RestartCount >= 1 && mainState(s, 0).Running != nil
+	}, 10*time.Second, 20*time.Millisecond, "restarted after two failed probes")
+	last := h.status(pod.UID).ContainerStatuses[0].LastTerminationState.Terminated
+	require.NotNil(t, last)
+	assert.Equal(t, int32(143), last.ExitCode, "stopped with its stop signal")
+	assert.Contains(t, h.rt.calls(), "stop app#0 grace=12s")
+}
+
+func TestReadinessProbeGatesReady(t *testing.T) {
+	h := newHarness(t)
+	h.rt.execExit = map[string]int{"ready?": 1}
+	c := ctr("app", "serve")
+	c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"ready?"}}}, PeriodSeconds: 1}
+	pod := testPod("u11", corev1.RestartPolicyAlways, c)
+	require.NoError(t, h.p.CreatePod(context.Background(), pod))
+	h.eventually(pod.UID, "running, not ready", func(s *corev1.PodStatus) bool {
+		return mainState(s, 0).Running != nil && !s.ContainerStatuses[0].Ready
+	})
+	h.rt.mu.Lock()
+	h.rt.execExit = nil
+	h.rt.mu.Unlock()
+	require.Eventually(t, func() bool {
+		h.clock.Step(time.Second)
+		s := h.status(pod.UID)
+		return s.ContainerStatuses[0].Ready && hasTrue(s, corev1.PodReady)
+	}, 10*time.Second, 20*time.Millisecond)
+}
+
+func hasTrue(s *corev1.PodStatus, typ corev1.PodConditionType) bool {
+	for _, c := range s.Conditions {
+		if c.Type == typ {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
