@@ -17,7 +17,8 @@
 //     symlinks resolved, so /srv/link -> /etc is judged as /etc). type checks as the kubelet:
 //     DirectoryOrCreate makes a 0755 directory, FileOrCreate an empty 0644 file, Directory,
 //     File, Socket, CharDevice and BlockDevice check.
-//   - configMap, secret, downwardAPI, projected (configMap, secret and downwardAPI sources):
+//   - configMap, secret, downwardAPI, projected (configMap, secret and downwardAPI sources,
+//     and serviceAccountToken, below):
 //     files written the kubelet's atomic way — a timestamped ..<ts> directory, a ..data symlink
 //     to it swapped by rename, each top-level name a symlink through ..data — so a reader sees
 //     one version or the next, never a mix. items, paths (relative, no "..") and modes
@@ -26,6 +27,15 @@
 //     FailedMount events); an optional one gives an empty volume or skips the key. Secret,
 //     downwardAPI and projected volumes are on tmpfs, as the kubelet wraps them in a memory
 //     emptyDir, so secrets do not reach the disk (where tmpfs is possible).
+//   - projected serviceAccountToken (every API pod has one, in the kube-api-access-* volume the
+//     ServiceAccount admission adds): a token for the pod's spec.serviceAccountName ("default"
+//     when unset) requested through Config.Tokens (the TokenRequest API, with the node's
+//     identity) as the kubelet's token manager does — the source's audience (none: the API
+//     server's), expirationSeconds (3600 when unset, at least 600), bound to the pod (Kind
+//     Pod, name, UID) — written at the source's path with the volume's defaultMode. Tokens are
+//     cached per namespace, service account, audience, expiration and pod UID; a new one is
+//     requested only when the cached one is older than 80% of its TTL or than 24h (a failed
+//     request keeps a token that has not expired). Teardown forgets the pod's tokens.
 //   - Refresh is the kubelet's periodic remount of those volumes: a new version only when the
 //     content changed, and only of volumes Setup made (a Refresh after Teardown makes nothing).
 //   - Mounts: configMap, secret, downwardAPI and projected mounts are read-only, as the
@@ -33,14 +43,16 @@
 //     followed only while they stay in it, and created as a directory when missing.
 //
 // Refused, each with a *FieldError naming the field and saying what to do: every other volume
-// kind (persistentVolumeClaim, csi, nfs, ephemeral, image, ...), projected
-// serviceAccountToken (no token requests here yet: set automountServiceAccountToken: false),
-// clusterTrustBundle and podCertificate, volumeDevices, mountPropagation other than None,
-// recursiveReadOnly Enabled, hostPaths outside the allowed prefixes, configMap and secret
-// volumes when there is no API server.
+// kind (persistentVolumeClaim, csi, nfs, ephemeral, image, ...), projected clusterTrustBundle
+// and podCertificate, volumeDevices, mountPropagation other than None, recursiveReadOnly
+// Enabled, hostPaths outside the allowed prefixes, and when there is no API server configMap
+// and secret volumes and serviceAccountToken sources (Config.Tokens nil: set
+// automountServiceAccountToken: false).
 //
-// Not done: fsGroup and SELinux relabelling (files keep the agent's owner), the tmpfs
-// noswap option, pod overhead in the tmpfs size, emptyDir hugepages media (refused).
+// Not done: fsGroup and SELinux relabelling (files keep the agent's owner; the kubelet makes a
+// token file 0600 when fsGroup or a fsUser is set), the up to 10 s of random jitter the
+// kubelet's token manager adds to its refresh, the tmpfs noswap option, pod overhead in the
+// tmpfs size, emptyDir hugepages media (refused).
 //
 // Smallest use:
 //
@@ -49,6 +61,7 @@
 //		AllowedHostPaths: []string{"/srv"},
 //		HostPathFlag:     "--process-allowed-host-paths",
 //		Objects:          env.NewClientGetter(client),
+//		Tokens:           volume.NewClientTokenRequester(client),
 //		CanMount:         os.Geteuid() == 0,
 //	})
 //	vols, warnings, err := m.Setup(ctx, pod, facts, allocatable) // warnings: the pod's Events

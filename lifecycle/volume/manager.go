@@ -33,7 +33,12 @@ type Config struct {
 	// Objects reads ConfigMaps and Secrets; nil when there is no API server, and then
 	// volumes that need one are refused.
 	Objects ObjectGetter
-	// Clock names the timestamped data directories of projected volumes. Nil: the real clock.
+	// Tokens requests the service account tokens of projected serviceAccountToken sources
+	// (every API pod has one, in its kube-api-access-* volume); nil when there is no API
+	// server, and then such volumes are refused.
+	Tokens TokenRequester
+	// Clock names the timestamped data directories of projected volumes and ages the cached
+	// tokens. Nil: the real clock.
 	Clock clock.Clock
 	// CanMount says whether tmpfs can be mounted here (root in the initial user namespace).
 	// When false, an emptyDir with medium Memory is a plain directory, with a warning.
@@ -47,6 +52,7 @@ type Manager struct {
 	allowedHosts []string
 	hostPathFlag string
 	objects      ObjectGetter
+	tokens       *tokenCache
 	clock        clock.Clock
 	canMount     bool
 	locks        podLocks
@@ -86,6 +92,7 @@ func New(cfg Config) (*Manager, error) {
 		allowedHosts: allowed,
 		hostPathFlag: flag,
 		objects:      cfg.Objects,
+		tokens:       newTokenCache(cfg.Tokens, clk),
 		clock:        clk,
 		canMount:     cfg.CanMount,
 		locks:        newPodLocks(),

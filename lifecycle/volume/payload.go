@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -173,7 +174,7 @@ func apiVolumeKind(v *corev1.Volume) (apiVolume, bool) {
 	case v.Projected != nil:
 		secret := false
 		for _, s := range v.Projected.Sources {
-			secret = secret || s.Secret != nil
+			secret = secret || s.Secret != nil || s.ServiceAccountToken != nil
 		}
 		return apiVolume{plugin: pluginProjected, memory: true, secretData: secret}, true
 	}
@@ -262,15 +263,73 @@ func (m *Manager) projectedPayload(ctx context.Context, pod *corev1.Pod, i int, 
 				return nil, err
 			}
 		case s.ServiceAccountToken != nil:
-			return nil, refuse(sf+".serviceAccountToken", "",
-				"service account tokens are not supported on this node yet (it requests no tokens); set automountServiceAccountToken: false on the pod (or its service account) and do not project tokens")
+			if err := m.tokenPayload(ctx, out, pod, sf+".serviceAccountToken", s.ServiceAccountToken, mode); err != nil {
+				return nil, err
+			}
 		case s.ClusterTrustBundle != nil:
-			return nil, refuse(sf+".clusterTrustBundle", "", "not supported on this node (supported projected sources: configMap, secret, downwardAPI)")
+			return nil, refuse(sf+".clusterTrustBundle", "", "not supported on this node (supported projected sources: configMap, secret, downwardAPI, serviceAccountToken)")
 		case s.PodCertificate != nil:
-			return nil, refuse(sf+".podCertificate", "", "not supported on this node (supported projected sources: configMap, secret, downwardAPI)")
+			return nil, refuse(sf+".podCertificate", "", "not supported on this node (supported projected sources: configMap, secret, downwardAPI, serviceAccountToken)")
 		default:
-			return nil, refuse(sf, "", "no source set, or one this node does not know (supported: configMap, secret, downwardAPI)")
+			return nil, refuse(sf, "", "no source set, or one this node does not know (supported: configMap, secret, downwardAPI, serviceAccountToken)")
 		}
 	}
 	return out, nil
+}
+
+// The API's defaults and bounds for a projected token's expirationSeconds.
+const (
+	defaultTokenExpirationSeconds int64 = 60 * 60
+	minTokenExpirationSeconds     int64 = 10 * 60
+	maxTokenExpirationSeconds     int64 = 1 << 32
+)
+
+// defaultServiceAccount is the API's default for spec.serviceAccountName.
+const defaultServiceAccount = "default"
+
+// tokenPayload projects a service account token as the kubelet's projected volume does: a
+// token for the pod's service account, bound to the pod, for the source's audience (none: the
+// API server's own), written at the source's path with the volume's defaultMode. The token
+// comes from the cache unless it is due for a refresh.
+func (m *Manager) tokenPayload(ctx context.Context, out payload, pod *corev1.Pod, field string,
+	src *corev1.ServiceAccountTokenProjection, mode os.FileMode) error {
+	if m.tokens.requester == nil {
+		return refuse(field, "", "service account tokens are requested from the API server with the node's identity, "+
+			"and this agent runs without one; set automountServiceAccountToken: false on the pod and do not project tokens")
+	}
+	if err := itemPath(field+".path", src.Path); err != nil {
+		return err
+	}
+	expiration := defaultTokenExpirationSeconds
+	if src.ExpirationSeconds != nil {
+		expiration = *src.ExpirationSeconds
+	}
+	if expiration < minTokenExpirationSeconds || expiration > maxTokenExpirationSeconds {
+		return refuse(field+".expirationSeconds", strconv.FormatInt(expiration, 10),
+			"must be between %d (10 minutes) and %d", minTokenExpirationSeconds, maxTokenExpirationSeconds)
+	}
+	sa := pod.Spec.ServiceAccountName
+	if sa == "" {
+		sa = defaultServiceAccount
+	}
+	var audiences []string
+	if src.Audience != "" {
+		audiences = []string{src.Audience}
+	}
+	key := tokenKey{namespace: pod.Namespace, serviceAccount: sa, audience: src.Audience,
+		expirationSeconds: expiration, podUID: pod.UID}
+	token, err := m.tokens.token(ctx, key, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{
+			Audiences:         audiences,
+			ExpirationSeconds: &expiration,
+			BoundObjectRef: &authenticationv1.BoundObjectReference{
+				Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID,
+			},
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", field, err)
+	}
+	out[src.Path] = projectedFile{Data: []byte(token), Mode: mode}
+	return nil
 }

@@ -421,11 +421,11 @@ func TestSetupRefusals(t *testing.T) {
 		{name: "downwardAPI item with no reference", kind: refusal,
 			volumes: []corev1.Volume{vol("d", corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{{Path: "x"}}}})},
 			want:    `spec.volumes[0].downwardAPI.items[0]: must set fieldRef or resourceFieldRef`},
-		{name: "projected serviceAccountToken", kind: refusal,
+		{name: "projected serviceAccountToken without a token requester", kind: refusal,
 			volumes: []corev1.Volume{vol("kube-api-access", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
 				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: cmRef}},
 				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token"}}}}})},
-			want: "spec.volumes[0].projected.sources[1].serviceAccountToken: service account tokens are not supported on this node yet (it requests no tokens); set automountServiceAccountToken: false"},
+			want: "spec.volumes[0].projected.sources[1].serviceAccountToken: service account tokens are requested from the API server with the node's identity, and this agent runs without one; set automountServiceAccountToken: false"},
 		{name: "projected clusterTrustBundle", kind: refusal,
 			volumes: []corev1.Volume{vol("p", corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
 				{ClusterTrustBundle: &corev1.ClusterTrustBundleProjection{Path: "b"}}}}})},

@@ -17,13 +17,17 @@ import (
 // a symlink (a link a container planted in an emptyDir is removed, not its target), never
 // descends into another file system (a mount it could not undo stops it, with an error,
 // before anything under the mount is touched), and never touches hostPath volumes, which are
-// not there. Tearing down a pod with no volumes directory is not an error.
+// not there. Tearing down a pod with no volumes directory is not an error. The pod's cached
+// service account tokens are forgotten.
 func (m *Manager) Teardown(ctx context.Context, uid types.UID) error {
 	if err := checkUID(uid); err != nil {
 		return err
 	}
 	unlock := m.locks.lock(uid)
 	defer unlock()
+	// The pod is gone: its tokens will not be asked for again (the kubelet's
+	// DeleteServiceAccountToken). A pod set up again after a failed Teardown gets new ones.
+	m.tokens.forget(uid)
 
 	root := m.volumesDir(uid)
 	rootInfo, err := os.Lstat(root)

@@ -1,0 +1,31 @@
+package volume
+
+import (
+	"context"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// TokenRequester asks the API server for service account tokens with the node's identity
+// (the TokenRequest API, as the kubelet's token manager does). The Node authorizer lets a
+// node request a token only for a service account that a pod bound to it uses, bound to that
+// pod.
+type TokenRequester interface {
+	// RequestToken creates a token for serviceAccount in namespace, bound to the pod.
+	RequestToken(ctx context.Context, namespace, serviceAccount string, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error)
+}
+
+// NewClientTokenRequester requests tokens through c (serviceaccounts/<name>/token).
+func NewClientTokenRequester(c kubernetes.Interface) TokenRequester {
+	return clientTokenRequester{client: c}
+}
+
+type clientTokenRequester struct {
+	client kubernetes.Interface
+}
+
+func (r clientTokenRequester) RequestToken(ctx context.Context, namespace, serviceAccount string, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+	return r.client.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, serviceAccount, req, metav1.CreateOptions{})
+}
