@@ -11,6 +11,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/vk-static/vk-static/lifecycle/env"
+	"github.com/vk-static/vk-static/lifecycle/volume"
 )
 
 // Config is what New needs. Runtime, RuntimeName and RootDir are required.
@@ -31,6 +32,9 @@ type Config struct {
 	// Objects reads the config maps and secrets an API pod's env and volumes use, with the
 	// node's identity; nil without an API server (static pods cannot use them).
 	Objects env.ObjectGetter
+	// Tokens requests the service account tokens of API pods' projected volumes (their
+	// kube-api-access-* volume) with the node's identity; nil without an API server.
+	Tokens volume.TokenRequester
 	// AllowedHostPaths are the prefixes hostPath volumes must be under; HostPathFlag is the
 	// flag that sets them, named in refusals.
 	AllowedHostPaths []string

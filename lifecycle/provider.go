@@ -58,6 +58,7 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 		AllowedHostPaths: cfg.AllowedHostPaths,
 		HostPathFlag:     cfg.HostPathFlag,
 		Objects:          cfg.Objects,
+		Tokens:           cfg.Tokens,
 		Clock:            cfg.Clock,
 		CanMount:         canMount(),
 	})

@@ -16,6 +16,7 @@ import (
 	"github.com/vk-static/vk-static/internal/host"
 	"github.com/vk-static/vk-static/lifecycle"
 	"github.com/vk-static/vk-static/lifecycle/env"
+	"github.com/vk-static/vk-static/lifecycle/volume"
 	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/provider/mock"
 	"github.com/vk-static/vk-static/provider/process"
@@ -147,6 +148,7 @@ func buildProvider(ctx context.Context, o *options, nodeName, nodeIP string, n *
 	}
 	if client != nil {
 		cfg.Objects = env.NewClientGetter(client)
+		cfg.Tokens = volume.NewClientTokenRequester(client)
 	}
 	p, err := lifecycle.New(ctx, cfg)
 	if err != nil {
