@@ -24,10 +24,11 @@
 // retained history (the rotated files, oldest first, then the current one) and shape it with
 // node.ContainerLogOpts as the kubelet shapes a log:
 //
-//   - since (SinceSeconds or SinceTime, the later of the two) leaves out lines whose time is
-//     before it;
-//   - Tail starts that many lines before the end; a line is counted whole, however many "P"
-//     entries it was cut into (the kubelet counts entries, so its tail may start mid-line);
+//   - since (SinceSeconds or SinceTime, the later of the two) leaves out lines whose time (their
+//     first entry's) is before it;
+//   - Tail then keeps the last that many of the lines left; a line is counted whole, however
+//     many "P" entries it was cut into (the kubelet counts entries, so its tail may start
+//     mid-line, and applies tail before since, which differs only if the clock went back);
 //   - LimitBytes ends the output after that many bytes, possibly mid-line;
 //   - Timestamps prefixes each line with its first entry's time, in the kubelet's fixed-width
 //     form (2006-01-02T15:04:05.000000000Z07:00), and a space;
@@ -36,7 +37,9 @@
 //     fsnotify) until the caller's done channel is closed — the container has terminated — and
 //     what was written until then has been read, or until ctx ends.
 //
-// Malformed entries are skipped (logged at V(4)), not fatal, as the kubelet skips them.
+// Malformed entries are skipped (logged at V(4)), not fatal, as the kubelet skips them. Only the
+// CRI format is read, not the Docker JSON one the kubelet also accepts, nor the kubelet's
+// gzipped rotated files. opts.Previous is the caller's to apply: it chooses the path.
 //
 //	rc, err := containerlog.Open(ctx, path, opts, containerExited)
 //	if err != nil { ... }    // a missing log is errors.Is(err, fs.ErrNotExist)

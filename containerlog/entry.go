@@ -95,23 +95,32 @@ func parseTag(tags []byte) (partial, ok bool) {
 	return false, false
 }
 
-// entryTag returns whether the entry whose first bytes are head is partial, without parsing its
-// timestamp: what counting lines from the end of a log needs. head need only hold the entry's
-// header (timestamp, stream and tag).
-func entryTag(head []byte) (partial, ok bool) {
-	_, rest, ok := bytes.Cut(head, []byte{' '})
+// entryHeader reads the tag of the entry whose first bytes are head and, if withTime, its
+// timestamp — what counting lines from the end of a log needs, without the content. head need
+// only hold the entry's header (timestamp, stream and tag).
+func entryHeader(head []byte, withTime bool) (t time.Time, partial, ok bool) {
+	stamp, rest, ok := bytes.Cut(head, []byte{' '})
 	if !ok {
-		return false, false
+		return time.Time{}, false, false
 	}
 	_, rest, ok = bytes.Cut(rest, []byte{' '})
 	if !ok {
-		return false, false
+		return time.Time{}, false, false
 	}
 	tags, _, ok := bytes.Cut(rest, []byte{' '})
 	if !ok {
-		return false, false
+		return time.Time{}, false, false
 	}
-	return parseTag(tags)
+	if partial, ok = parseTag(tags); !ok {
+		return time.Time{}, false, false
+	}
+	if withTime {
+		var err error
+		if t, err = time.Parse(timeFormatRead, string(stamp)); err != nil {
+			return time.Time{}, false, false
+		}
+	}
+	return t, partial, true
 }
 
 // maxHeaderSize bounds an entry's header: a timestamp with a zone offset (35), the stream (6),

@@ -64,7 +64,8 @@ func TestAppendEntryParsesBack(t *testing.T) {
 	assert.True(t, e.partial)
 	assert.Equal(t, "hello world", string(e.content))
 
-	partial, ok := entryTag(line[:min(len(line), maxHeaderSize)])
+	stampTime, partial, ok := entryHeader(line[:min(len(line), maxHeaderSize)], true)
 	assert.True(t, ok)
 	assert.True(t, partial)
+	assert.True(t, stampTime.Equal(time.Date(2024, 1, 2, 3, 4, 5, 600, time.UTC)))
 }

@@ -155,7 +155,7 @@ func openReader(ctx context.Context, path string, opts node.ContainerLogOpts, cl
 	}
 	start, offset := 0, int64(0)
 	if err == nil && opts.Tail > 0 {
-		start, offset, err = tailStart(files, opts.Tail)
+		start, offset, err = tailStart(files, opts.Tail, r.since)
 	}
 	if err != nil {
 		closeFiles(files)

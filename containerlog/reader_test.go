@@ -85,6 +85,7 @@ func TestRead(t *testing.T) {
 		{name: "limit counts the timestamps", opts: node.ContainerLogOpts{Timestamps: true, LimitBytes: 33}, want: "2020-09-27T11:18:01.000000000Z li"},
 		{name: "limit cuts a timestamp", opts: node.ContainerLogOpts{Timestamps: true, LimitBytes: 41}, want: "2020-09-27T11:18:01.000000000Z line1\n2020"},
 		{name: "since then tail", opts: node.ContainerLogOpts{SinceTime: at(3), Tail: 3}, want: "long3\nline5\n"},
+		{name: "since then tail, the since bound inside a tail", opts: node.ContainerLogOpts{SinceTime: at(2.5), Tail: 2}, want: "long3\nline5\n"},
 		{name: "tail then limit", opts: node.ContainerLogOpts{Tail: 2, LimitBytes: 8}, want: "long3\nli"},
 		{name: "since, tail, limit and timestamps", opts: node.ContainerLogOpts{SinceTime: at(2), Tail: 2, LimitBytes: 51, Timestamps: true},
 			want: "2020-09-27T06:18:03.000000000-05:00 long3\n2020-09-2"},
@@ -176,6 +177,30 @@ func TestReadEnds(t *testing.T) {
 	}
 }
 
+// TestReadSinceThenTail: since applies before tail, as node.ContainerLogOpts says, which differs
+// from tail-then-since (the kubelet's order) only when the log's clock went back.
+func TestReadSinceThenTail(t *testing.T) {
+	path := writeLog(t, map[string]string{"0.log": "" +
+		"2020-09-27T11:18:05Z stdout F x\n" +
+		"2020-09-27T11:18:01Z stdout P y\n" + // the clock went back
+		"2020-09-27T11:18:07Z stdout F y\n" + // a line's time is its first entry's
+		"2020-09-27T11:18:06Z stdout F z\n"})
+	for _, tc := range []struct {
+		opts node.ContainerLogOpts
+		want string
+	}{
+		{opts: node.ContainerLogOpts{SinceTime: at(4), Tail: 2}, want: "x\nz\n"},
+		{opts: node.ContainerLogOpts{SinceTime: at(4), Tail: 1}, want: "z\n"},
+		{opts: node.ContainerLogOpts{SinceTime: at(4), Tail: 3}, want: "x\nz\n"},
+		{opts: node.ContainerLogOpts{SinceTime: at(5.5), Tail: 2}, want: "z\n"},
+		{opts: node.ContainerLogOpts{Tail: 2}, want: "yy\nz\n"},
+	} {
+		got, err := readAll(t, path, tc.opts, at(100))
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, got, "%+v", tc.opts)
+	}
+}
+
 func TestReadMissing(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -233,4 +258,35 @@ func TestOpenWithoutFollow(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "long3\nline5\n", string(got))
 	require.NoError(t, rc.Close())
+}
+
+// BenchmarkRead is the cost of reading a log back, per line, as kubectl logs does.
+func BenchmarkRead(b *testing.B) {
+	w, err := NewWriter(filepath.Join(b.TempDir(), "0.log"), WriterOptions{MaxSize: 1 << 20, MaxFiles: 5})
+	require.NoError(b, err)
+	const lines = 20000
+	line := []byte(strings.Repeat("a typical log line of a hundred bytes or so, ", 2) + "\n")
+	for range lines {
+		_, err := w.Stdout().Write(line)
+		require.NoError(b, err)
+	}
+	require.NoError(b, w.Close())
+	for _, bc := range []struct {
+		name string
+		opts node.ContainerLogOpts
+	}{
+		{name: "whole log"},
+		{name: "timestamps", opts: node.ContainerLogOpts{Timestamps: true}},
+		{name: "tail 100", opts: node.ContainerLogOpts{Tail: 100}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				require.NoError(b, Read(context.Background(), w.path, bc.opts, io.Discard, nil))
+			}
+			if bc.opts.Tail == 0 {
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*lines), "ns/line")
+			}
+		})
+	}
 }

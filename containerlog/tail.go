@@ -4,21 +4,25 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"time"
 )
 
 // tailBlockSize is how much of a file tailStart reads at a time, from its end backwards.
 const tailBlockSize = 32 * 1024
 
-// tailStart finds where the last n lines of files (the log's files, oldest first) start: the
-// index of the file and the offset in it. A line is a run of entries ending with an "F" entry
-// (or with the end of the log), so that a line cut into "P" entries counts once and a tail never
-// starts in the middle of one. Malformed entries and an incomplete entry at the end of a file
-// (one being written) are not counted. A log with fewer lines starts at its beginning.
+// tailStart finds where the last n lines of files (the log's files, oldest first) that are not
+// older than since start: the index of the file and the offset in it. Since first, then tail,
+// as node.ContainerLogOpts orders them: lines older than since are not counted (the reader
+// leaves them out anyway), so even a log whose clock went back gives n lines if it has them.
+// A line is a run of entries ending with an "F" entry (or with the end of the log), so that a
+// line cut into "P" entries counts once and a tail never starts in the middle of one; its time
+// is its first entry's. Malformed entries and an incomplete entry at the end of a file (one
+// being written) are not counted. A log with fewer lines starts at its beginning.
 //
 // Reading backwards from the end, like the kubelet's findTailLineStartIndex, costs what the
 // tail is, not what the log is.
-func tailStart(files []openedFile, n int) (int, int64, error) {
-	c := lineCounter{want: n}
+func tailStart(files []openedFile, n int, since time.Time) (int, int64, error) {
+	c := lineCounter{want: n, since: since}
 	buf := make([]byte, tailBlockSize)
 	for i := len(files) - 1; i >= 0; i-- {
 		off, found, err := c.scan(files[i].file, files[i].info.Size(), buf)
@@ -35,25 +39,29 @@ func tailStart(files []openedFile, n int) (int, int64, error) {
 // lineCounter counts lines from the end of a log, entry by entry.
 type lineCounter struct {
 	want  int
+	since time.Time
 	lines int
+	// open: entries of a line have been seen, not yet its first; first is the time of the
+	// earliest seen.
+	open  bool
+	first time.Time
 }
 
 // visit counts one entry, given from the last to the first, and reports whether the wanted lines
 // start right after it.
-func (c *lineCounter) visit(partial bool) (startsAfter bool) {
-	if partial {
-		// A "P" entry continues the line after it, except at the very end of the log where no
-		// line has been seen yet: it is then the start of the last (unfinished) line.
-		if c.lines == 0 {
-			c.lines = 1
+func (c *lineCounter) visit(t time.Time, partial bool) (startsAfter bool) {
+	if !partial && c.open {
+		// An "F" entry ends the line before the open one, which is therefore complete.
+		if !c.first.Before(c.since) {
+			c.lines++
 		}
-		return false
+		c.open = false
+		if c.lines == c.want {
+			return true
+		}
 	}
-	// An "F" entry ends a line, one before those already counted.
-	if c.lines == c.want {
-		return true
-	}
-	c.lines++
+	// This entry is the earliest seen of its line, so far.
+	c.open, c.first = true, t
 	return false
 }
 
@@ -70,8 +78,8 @@ func (c *lineCounter) scan(f io.ReaderAt, size int64, buf []byte) (int64, bool, 
 		} else if _, err := f.ReadAt(h, start); err != nil {
 			return false, err
 		}
-		partial, ok := entryTag(h)
-		return ok && c.visit(partial), nil
+		t, partial, ok := entryHeader(h, !c.since.IsZero())
+		return ok && c.visit(t, partial), nil
 	}
 	end := int64(-1) // the '\n' of the entry after the one being looked for; none yet
 	for right := size; right > 0; {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -313,4 +314,29 @@ func BenchmarkWriter(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*bc.lines), "ns/line")
 		})
 	}
+}
+
+func TestWriterWriteError(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full to fail writes: %v", err)
+	}
+	w, path := newTestWriter(t, WriterOptions{Clock: testingclock.NewFakePassiveClock(t0)})
+	writeLines(t, w.Stdout(), "before")
+
+	// The disk fills up.
+	w.mu.Lock()
+	w.file.Close()
+	w.file = full
+	w.mu.Unlock()
+	n, err := w.Stdout().Write([]byte("lost\nheld "))
+	assert.ErrorIs(t, err, syscall.ENOSPC)
+	assert.Equal(t, len("lost\nheld "), n, "the input is taken all the same")
+
+	// The Writer stays usable once the file can be written again; the lost line is lost, the
+	// held start of a line is not.
+	require.NoError(t, w.Reopen())
+	writeLines(t, w.Stdout(), "after")
+	require.NoError(t, w.Close())
+	assert.Equal(t, "before\nheld after\n", streamText(fileEntries(t, path), streamStdout))
 }
