@@ -79,8 +79,9 @@ func WriteKubeconfig(path string, cfg *rest.Config) error {
 	return os.Chmod(path, 0o600)
 }
 
-// Namespace creates a namespace named after the test (with its default ServiceAccount, which
-// no controller-manager creates here) and deletes it when the test ends.
+// Namespace creates a namespace named after the test, with what a controller-manager (there is
+// none here) would put in it — its default ServiceAccount and the kube-root-ca.crt ConfigMap —
+// and deletes it when the test ends.
 func (e *Env) Namespace(t testing.TB) string {
 	t.Helper()
 	ctx := context.Background()
@@ -91,6 +92,9 @@ func (e *Env) Namespace(t testing.TB) string {
 		t.Fatalf("create namespace: %v", err)
 	}
 	if err := e.ensureDefaultServiceAccount(ctx, created.Name); err != nil {
+		t.Fatalf("namespace %s: %v", created.Name, err)
+	}
+	if err := e.ensureRootCAConfigMap(ctx, created.Name); err != nil {
 		t.Fatalf("namespace %s: %v", created.Name, err)
 	}
 	t.Cleanup(func() {
@@ -104,6 +108,33 @@ func (e *Env) ensureDefaultServiceAccount(ctx context.Context, ns string) error 
 	_, err := e.Admin.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create default service account: %w", err)
+	}
+	return nil
+}
+
+// rootCAConfigMap is the name and key the kube-controller-manager's root-ca-cert-publisher
+// publishes the cluster CA under in every namespace; every API pod's kube-api-access-* volume
+// projects it, so a pod waits for it (FailedMount) where it is missing.
+const (
+	rootCAConfigMap    = "kube-root-ca.crt"
+	rootCAConfigMapKey = "ca.crt"
+)
+
+// ensureRootCAConfigMap publishes the cluster CA in namespace ns as the root-ca-cert-publisher
+// does.
+func (e *Env) ensureRootCAConfigMap(ctx context.Context, ns string) error {
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: rootCAConfigMap,
+			Annotations: map[string]string{"kubernetes.io/description": "Contains a CA bundle that can be used to verify the kube-apiserver " +
+				"when using internal endpoints such as the internal service IP or kubernetes.default.svc. " +
+				"No other usage is guaranteed across distributions of Kubernetes clusters."},
+		},
+		Data: map[string]string{rootCAConfigMapKey: string(e.CAData)},
+	}
+	_, err := e.Admin.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("publish the cluster CA as config map %s: %w", rootCAConfigMap, err)
 	}
 	return nil
 }

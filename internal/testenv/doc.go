@@ -15,7 +15,7 @@
 //	func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env)) }
 //
 //	func TestSomething(t *testing.T) {
-//		ns := env.Namespace(t)                  // fresh namespace with a default ServiceAccount
+//		ns := env.Namespace(t)                  // fresh namespace: default ServiceAccount, kube-root-ca.crt
 //		node := env.NodeClient(t, "node-a")     // clientset with the identity system:node:node-a
 //		...
 //	}

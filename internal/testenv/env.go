@@ -57,7 +57,7 @@ type Env struct {
 }
 
 // Start launches etcd and kube-apiserver and returns once the API server is ready and the
-// default namespace has its ServiceAccount.
+// default namespace has its ServiceAccount and kube-root-ca.crt ConfigMap.
 func Start(ctx context.Context, opts Options) (*Env, error) {
 	bin, err := binDir(opts.BinDir)
 	if err != nil {
@@ -168,6 +168,9 @@ func start(ctx context.Context, bin string, opts Options) (_ *Env, err error) {
 		return nil, err
 	}
 	if err := env.ensureDefaultServiceAccount(ctx, "default"); err != nil {
+		return nil, err
+	}
+	if err := env.ensureRootCAConfigMap(ctx, "default"); err != nil {
 		return nil, err
 	}
 	return env, nil

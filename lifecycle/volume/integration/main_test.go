@@ -1,0 +1,13 @@
+package integration
+
+import (
+	"os"
+	"testing"
+
+	"github.com/vk-static/vk-static/internal/testenv"
+)
+
+// env is the package's control plane, shared by its tests.
+var env *testenv.Env
+
+func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env)) }
