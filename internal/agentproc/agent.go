@@ -36,6 +36,7 @@ type Config struct {
 // Agent is a running (or stopped) vk-static process.
 type Agent struct {
 	Node        string
+	Dir         string // Config.Dir
 	ManifestDir string
 	LogPath     string
 	Healthz     string   // http://127.0.0.1:PORT
@@ -52,6 +53,7 @@ type Agent struct {
 func Start(cfg Config) (*Agent, error) {
 	a := &Agent{
 		Node:        cfg.Node,
+		Dir:         cfg.Dir,
 		ManifestDir: filepath.Join(cfg.Dir, "manifests"),
 		LogPath:     filepath.Join(cfg.Dir, "agent.log"),
 		binary:      cfg.Binary,
@@ -175,6 +177,18 @@ func (a *Agent) Stop(grace time.Duration) error {
 		return fmt.Errorf("agent %s: the race detector reported a data race (log: %s)", a.Node, a.LogPath)
 	}
 	return nil
+}
+
+// Kill kills the agent with SIGKILL, as a crash or the OOM killer would, and waits for it to
+// exit; Restart starts it again. What the agent started and left running (the process
+// provider's containers) keeps running.
+func (a *Agent) Kill() {
+	if a.cmd == nil {
+		return
+	}
+	_ = a.cmd.Process.Kill()
+	<-a.exited
+	a.cmd = nil
 }
 
 // Restart stops the agent (if it runs) and starts it again with the same command line and

@@ -8,4 +8,14 @@
 //	err = a.WriteManifest("web.yaml", data)
 //	creates, err := a.Metric(ctx, "vk_static_provider_call_duration_seconds_count", map[string]string{"call": "CreatePod"})
 //	err = a.Stop(20 * time.Second)
+//
+// With --provider process the containers are host processes that outlive the agent (Kill is a
+// kill -9 of the agent alone). ContainerProcesses finds what still runs for the containers of
+// the agents under a directory (supervisors by their VK_STATIC_SUPERVISOR environment,
+// workloads by their state.json, and everything in their sessions), Workloads and
+// ContainerWorkload read the recorded pids, and KillContainers is the clean-up of last resort:
+//
+//	a.Kill()
+//	procs, err := agentproc.ContainerProcesses(a.Dir) // still running
+//	killed, err := agentproc.KillContainers(a.Dir)    // stop the agent first
 package agentproc

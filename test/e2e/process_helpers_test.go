@@ -1,0 +1,226 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/vk-static/vk-static/internal/agentproc"
+)
+
+// startProcessAgent runs an agent with --provider process (and extraArgs). Container processes
+// outlive their agent: when the test ends the agent is stopped and whatever still runs for its
+// containers is killed — a last resort, logged, for a test that failed before its own clean-up
+// (removing its pods and waiting for noContainerProcesses).
+func startProcessAgent(t *testing.T, extraArgs ...string) *agent {
+	t.Helper()
+	a := startAgent(t, agentOptions{extraArgs: append([]string{"--provider", "process"}, extraArgs...)})
+	t.Cleanup(func() { // runs before startAgent's: stop the agent first, or it restarts what is killed
+		a.Stop()
+		killed, err := agentproc.KillContainers(a.Dir)
+		if err != nil {
+			t.Error(err)
+		}
+		if len(killed) > 0 {
+			t.Logf("killed %d container processes the test left: %v", len(killed), killed)
+		}
+	})
+	return a
+}
+
+// staticPod is a static pod manifest with one container, main, running argv.
+func staticPod(name string, argv ...string) *corev1.Pod {
+	return &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"app": name}},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr.To[int64](1),
+			Containers:                    []corev1.Container{{Name: "main", Image: "busybox", Command: argv}},
+		},
+	}
+}
+
+// shell is argv running script with sh -c.
+func shell(script string) []string { return []string{"sh", "-c", script} }
+
+// writePod writes pod as the manifest <name>.json.
+func (a *agent) writePod(pod *corev1.Pod) {
+	a.t.Helper()
+	data, err := json.Marshal(pod)
+	require.NoError(a.t, err)
+	a.WriteManifest(pod.Name+".json", string(data))
+}
+
+func (a *agent) removePod(name string) { a.t.Helper(); a.RemoveManifest(name + ".json") }
+
+// mirrorName is the name of static pod name's mirror.
+func (a *agent) mirrorName(name string) string { return name + "-" + a.Node }
+
+// waitMirror polls the mirror of static pod name until check passes (nil) and returns it.
+func (a *agent) waitMirror(name string, timeout time.Duration, what string, check func(*corev1.Pod) error) *corev1.Pod {
+	a.t.Helper()
+	return waitPod(a.t, metav1.NamespaceDefault, a.mirrorName(name), timeout, what, check)
+}
+
+// waitPod polls pod namespace/name until check passes (nil) and returns it.
+func waitPod(t *testing.T, namespace, name string, timeout time.Duration, what string, check func(*corev1.Pod) error) *corev1.Pod {
+	t.Helper()
+	var got *corev1.Pod
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		p, err := env.Admin.CoreV1().Pods(namespace).Get(context.Background(), name, metav1.GetOptions{})
+		require.NoError(c, err)
+		if err := check(p); err != nil {
+			c.Errorf("%v", err)
+			return
+		}
+		got = p
+	}, timeout, 100*time.Millisecond, "%s/%s: %s", namespace, name, what)
+	return got
+}
+
+// podGone waits until pod namespace/name is gone from the API.
+func podGone(t *testing.T, namespace, name string, timeout time.Duration) {
+	t.Helper()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, err := env.Admin.CoreV1().Pods(namespace).Get(context.Background(), name, metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			c.Errorf("still there (%v)", err)
+		}
+	}, timeout, 100*time.Millisecond, "%s/%s gone", namespace, name)
+}
+
+// mainStatus is container main's status in p, nil when p reports none.
+func mainStatus(p *corev1.Pod) *corev1.ContainerStatus {
+	for i := range p.Status.ContainerStatuses {
+		if p.Status.ContainerStatuses[i].Name == "main" {
+			return &p.Status.ContainerStatuses[i]
+		}
+	}
+	return nil
+}
+
+// mainRunning is a waitMirror check: phase Running, main running.
+func mainRunning(p *corev1.Pod) error {
+	if p.DeletionTimestamp != nil {
+		return fmt.Errorf("being deleted")
+	}
+	cs := mainStatus(p)
+	if p.Status.Phase != corev1.PodRunning || cs == nil || cs.State.Running == nil {
+		return fmt.Errorf("phase %q, main %s", p.Status.Phase, describeStatus(cs))
+	}
+	return nil
+}
+
+func describeStatus(cs *corev1.ContainerStatus) string {
+	if cs == nil {
+		return "no status"
+	}
+	data, _ := json.Marshal(cs)
+	return string(data)
+}
+
+// podReady reports the pod's Ready condition.
+func podReady(p *corev1.Pod) corev1.ConditionStatus {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status
+		}
+	}
+	return ""
+}
+
+// workload is the process of the container instance cs names (its containerID), as the
+// supervisor recorded it.
+func (a *agent) workload(cs *corev1.ContainerStatus) agentproc.Workload {
+	a.t.Helper()
+	require.NotNil(a.t, cs)
+	w, err := agentproc.ContainerWorkload(a.Dir, cs.ContainerID)
+	require.NoError(a.t, err)
+	require.NotZero(a.t, w.Pid, "no pid recorded for %s", cs.ContainerID)
+	return w
+}
+
+// noContainerProcesses waits until nothing runs for the agent's containers.
+func (a *agent) noContainerProcesses(timeout time.Duration) {
+	a.t.Helper()
+	require.EventuallyWithT(a.t, func(c *assert.CollectT) {
+		procs, err := agentproc.ContainerProcesses(a.Dir)
+		require.NoError(c, err)
+		assert.Empty(c, procs)
+	}, timeout, 100*time.Millisecond, "no container processes left")
+}
+
+// podLogs is kubectl logs through the API server.
+func podLogs(ctx context.Context, namespace, name string, opts *corev1.PodLogOptions) (string, error) {
+	data, err := env.Admin.CoreV1().Pods(namespace).GetLogs(name, opts).DoRaw(ctx)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s", err, data)
+	}
+	return string(data), nil
+}
+
+// eventsFor lists the events of pod namespace/name with reason.
+func eventsFor(ctx context.Context, namespace, name, reason string) ([]corev1.Event, error) {
+	list, err := env.Admin.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: "involvedObject.name=" + name + ",reason=" + reason})
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// waitEvent waits for an event of pod namespace/name with reason whose message contains want.
+func waitEvent(t *testing.T, namespace, name, reason, want string, timeout time.Duration) corev1.Event {
+	t.Helper()
+	var got corev1.Event
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		evs, err := eventsFor(context.Background(), namespace, name, reason)
+		require.NoError(c, err)
+		for _, e := range evs {
+			if strings.Contains(e.Message, want) {
+				got = e
+				return
+			}
+		}
+		var msgs []string
+		for _, e := range evs {
+			msgs = append(msgs, e.Message)
+		}
+		c.Errorf("no %s event with %q among %q", reason, want, msgs)
+	}, timeout, 200*time.Millisecond, "%s event for %s/%s", reason, namespace, name)
+	return got
+}
+
+// sharedDir is a fresh directory that container processes (the default user, nobody) can
+// read: t.TempDir's parents are private to root.
+func sharedDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "vk-static-e2e-")
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(dir, 0o755))
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}
+
+func touch(t *testing.T, path string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(path, nil, 0o644))
+}
+
+// logFiles lists the container log files of the agent's pods.
+func (a *agent) logFiles() []string {
+	m, _ := filepath.Glob(filepath.Join(a.Dir, "root", "pods", "*", "logs", "*", "*.log"))
+	return m
+}
