@@ -16,7 +16,10 @@ const clockTicksPerSecond = 100
 type procSample struct {
 	CPUSeconds float64 // user + system time so far
 	RSSBytes   int64   // resident set now (VmRSS)
-	PeakRSS    int64   // high-water mark of the resident set (VmHWM)
+	// AnonBytes is the private part of the resident set (RssAnon): VmRSS also counts the
+	// binary's pages in the page cache, which every process of the same binary shares.
+	AnonBytes int64
+	PeakRSS   int64 // high-water mark of the resident set (VmHWM)
 }
 
 // readProc samples /proc/PID/stat and /proc/PID/status.
@@ -43,11 +46,33 @@ func readProc(pid int) (procSample, error) {
 		switch key {
 		case "VmRSS":
 			s.RSSBytes = parseKB(value)
+		case "RssAnon":
+			s.AnonBytes = parseKB(value)
 		case "VmHWM":
 			s.PeakRSS = parseKB(value)
 		}
 	}
 	return s, sc.Err()
+}
+
+// readPss is the proportional set size of pid (/proc/PID/smaps_rollup): its private pages and
+// its share of each shared one, so that the Pss of several processes adds up to the memory
+// they take together.
+func readPss(pid int) (int64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read /proc smaps_rollup: %w", err)
+	}
+	return parsePss(string(data))
+}
+
+func parsePss(rollup string) (int64, error) {
+	for line := range strings.Lines(rollup) {
+		if v, ok := strings.CutPrefix(line, "Pss:"); ok {
+			return parseKB(strings.TrimSpace(v)), nil
+		}
+	}
+	return 0, fmt.Errorf("no Pss in smaps_rollup")
 }
 
 // parseStatCPU returns utime+stime in seconds. The command name (field 2) may contain spaces

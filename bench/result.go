@@ -65,8 +65,13 @@ type Result struct {
 	// can make.
 	QueueStats map[string]QueueStat `json:"queueStats,omitempty"`
 
-	Idle *IdleResult `json:"idle,omitempty"`
-	Edit *EditResult `json:"edit,omitempty"`
+	Idle    *IdleResult    `json:"idle,omitempty"`
+	Edit    *EditResult    `json:"edit,omitempty"`
+	Process *ProcessResult `json:"process,omitempty"`
+
+	// Error is why the scenario failed after it had measured something (process-100: container
+	// processes left after their pods were removed); the numbers above are still what was seen.
+	Error string `json:"error,omitempty"`
 
 	Profiles []string `json:"profiles,omitempty"`
 	Goals    []Goal   `json:"goals,omitempty"`
@@ -102,6 +107,31 @@ type EditResult struct {
 	ToMirror Percentiles `json:"toMirror"`
 	// PollInterval is the resolution of ToDelete and ToCreate.
 	PollIntervalMs float64 `json:"pollIntervalMs"`
+}
+
+// ProcessResult is what the containers of the process provider cost while they run, and
+// whether they all end when their pods are removed.
+type ProcessResult struct {
+	// While the pods run (the quiet window's end): the agent's resident set and every
+	// container's supervisor's (VmRSS), and the workloads' (sleep) for scale. VmRSS counts the
+	// page-cache pages of the binary that all supervisors share, so the sum overstates what
+	// they take together: SupervisorAnon (RssAnon, private) and SupervisorPssSumMB (Pss, shared
+	// pages divided among their users) say that.
+	AgentRSSMB          float64 `json:"agentRSSMB"`
+	Supervisors         int     `json:"supervisors"`
+	SupervisorRSSSumMB  float64 `json:"supervisorRSSSumMB"`
+	SupervisorRSSMB     float64 `json:"supervisorRSSMB"` // median per container
+	SupervisorRSSMaxMB  float64 `json:"supervisorRSSMaxMB"`
+	SupervisorAnonSumMB float64 `json:"supervisorAnonSumMB"`
+	SupervisorAnonMB    float64 `json:"supervisorAnonMB"` // median per container
+	SupervisorPssSumMB  float64 `json:"supervisorPssSumMB"`
+	Workloads           int     `json:"workloads"`
+	WorkloadRSSSumMB    float64 `json:"workloadRSSSumMB"`
+	// ProcessesGoneSeconds: first manifest removed → no supervisor or workload left (polled
+	// every 100 ms). Leftovers are the processes still there when the harness stopped waiting.
+	ProcessesGoneSeconds float64 `json:"processesGoneSeconds,omitempty"`
+	Leftovers            int     `json:"leftovers,omitempty"`
+	LeftoverProcesses    string  `json:"leftoverProcesses,omitempty"`
 }
 
 // Goal is one issue-6 target beside its measured value.
@@ -147,6 +177,11 @@ func goalsFor(r *Result) []Goal {
 			// Lease renewals and node-status patches are allowed: one each per interval.
 			extra := r.Idle.Writes - r.Idle.Requests["PUT leases"] - r.Idle.Requests["PATCH nodes/status"]
 			g = append(g, goal("idle API writes beyond lease + node status", "", extra, 0))
+		}
+	case "process-100":
+		if r.Process != nil {
+			g = append(g, Goal{Name: "no supervisor or workload left after removal", Target: "0",
+				Measured: fmt.Sprint(r.Process.Leftovers), Value: float64(r.Process.Leftovers), Met: r.Process.Leftovers == 0})
 		}
 	}
 	if r.NeverRunning > 0 {
@@ -202,6 +237,19 @@ func WriteTable(w io.Writer, results []*Result) {
 			fmt.Fprintf(w, "\n%s: idle %.0f s: CPU %.2f s (%.2f%% of a core); pods synced %.0f, statuses checked %.0f; agent requests %.0f: %s\n",
 				r.Scenario, r.Idle.Seconds, r.Idle.CPUSeconds, r.Idle.CPUPercent, r.Idle.Syncs["sync"], r.Idle.Syncs["status"],
 				r.Idle.NodeRequests, requestCounts(r.Idle.Requests))
+		}
+		if p := r.Process; p != nil {
+			fmt.Fprintf(w, "\n%s: while running: agent RSS %.1f MB; %d supervisors: RSS %.1f MB in all, %.2f MB median (max %.2f), of it private (RssAnon) %.1f MB in all, %.2f MB median; Pss %.1f MB in all; %d workloads, RSS %.1f MB in all\n",
+				r.Scenario, p.AgentRSSMB, p.Supervisors, p.SupervisorRSSSumMB, p.SupervisorRSSMB, p.SupervisorRSSMaxMB,
+				p.SupervisorAnonSumMB, p.SupervisorAnonMB, p.SupervisorPssSumMB, p.Workloads, p.WorkloadRSSSumMB)
+			if p.Leftovers > 0 {
+				fmt.Fprintf(w, "%s: %d container processes LEFT after removal: %s\n", r.Scenario, p.Leftovers, p.LeftoverProcesses)
+			} else if p.ProcessesGoneSeconds > 0 {
+				fmt.Fprintf(w, "%s: every supervisor and workload gone %.2f s after the first manifest was removed\n", r.Scenario, p.ProcessesGoneSeconds)
+			}
+		}
+		if r.Error != "" {
+			fmt.Fprintf(w, "\n%s: FAILED: %s\n", r.Scenario, r.Error)
 		}
 		if len(r.QueueStats) > 0 {
 			var parts []string

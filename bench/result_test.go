@@ -26,6 +26,10 @@ func TestGoalsFor(t *testing.T) {
 			map[string]bool{"idle agent CPU": false, "idle API writes beyond lease + node status": false}},
 		{"edit p99 over 100 ms", Result{Scenario: "edit-latency", Edit: &EditResult{ToCreate: Percentiles{P99: 0.150}}},
 			map[string]bool{"edit → provider CreatePod p99": false}},
+		{"process-100: nothing left", Result{Scenario: "process-100", Process: &ProcessResult{}},
+			map[string]bool{"no supervisor or workload left after removal": true}},
+		{"process-100: a process left", Result{Scenario: "process-100", Process: &ProcessResult{Leftovers: 1}},
+			map[string]bool{"no supervisor or workload left after removal": false}},
 		{"unknown scenario has no goals", Result{Scenario: "other"}, map[string]bool{}},
 	}
 	for _, tt := range tests {
@@ -111,5 +115,36 @@ func TestCompareRepeatedScenarioPairsRunsInOrder(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("compare output lacks %q:\n%s", want, buf.String())
 		}
+	}
+}
+
+func TestWriteTableProcessResult(t *testing.T) {
+	tests := []struct {
+		name   string
+		res    Result
+		want   []string
+		absent []string
+	}{
+		{"all gone", Result{Scenario: "process-100", Pods: 100, Process: &ProcessResult{AgentRSSMB: 70, Supervisors: 100, SupervisorRSSSumMB: 4464, SupervisorRSSMB: 44.6, ProcessesGoneSeconds: 1.28}},
+			[]string{"100 supervisors: RSS 4464.0 MB in all, 44.60 MB median", "gone 1.28 s after", " met"}, []string{"LEFT", "FAILED", "NOT MET"}},
+		{"one left", Result{Scenario: "process-100", Pods: 100, Error: "1 container processes left", Process: &ProcessResult{Leftovers: 1, LeftoverProcesses: "workload 42 (abc)"}},
+			[]string{"1 container processes LEFT after removal: workload 42 (abc)", "FAILED: 1 container processes left", "NOT MET"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.res.Goals = goalsFor(&tt.res)
+			var buf bytes.Buffer
+			WriteTable(&buf, []*Result{&tt.res})
+			for _, w := range tt.want {
+				if !strings.Contains(buf.String(), w) {
+					t.Errorf("table lacks %q:\n%s", w, buf.String())
+				}
+			}
+			for _, a := range tt.absent {
+				if strings.Contains(buf.String(), a) {
+					t.Errorf("table has %q:\n%s", a, buf.String())
+				}
+			}
+		})
 	}
 }

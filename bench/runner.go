@@ -88,7 +88,7 @@ func (r *Runner) Run(ctx context.Context, sc Scenario) (*Result, error) {
 	defer s.close()
 	r.logf("%s: start", sc.Name)
 	res, err := sc.run(ctx, s)
-	if err != nil {
+	if res == nil {
 		return nil, fmt.Errorf("%s: %w", sc.Name, err)
 	}
 	res.Scenario = sc.Name
@@ -99,6 +99,11 @@ func (r *Runner) Run(ctx context.Context, sc Scenario) (*Result, error) {
 		}
 	}
 	res.Goals = goalsFor(res)
+	if err != nil {
+		// The scenario measured what it could and then failed: its numbers are kept, the
+		// failure is returned beside them.
+		return res, fmt.Errorf("%s: %w", sc.Name, err)
+	}
 	r.logf("%s: done", sc.Name)
 	return res, nil
 }
@@ -166,6 +171,7 @@ func (s *session) startAgent(ctx context.Context, maxPods int, extra ...string) 
 func (s *session) close() {
 	if s.agent != nil {
 		s.agent.stop()
+		s.killContainers()
 	}
 	s.cancel()
 	s.wg.Wait()

@@ -50,31 +50,8 @@ func runAPIPods(ctx context.Context, s *session, n int, idle, timeout time.Durat
 	}
 
 	if idle > 0 {
-		s.r.logf("%s: idle for %s", s.name, idle)
-		b, err := s.beginPhase(ctx)
-		if err != nil {
+		if res.Idle, err = s.measureIdle(ctx, res, idle); err != nil {
 			return nil, err
-		}
-		waitIdleProfile := s.startProfile(ctx, "idle", int(idle.Seconds()))
-		queuesBefore := s.queueStats(ctx)
-		t0 := time.Now()
-		select {
-		case <-time.After(idle):
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-		cpu, reqs, nodeReqs, err := s.endPhase(ctx, b)
-		if err != nil {
-			return nil, err
-		}
-		secs := time.Since(t0).Seconds()
-		res.Idle = &IdleResult{Seconds: secs, CPUSeconds: cpu, CPUPercent: cpu / secs * 100, Requests: reqs, NodeRequests: nodeReqs, Writes: reqs.writes(),
-			Syncs: map[string]float64{}}
-		for q, st := range s.queueStats(ctx) {
-			res.Idle.Syncs[q] = st.Items - queuesBefore[q].Items
-		}
-		if p := waitIdleProfile(); p != "" {
-			res.Profiles = append(res.Profiles, p)
 		}
 	}
 
@@ -115,6 +92,39 @@ func runAPIPods(ctx context.Context, s *session, n int, idle, timeout time.Durat
 		res.Profiles = append(res.Profiles, p)
 	}
 	return res, nil
+}
+
+// measureIdle lets the agent run for d with nothing changing and returns what it spent: CPU,
+// API requests and the pods it resynced. A CPU profile of the window, if taken, is added to
+// res.Profiles.
+func (s *session) measureIdle(ctx context.Context, res *Result, d time.Duration) (*IdleResult, error) {
+	s.r.logf("%s: idle for %s", s.name, d)
+	b, err := s.beginPhase(ctx)
+	if err != nil {
+		return nil, err
+	}
+	waitIdleProfile := s.startProfile(ctx, "idle", int(d.Seconds()))
+	queuesBefore := s.queueStats(ctx)
+	t0 := time.Now()
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	cpu, reqs, nodeReqs, err := s.endPhase(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	secs := time.Since(t0).Seconds()
+	idle := &IdleResult{Seconds: secs, CPUSeconds: cpu, CPUPercent: cpu / secs * 100, Requests: reqs, NodeRequests: nodeReqs, Writes: reqs.writes(),
+		Syncs: map[string]float64{}}
+	for q, st := range s.queueStats(ctx) {
+		idle.Syncs[q] = st.Items - queuesBefore[q].Items
+	}
+	if p := waitIdleProfile(); p != "" {
+		res.Profiles = append(res.Profiles, p)
+	}
+	return idle, nil
 }
 
 // fillStartLatencies computes the start-up numbers from the watcher's record: names[i] was

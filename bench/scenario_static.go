@@ -33,6 +33,20 @@ func runStaticPods(ctx context.Context, s *session, n int) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Pods: n, AgentReadySeconds: ready.Seconds()}
+	files, err := s.startStaticPods(ctx, res, n, func(name string) []byte { return staticManifest(name, s.ns, "0") })
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.removeStaticPods(ctx, res, files); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// startStaticPods writes n manifests (manifest(name) for static-00000, static-00001, ...) in
+// one burst and waits for every mirror pod to be Running, filling res's start numbers. It
+// returns the manifest file names.
+func (s *session) startStaticPods(ctx context.Context, res *Result, n int, manifest func(name string) []byte) ([]string, error) {
 	begin, err := s.beginPhase(ctx)
 	if err != nil {
 		return nil, err
@@ -46,39 +60,44 @@ func runStaticPods(ctx context.Context, s *session, n int) (*Result, error) {
 		name := fmt.Sprintf("static-%05d", i)
 		names[i], files[i] = name+"-"+s.node, name+".yaml"
 		written[i] = time.Now()
-		if err := s.agent.writeManifest(files[i], staticManifest(name, s.ns, "0")); err != nil {
+		if err := s.agent.writeManifest(files[i], manifest(name)); err != nil {
 			return nil, err
 		}
 	}
 	s.r.logf("%s: wrote %d manifests in %.2fs; waiting for mirrors Running", s.name, n, time.Since(start).Seconds())
-	if err := s.finishStart(ctx, res, startRun{what: "mirror pods", names: names, sent: written, start: start, begin: begin, timeout: 5 * time.Minute, waitProfile: waitProfile}); err != nil {
-		return nil, err
-	}
+	err = s.finishStart(ctx, res, startRun{what: "mirror pods", names: names, sent: written, start: start, begin: begin, timeout: 5 * time.Minute, waitProfile: waitProfile})
+	return files, err
+}
 
+// removeStaticPods removes the manifest files and waits for every mirror pod to be gone,
+// filling res's delete numbers. It returns when the first file was removed.
+func (s *session) removeStaticPods(ctx context.Context, res *Result, files []string) (time.Time, error) {
+	n := len(files)
 	b, err := s.beginPhase(ctx)
 	if err != nil {
-		return nil, err
+		return time.Time{}, err
 	}
 	delStart := time.Now()
 	for _, f := range files {
 		if err := os.Remove(filepath.Join(s.agent.ManifestDir, f)); err != nil {
-			return nil, err
+			return delStart, err
 		}
 	}
 	if err := s.watcher.waitProgress(ctx, stallTimeout, 5*time.Minute, "all mirror pods deleted", func(w *podWatcher) bool { return w.deleted >= n }); err != nil {
 		_, deleted := s.watcher.counts()
-		return nil, fmt.Errorf("%w (%d of %d deleted)", err, deleted, n)
+		return delStart, fmt.Errorf("%w (%d of %d deleted)", err, deleted, n)
 	}
 	var gone []time.Time
 	for _, p := range s.watcher.all() {
 		gone = append(gone, p.Deleted)
 	}
 	res.DeleteSeconds = lastOf(gone).Sub(delStart).Seconds()
+	s.r.logf("%s: all mirror pods deleted after %.2fs", s.name, res.DeleteSeconds)
 	s.settle(ctx, 2*time.Second, 30*time.Second)
 	cpu, reqs, _, err := s.endPhase(ctx, b)
 	if err != nil {
-		return nil, err
+		return delStart, err
 	}
 	res.DeleteCPUSeconds, res.DeleteRequests = cpu, reqs
-	return res, nil
+	return delStart, nil
 }
