@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -127,6 +129,10 @@ type ProcessResult struct {
 	SupervisorPssSumMB  float64 `json:"supervisorPssSumMB"`
 	Workloads           int     `json:"workloads"`
 	WorkloadRSSSumMB    float64 `json:"workloadRSSSumMB"`
+	// ProviderCalls are the agent's provider calls by name (CreatePod: a pod's sandbox and
+	// container started, supervisor included; DeletePod: stopped and removed), from its own
+	// vk_static_provider_call_duration_seconds, at the end of the scenario.
+	ProviderCalls map[string]QueueStat `json:"providerCalls,omitempty"`
 	// ProcessesGoneSeconds: first manifest removed → no supervisor or workload left (polled
 	// every 100 ms). Leftovers are the processes still there when the harness stopped waiting.
 	ProcessesGoneSeconds float64 `json:"processesGoneSeconds,omitempty"`
@@ -242,6 +248,13 @@ func WriteTable(w io.Writer, results []*Result) {
 			fmt.Fprintf(w, "\n%s: while running: agent RSS %.1f MB; %d supervisors: RSS %.1f MB in all, %.2f MB median (max %.2f), of it private (RssAnon) %.1f MB in all, %.2f MB median; Pss %.1f MB in all; %d workloads, RSS %.1f MB in all\n",
 				r.Scenario, p.AgentRSSMB, p.Supervisors, p.SupervisorRSSSumMB, p.SupervisorRSSMB, p.SupervisorRSSMaxMB,
 				p.SupervisorAnonSumMB, p.SupervisorAnonMB, p.SupervisorPssSumMB, p.Workloads, p.WorkloadRSSSumMB)
+			if len(p.ProviderCalls) > 0 {
+				var parts []string
+				for _, c := range slices.Sorted(maps.Keys(p.ProviderCalls)) {
+					parts = append(parts, fmt.Sprintf("%s %.0f calls, mean %.1f ms", c, p.ProviderCalls[c].Items, p.ProviderCalls[c].MeanMs))
+				}
+				fmt.Fprintf(w, "%s: provider calls: %s\n", r.Scenario, strings.Join(parts, "; "))
+			}
 			if p.Leftovers > 0 {
 				fmt.Fprintf(w, "%s: %d container processes LEFT after removal: %s\n", r.Scenario, p.Leftovers, p.LeftoverProcesses)
 			} else if p.ProcessesGoneSeconds > 0 {

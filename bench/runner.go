@@ -269,6 +269,21 @@ func redactArgs(args []string) []string {
 	return out
 }
 
+// providerCalls reads the agent's provider-call duration histograms for the calls named.
+func (s *session) providerCalls(ctx context.Context, calls ...string) map[string]QueueStat {
+	out := map[string]QueueStat{}
+	for _, c := range calls {
+		labels := map[string]string{"call": c}
+		n, err1 := s.agent.metric(ctx, "vk_static_provider_call_duration_seconds_count", labels)
+		sum, err2 := s.agent.metric(ctx, "vk_static_provider_call_duration_seconds_sum", labels)
+		if err1 != nil || err2 != nil || n == 0 {
+			continue
+		}
+		out[c] = QueueStat{Items: n, MeanMs: sum / n * 1000}
+	}
+	return out
+}
+
 // queueStats reads the agent's pod-sync duration histograms by queue.
 func (s *session) queueStats(ctx context.Context) map[string]QueueStat {
 	out := map[string]QueueStat{}

@@ -66,6 +66,7 @@ func runProcessPods(ctx context.Context, s *session, n int, quiet time.Duration)
 		return nil, err
 	}
 	goneAt, left := gone(processesGoneTimeout)
+	res.Process.ProviderCalls = s.providerCalls(ctx, "CreatePod", "UpdatePod", "DeletePod")
 	if left.count() > 0 {
 		res.Process.Leftovers, res.Process.LeftoverProcesses = left.count(), left.String()
 		res.Error = fmt.Sprintf("%d container processes left %s after every mirror pod was gone: %s",
