@@ -63,6 +63,9 @@ const (
 	LabelPodName       = "io.kubernetes.pod.name"
 	LabelPodNamespace  = "io.kubernetes.pod.namespace"
 	LabelContainerName = "io.kubernetes.container.name"
+	// LabelContainerHash is containerHash of the spec an instance was created from: an API
+	// pod's container whose image changes is restarted, as the kubelet does.
+	LabelContainerHash = "io.kubernetes.container.hash"
 )
 
 func (c *Config) validate() error {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -181,6 +182,7 @@ func (p *Provider) containerConfig(ctx context.Context, pod *corev1.Pod, c *core
 		StopSignal: stopSignal(c),
 		Labels: map[string]string{
 			LabelPodUID: string(pod.UID), LabelPodName: pod.Name, LabelPodNamespace: pod.Namespace, LabelContainerName: c.Name,
+			LabelContainerHash: containerHash(c),
 		},
 	}
 	for _, m := range mounts {
@@ -289,6 +291,23 @@ func probeGrace(c *corev1.Container, grace time.Duration) time.Duration {
 		}
 	}
 	return grace
+}
+
+// containerHash identifies what of a container's spec, once changed, restarts it: its name and
+// image, as the kubelet's hash since 1.31 (an API pod's other container fields cannot change).
+func containerHash(c *corev1.Container) string {
+	h := fnv.New32a()
+	h.Write([]byte(c.Name + "\x00" + c.Image))
+	return strconv.FormatUint(uint64(h.Sum32()), 16)
+}
+
+// specChanged reports whether rec's current instance was made from another spec than c.
+func specChanged(c *corev1.Container, rec *containerRecord) bool {
+	if rec == nil || rec.current == nil {
+		return false
+	}
+	hash, ok := rec.current.Labels[LabelContainerHash]
+	return ok && hash != containerHash(c)
 }
 
 // containerSpec finds a container (init or main) by name.

@@ -113,11 +113,14 @@ func planPod(st *podState, now time.Time) plan {
 			p.start = append(p.start, c)
 			finished = false
 		case rec.hasExited():
-			if restarts(pod, c, rec) {
+			if restarts(pod, c, rec) || specChanged(c, rec) {
 				p.restart(c, rec, now)
 				finished = false
 			}
 		default:
+			if rec.running() && specChanged(c, rec) {
+				p.kill = append(p.kill, killAction{name: c.Name, reason: "SpecChanged"})
+			}
 			finished = false
 		}
 	}

@@ -30,6 +30,8 @@ type Provider struct {
 	byName  map[string]types.UID // namespace/name → the UID it currently runs
 	workers map[types.UID]*podWorker
 	notify  func(*corev1.Pod)
+	// notifier delivers statuses to notify in order (notify.go).
+	notifier *notifier
 	// runCtx is Run's context, nil before Run: workers start with it.
 	runCtx context.Context
 	wg     sync.WaitGroup
@@ -66,13 +68,14 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 		return nil, err
 	}
 	p := &Provider{
-		cfg:     cfg,
-		rt:      cfg.Runtime,
-		volumes: vols,
-		pods:    map[types.UID]*podState{},
-		byName:  map[string]types.UID{},
-		workers: map[types.UID]*podWorker{},
-		stats:   &statsSamples{},
+		cfg:      cfg,
+		rt:       cfg.Runtime,
+		volumes:  vols,
+		pods:     map[types.UID]*podState{},
+		byName:   map[string]types.UID{},
+		workers:  map[types.UID]*podWorker{},
+		stats:    &statsSamples{},
+		notifier: newNotifier(),
 	}
 	p.probes = probe.NewManager(cfg.Clock, p.onProbe, probe.WithEvents(p.onProbeEvent))
 	if err := p.restore(ctx); err != nil {
@@ -86,6 +89,13 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 // nothing.
 func (p *Provider) Run(ctx context.Context) error {
 	p.rt.NotifyContainers(ctx, p.onContainerEvent)
+	p.wg.Go(func() {
+		p.notifier.run(ctx, func() func(*corev1.Pod) {
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			return p.notify
+		})
+	})
 	p.mu.Lock()
 	p.runCtx = ctx
 	p.probeRestoredLocked(ctx)
@@ -227,40 +237,23 @@ func (p *Provider) podWithStatusLocked(st *podState) *corev1.Pod {
 	return pod
 }
 
-// publishLocked rebuilds the pod's status and, if it changed, returns the pod to report; the
-// caller passes it to send once it has unlocked (NotifyPods' callback may block).
-func (p *Provider) publishLocked(st *podState) *corev1.Pod {
+// publishLocked rebuilds the pod's status and, if it changed, queues it for NotifyPods.
+func (p *Provider) publishLocked(st *podState) {
 	s := podStatus(st, p.statusInput())
 	if st.status != nil && apiequality.Semantic.DeepEqual(st.status, s) {
-		return nil
-	}
-	st.status = s
-	if p.notify == nil {
-		return nil
-	}
-	pod := st.pod.DeepCopy()
-	pod.Status = *s.DeepCopy()
-	return pod
-}
-
-// send reports pod (publishLocked's result; nil for nothing) to NotifyPods' callback.
-func (p *Provider) send(pod *corev1.Pod) {
-	if pod == nil {
 		return
 	}
-	p.mu.Lock()
-	notify := p.notify
-	p.mu.Unlock()
-	notify(pod)
+	st.status = s
+	pod := st.pod.DeepCopy()
+	pod.Status = *s.DeepCopy()
+	p.notifier.enqueue(pod)
 }
 
 // publish rebuilds and reports the status of the pod with uid, if the provider still has it.
 func (p *Provider) publish(uid types.UID) {
 	p.mu.Lock()
-	var pod *corev1.Pod
+	defer p.mu.Unlock()
 	if st, ok := p.pods[uid]; ok {
-		pod = p.publishLocked(st)
+		p.publishLocked(st)
 	}
-	p.mu.Unlock()
-	p.send(pod)
 }

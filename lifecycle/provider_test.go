@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -26,6 +27,8 @@ type harness struct {
 	root  string
 	p     *Provider
 
+	events *record.FakeRecorder
+
 	mu       sync.Mutex
 	reported map[types.UID]*corev1.Pod
 	cancel   context.CancelFunc
@@ -33,7 +36,8 @@ type harness struct {
 }
 
 func newHarness(t *testing.T) *harness {
-	h := &harness{t: t, clock: clocktesting.NewFakeClock(time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)), root: t.TempDir()}
+	h := &harness{t: t, clock: clocktesting.NewFakeClock(time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)), root: t.TempDir(),
+		events: record.NewFakeRecorder(1000)}
 	h.rt = newFakeRuntime(h.clock)
 	h.start()
 	return h
@@ -44,7 +48,7 @@ func newHarness(t *testing.T) *harness {
 func (h *harness) start() {
 	h.t.Helper()
 	p, err := New(context.Background(), Config{
-		Runtime: h.rt, RuntimeName: "fake", RootDir: h.root, NodeIPs: []string{"127.0.0.1"}, Clock: h.clock,
+		Runtime: h.rt, RuntimeName: "fake", RootDir: h.root, NodeIPs: []string{"127.0.0.1"}, Clock: h.clock, Recorder: h.events,
 	})
 	require.NoError(h.t, err)
 	h.p = p
@@ -83,10 +87,25 @@ func (h *harness) status(uid types.UID) *corev1.PodStatus {
 // eventually waits until the last reported status of uid satisfies cond.
 func (h *harness) eventually(uid types.UID, what string, cond func(*corev1.PodStatus) bool) {
 	h.t.Helper()
-	require.Eventually(h.t, func() bool {
+	if !assert.Eventually(h.t, func() bool {
 		s := h.status(uid)
 		return s != nil && cond(s)
-	}, 10*time.Second, 5*time.Millisecond, "pod %s never: %s (last status %+v)", uid, what, h.status(uid))
+	}, 10*time.Second, 5*time.Millisecond) {
+		h.t.Fatalf("pod %s never: %s (last status %+v; events %v)", uid, what, h.status(uid), h.drainEvents())
+	}
+}
+
+// drainEvents returns the events recorded so far.
+func (h *harness) drainEvents() []string {
+	var out []string
+	for {
+		select {
+		case e := <-h.events.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
 }
 
 // step moves the fake clock once the provider waits on a timer.
@@ -333,4 +352,19 @@ func hasTrue(s *corev1.PodStatus, typ corev1.PodConditionType) bool {
 		}
 	}
 	return false
+}
+
+func TestAPIPodImageChangeRestartsThatContainer(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("u12", corev1.RestartPolicyNever, ctr("app", "serve"), ctr("other", "serve"))
+	require.NoError(t, h.p.CreatePod(context.Background(), pod))
+	h.eventually(pod.UID, "running", func(s *corev1.PodStatus) bool { return mainState(s, 1).Running != nil })
+	updated := pod.DeepCopy()
+	updated.Spec.Containers[0].Image = "busybox:2"
+	require.NoError(t, h.p.UpdatePod(context.Background(), updated))
+	h.eventually(pod.UID, "restarted with the new image", func(s *corev1.PodStatus) bool {
+		cs := s.ContainerStatuses[0]
+		return cs.RestartCount == 1 && cs.State.Running != nil && cs.Image == "busybox:2"
+	})
+	assert.Equal(t, int32(0), h.status(pod.UID).ContainerStatuses[1].RestartCount, "the other container is untouched")
 }

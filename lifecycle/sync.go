@@ -36,9 +36,8 @@ func (p *Provider) syncPod(ctx context.Context, uid types.UID) (forgotten bool) 
 		p.forget(ctx, uid)
 		return true
 	case st.refused != "":
-		pod := p.publishLocked(st)
+		p.publishLocked(st)
 		p.mu.Unlock()
-		p.send(pod)
 		return false
 	}
 	if deadline, ok := activeDeadline(st); ok {
@@ -91,9 +90,8 @@ func (p *Provider) syncPod(ctx context.Context, uid types.UID) (forgotten bool) 
 
 	p.mu.Lock()
 	p.wakeLocked(uid, pl.wakeAt)
-	pod := p.publishLocked(st)
+	p.publishLocked(st)
 	p.mu.Unlock()
-	p.send(pod)
 	return false
 }
 

@@ -55,9 +55,8 @@ func (p *Provider) stopPod(ctx context.Context, uid types.UID) {
 			inits = append(inits, v)
 		}
 	}
-	pub := p.publishLocked(st) // not ready any more
+	p.publishLocked(st) // not ready any more
 	p.mu.Unlock()
-	p.send(pub)
 	p.probes.RemovePod(uid)
 
 	if n := len(mains) + len(sidecars) + len(inits); n > 0 {
@@ -79,10 +78,9 @@ func (p *Provider) stopPod(ctx context.Context, uid types.UID) {
 	p.mu.Lock()
 	if st, ok := p.pods[uid]; ok {
 		st.stopped = true
-		pub = p.publishLocked(st)
+		p.publishLocked(st)
 	}
 	p.mu.Unlock()
-	p.send(pub)
 }
 
 // forget removes everything the pod left (its containers, sandbox, volumes, logs and state)
