@@ -222,7 +222,7 @@ func (f *fakeRuntime) Exec(_ context.Context, id string, cmd []string, _ node.At
 	}
 	return nil
 }
-func (f *fakeRuntime) Attach(context.Context, string, node.AttachIO) error         { return nil }
+func (f *fakeRuntime) Attach(context.Context, string, node.AttachIO) error { return nil }
 func (f *fakeRuntime) PortForward(context.Context, string, int32, io.ReadWriteCloser) error {
 	return nil
 }
