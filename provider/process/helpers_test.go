@@ -29,7 +29,17 @@ func newTestRuntime(t *testing.T, cfg Config) *Runtime {
 	}
 	r, err := New(cfg)
 	require.NoError(t, err)
-	t.Cleanup(func() { r.Close() })
+	t.Cleanup(func() {
+		r.Close()
+		if t.Failed() {
+			logs, _ := filepath.Glob(filepath.Join(cfg.StateDir, containersDir, "*", supervisorLogFile))
+			for _, l := range logs {
+				if data, _ := os.ReadFile(l); len(data) > 0 {
+					t.Logf("%s:\n%s", l, data)
+				}
+			}
+		}
+	})
 	return r
 }
 

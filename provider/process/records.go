@@ -22,6 +22,7 @@ const (
 	containerFile     = "config.json"
 	stateFile         = "state.json"
 	socketFile        = "sock"
+	supervisorLogFile = "supervisor.log"
 	supervisorEnvName = "VK_STATIC_SUPERVISOR"
 )
 

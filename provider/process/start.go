@@ -118,6 +118,13 @@ func (r *Runtime) launchSupervisor(rec *containerRecord, dir string) (*exec.Cmd,
 		ExtraFiles:  []*os.File{theirs}, // fd 3 (reportFd)
 		SysProcAttr: attr,
 	}
+	// The supervisor's own stderr: where a crash of it leaves its reason.
+	stderr, err := os.OpenFile(filepath.Join(dir, supervisorLogFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer stderr.Close()
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		return nil, nil, err
 	}

@@ -56,8 +56,11 @@ type supervisor struct {
 	rec containerRecord
 	log *containerlog.Writer
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// exited: the workload has ended (no more execs or attaches); recorded: its end is in
+	// state.json, and a watch connection is closed at once.
 	exited   bool
+	recorded bool
 	watchers map[net.Conn]struct{}
 	attached map[*attachment]struct{}
 	execs    map[int]struct{} // process groups of running execs
@@ -293,6 +296,7 @@ func (s *supervisor) drain(outputs *sync.WaitGroup) {
 func (s *supervisor) shutdown() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.recorded = true
 	for pgid := range s.execs {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}

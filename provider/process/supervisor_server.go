@@ -52,10 +52,11 @@ func writeReply(conn net.Conn, r reply) {
 }
 
 // watch holds conn until the workload's end is recorded (shutdown closes it), or until the
-// client goes.
+// client goes. A watch that comes after the workload ended but before its end is recorded is
+// held too: its EOF must mean "state.json has the end".
 func (s *supervisor) watch(conn *net.UnixConn) {
 	s.mu.Lock()
-	if s.exited {
+	if s.recorded {
 		s.mu.Unlock()
 		conn.Close()
 		return
