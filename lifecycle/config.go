@@ -48,6 +48,10 @@ type Config struct {
 	// pod are brought up to date (the kubelet does it on each pod sync); default
 	// DefaultVolumeRefresh.
 	VolumeRefresh time.Duration
+	// StopPodsOnExit stops every pod's containers, with their grace periods, when Run returns;
+	// by default they keep running while the agent is stopped (restarted, upgraded) and the
+	// next agent takes them up again.
+	StopPodsOnExit bool
 	// Clock is the time source; nil is the real clock.
 	Clock clock.WithTickerAndDelayedExecution
 }

@@ -141,3 +141,16 @@ func (p *Provider) forgetLocked(uid types.UID) {
 }
 
 func metaNow(c clock.PassiveClock) metav1.Time { return metav1.NewTime(c.Now()) }
+
+// hasLimits reports whether any container of pod sets resource limits, which this lifecycle does
+// not enforce (no cgroups).
+func hasLimits(pod *corev1.Pod) bool {
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			if len(c.Resources.Limits) > 0 {
+				return true
+			}
+		}
+	}
+	return pod.Spec.Resources != nil && len(pod.Spec.Resources.Limits) > 0
+}

@@ -106,7 +106,26 @@ func (p *Provider) Run(ctx context.Context) error {
 	<-ctx.Done()
 	p.wg.Wait()
 	p.probes.Close()
+	if p.cfg.StopPodsOnExit {
+		p.stopAll(klog.NewContext(context.Background(), klog.FromContext(ctx)))
+	}
 	return nil
+}
+
+// stopAll stops every pod's containers with their grace periods, all pods at once, for an agent
+// told to take its pods down with it. The pods stay known: the next agent starts them again.
+func (p *Provider) stopAll(ctx context.Context) {
+	p.mu.Lock()
+	uids := make([]types.UID, 0, len(p.pods))
+	for uid := range p.pods {
+		uids = append(uids, uid)
+	}
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, uid := range uids {
+		wg.Go(func() { p.stopPod(ctx, uid) })
+	}
+	wg.Wait()
 }
 
 // UseEventRecorder makes recorder receive the pods' events; call it before Run (package agent
@@ -141,6 +160,9 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 		st.refused = err.Error()
 		p.cfg.Recorder.Event(pod, corev1.EventTypeWarning, reasonNotAdmitted, st.refused)
 		klog.FromContext(ctx).Info("Refused a pod", "pod", klog.KObj(pod), "reason", st.refused)
+	} else if hasLimits(pod) {
+		p.cfg.Recorder.Event(pod, corev1.EventTypeWarning, "LimitsNotEnforced",
+			"resources.limits are not enforced on this node: its containers run without cgroup limits")
 	}
 	if err := p.savePod(st); err != nil {
 		return fmt.Errorf("lifecycle: keep pod %s: %w", klog.KObj(pod), err)

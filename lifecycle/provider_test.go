@@ -368,3 +368,22 @@ func TestAPIPodImageChangeRestartsThatContainer(t *testing.T) {
 	})
 	assert.Equal(t, int32(0), h.status(pod.UID).ContainerStatuses[1].RestartCount, "the other container is untouched")
 }
+
+func TestStopPodsOnExitStopsEveryContainer(t *testing.T) {
+	h := &harness{t: t, clock: clocktesting.NewFakeClock(time.Now()), root: t.TempDir(), events: record.NewFakeRecorder(100)}
+	h.rt = newFakeRuntime(h.clock)
+	p, err := New(context.Background(), Config{Runtime: h.rt, RuntimeName: "fake", RootDir: h.root, Clock: h.clock, StopPodsOnExit: true})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); assert.NoError(t, p.Run(ctx)) }()
+	require.NoError(t, p.CreatePod(context.Background(), testPod("u13", corev1.RestartPolicyAlways, ctr("a", "x"), ctr("b", "x"))))
+	require.Eventually(t, func() bool { return h.rt.running("a") != "" && h.rt.running("b") != "" }, 5*time.Second, 5*time.Millisecond)
+	cancel()
+	<-done
+	assert.Empty(t, h.rt.running("a"))
+	assert.Empty(t, h.rt.running("b"))
+	pods, err := p.GetPods(context.Background())
+	require.NoError(t, err)
+	assert.Len(t, pods, 1, "the pod stays known for the next agent")
+}

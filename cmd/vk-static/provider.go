@@ -38,6 +38,7 @@ type processOptions struct {
 	ContainerLogMaxFiles int32
 	SystemReserved       map[string]string
 	KubeReserved         map[string]string
+	StopPodsOnExit       bool
 }
 
 func defaultProcessOptions() processOptions {
@@ -54,6 +55,7 @@ func (o *options) addProviderFlags(fs *pflag.FlagSet) {
 	fs.Int32Var(&p.ContainerLogMaxFiles, "container-log-max-files", p.ContainerLogMaxFiles, "The log files kept per container, the current one included.")
 	fs.StringToStringVar(&p.SystemReserved, "system-reserved", p.SystemReserved, "Resources kept for the system, subtracted from the Node's allocatable: cpu=500m,memory=1Gi,ephemeral-storage=1Gi.")
 	fs.StringToStringVar(&p.KubeReserved, "kube-reserved", p.KubeReserved, "Resources kept for the agent, subtracted from the Node's allocatable, as --system-reserved.")
+	fs.BoolVar(&p.StopPodsOnExit, "stop-pods-on-exit", p.StopPodsOnExit, "With --provider process: stop every container (with its grace period) when the agent stops. By default containers keep running while the agent is stopped, restarted or upgraded, and the next agent takes them up again.")
 }
 
 func (o *options) validateProvider(bad func(flag, format string, args ...any)) {
@@ -144,7 +146,8 @@ func buildProvider(ctx context.Context, o *options, nodeName, nodeIP string, n *
 		NodeStats:        (&host.Stats{NodeName: nodeName, RootDir: o.RootDir, StartTime: time.Now()}).Node,
 		// The kubelet brings config map, secret and downward API volumes up to date on its
 		// periodic pod sync.
-		VolumeRefresh: o.SyncFrequency,
+		VolumeRefresh:  o.SyncFrequency,
+		StopPodsOnExit: o.Process.StopPodsOnExit,
 	}
 	if client != nil {
 		cfg.Objects = env.NewClientGetter(client)
