@@ -127,8 +127,13 @@ type ProcessResult struct {
 	SupervisorAnonSumMB float64 `json:"supervisorAnonSumMB"`
 	SupervisorAnonMB    float64 `json:"supervisorAnonMB"` // median per container
 	SupervisorPssSumMB  float64 `json:"supervisorPssSumMB"`
-	Workloads           int     `json:"workloads"`
-	WorkloadRSSSumMB    float64 `json:"workloadRSSSumMB"`
+	// SupervisorCPUSeconds is the CPU time all supervisors spent from their start to the quiet
+	// window's end (the agent's CPU figures do not include it); SupervisorQuietCPUPercent is
+	// theirs in the quiet window, in all, in % of a core.
+	SupervisorCPUSeconds      float64 `json:"supervisorCPUSeconds"`
+	SupervisorQuietCPUPercent float64 `json:"supervisorQuietCPUPercent"`
+	Workloads                 int     `json:"workloads"`
+	WorkloadRSSSumMB          float64 `json:"workloadRSSSumMB"`
 	// ProviderCalls are the agent's provider calls by name (CreatePod: a pod's sandbox and
 	// container started, supervisor included; DeletePod: stopped and removed), from its own
 	// vk_static_provider_call_duration_seconds, at the end of the scenario.
@@ -248,6 +253,8 @@ func WriteTable(w io.Writer, results []*Result) {
 			fmt.Fprintf(w, "\n%s: while running: agent RSS %.1f MB; %d supervisors: RSS %.1f MB in all, %.2f MB median (max %.2f), of it private (RssAnon) %.1f MB in all, %.2f MB median; Pss %.1f MB in all; %d workloads, RSS %.1f MB in all\n",
 				r.Scenario, p.AgentRSSMB, p.Supervisors, p.SupervisorRSSSumMB, p.SupervisorRSSMB, p.SupervisorRSSMaxMB,
 				p.SupervisorAnonSumMB, p.SupervisorAnonMB, p.SupervisorPssSumMB, p.Workloads, p.WorkloadRSSSumMB)
+			fmt.Fprintf(w, "%s: supervisors' CPU: %.2f s in all since they started, %.2f%% of a core in all during the quiet window\n",
+				r.Scenario, p.SupervisorCPUSeconds, p.SupervisorQuietCPUPercent)
 			if len(p.ProviderCalls) > 0 {
 				var parts []string
 				for _, c := range slices.Sorted(maps.Keys(p.ProviderCalls)) {

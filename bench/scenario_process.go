@@ -46,10 +46,11 @@ func runProcessPods(ctx context.Context, s *session, n int, quiet time.Duration)
 	if err != nil {
 		return nil, err
 	}
+	cpuBefore := s.supervisorCPU()
 	if res.Idle, err = s.measureIdle(ctx, res, quiet); err != nil {
 		return nil, err
 	}
-	running, err := s.measureContainers(res.Process)
+	running, err := s.measureContainers(res.Process, cpuBefore, res.Idle.Seconds)
 	if err != nil {
 		return nil, err
 	}
@@ -78,9 +79,27 @@ func runProcessPods(ctx context.Context, s *session, n int, quiet time.Duration)
 	return res, nil
 }
 
-// measureContainers samples the agent's and every container process's resident set into pr
-// and returns what it found: the processes that must be gone once the pods are removed.
-func (s *session) measureContainers(pr *ProcessResult) ([]containerState, error) {
+// supervisorCPU is the CPU time (user + system) each live supervisor of the agent has spent so
+// far, by pid.
+func (s *session) supervisorCPU() map[int]float64 {
+	out := map[int]float64{}
+	procs, err := findContainerProcs(containersDir(s.agent.Dir), nil)
+	if err != nil {
+		return out
+	}
+	for pid := range procs.Supervisors {
+		if p, err := readProc(pid); err == nil {
+			out[pid] = p.CPUSeconds
+		}
+	}
+	return out
+}
+
+// measureContainers samples the agent's and every container process's resident set into pr,
+// and the supervisors' CPU time: in all since they started, and in the quiet window (window
+// seconds long, cpuBefore sampled at its start). It returns the workloads it found: the
+// processes that must be gone once the pods are removed.
+func (s *session) measureContainers(pr *ProcessResult, cpuBefore map[int]float64, window float64) ([]containerState, error) {
 	p, err := s.agent.sample()
 	if err != nil {
 		return nil, err
@@ -97,6 +116,10 @@ func (s *session) measureContainers(pr *ProcessResult) ([]containerState, error)
 			continue // ended meanwhile: not one of the running containers
 		}
 		rss, anon = append(rss, mb(p.RSSBytes)), append(anon, mb(p.AnonBytes))
+		pr.SupervisorCPUSeconds += p.CPUSeconds
+		if before, ok := cpuBefore[pid]; ok {
+			pr.SupervisorQuietCPUPercent += (p.CPUSeconds - before) / window * 100
+		}
 		if v, err := readPss(pid); err == nil {
 			pss = append(pss, mb(v))
 		}
