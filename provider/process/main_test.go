@@ -34,6 +34,11 @@ func TestMain(m *testing.M) {
 	if port := os.Getenv(echoServerEnv); port != "" {
 		os.Exit(echoServer(port))
 	}
+	if _, ok := os.LookupEnv("GORACE"); !ok {
+		// Supervisors are this binary; with the race detector each would sleep a second as it
+		// exits.
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -113,7 +113,7 @@ func (r *Runtime) launchSupervisor(rec *containerRecord, dir string) (*exec.Cmd,
 	cmd := &exec.Cmd{
 		Path:        "/proc/self/exe",
 		Args:        []string{supervisorArg0, rec.ID},
-		Env:         []string{supervisorEnvName + "=" + abs},
+		Env:         supervisorEnv(abs),
 		Dir:         "/",
 		ExtraFiles:  []*os.File{theirs}, // fd 3 (reportFd)
 		SysProcAttr: attr,
@@ -145,4 +145,14 @@ func (r *Runtime) recordStartError(dir string, cause error) {
 		State: stateExited, StartedAt: now, FinishedAt: now,
 		ExitCode: startErrorExitCode, Reason: ReasonStartError, Message: cause.Error(),
 	})
+}
+
+// supervisorEnv is the supervisor's whole environment: the marker, and GORACE when set (a
+// race-enabled binary otherwise sleeps a second at every exit).
+func supervisorEnv(dir string) []string {
+	env := []string{supervisorEnvName + "=" + dir}
+	if v, ok := os.LookupEnv("GORACE"); ok {
+		env = append(env, "GORACE="+v)
+	}
+	return env
 }
