@@ -143,6 +143,7 @@ func TestInitContainersRunInOrderThenMainContainers(t *testing.T) {
 		return s.InitContainerStatuses[1].State.Running != nil && s.InitContainerStatuses[0].State.Terminated.Reason == "Completed"
 	})
 	assert.Equal(t, "PodInitializing", h.status(pod.UID).ContainerStatuses[0].State.Waiting.Reason)
+	assert.True(t, h.status(pod.UID).InitContainerStatuses[0].Ready, "a completed init container is ready")
 	h.rt.exit(h.rt.running("second"), 0)
 	h.eventually(pod.UID, "Running and Ready", func(s *corev1.PodStatus) bool {
 		return s.Phase == corev1.PodRunning && mainState(s, 0).Running != nil && s.ContainerStatuses[0].Ready

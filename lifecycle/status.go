@@ -9,23 +9,21 @@ import (
 
 // Reasons the lifecycle reports, the kubelet's where it has one.
 const (
-	reasonContainerCreating   = "ContainerCreating"
-	reasonPodInitializing     = "PodInitializing"
-	reasonCrashLoopBackOff    = "CrashLoopBackOff"
-	reasonCompleted           = "Completed"
-	reasonError               = "Error"
-	reasonConfigError         = "CreateContainerConfigError"
-	reasonNoCommand           = "NoCommand"
-	reasonMountsUnsupported   = "MountsUnsupported"
-	reasonDeadlineExceeded    = "DeadlineExceeded"
-	reasonNotAdmitted         = "NotAdmitted"
-	reasonContainersNotReady  = "ContainersNotReady"
-	reasonContainersNotInit   = "ContainersNotInitialized"
-	reasonPodCompleted        = "PodCompleted"
-	messageDeadlineExceeded   = "Pod was active on the node longer than the specified deadline"
-	conditionsReadinessGates  = "ReadinessGatesNotReady"
-	containerIDPrefixSep      = "://"
-	defaultTerminationMessage = ""
+	reasonContainerCreating  = "ContainerCreating"
+	reasonPodInitializing    = "PodInitializing"
+	reasonCrashLoopBackOff   = "CrashLoopBackOff"
+	reasonCompleted          = "Completed"
+	reasonError              = "Error"
+	reasonConfigError        = "CreateContainerConfigError"
+	reasonNoCommand          = "NoCommand"
+	reasonDeadlineExceeded   = "DeadlineExceeded"
+	reasonNotAdmitted        = "NotAdmitted"
+	reasonContainersNotReady = "ContainersNotReady"
+	reasonContainersNotInit  = "ContainersNotInitialized"
+	reasonPodCompleted       = "PodCompleted"
+	messageDeadlineExceeded  = "Pod was active on the node longer than the specified deadline"
+	conditionsReadinessGates = "ReadinessGatesNotReady"
+	containerIDPrefixSep     = "://"
 )
 
 // statusInput is what podStatus needs beyond the pod's state.
@@ -62,7 +60,11 @@ func podStatus(st *podState, in statusInput) *corev1.PodStatus {
 	initDone := initialized(st)
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		out.InitContainerStatuses = append(out.InitContainerStatuses, containerStatus(st, c, reasonContainerCreating, in))
+		cs := containerStatus(st, c, reasonContainerCreating, in)
+		if t := cs.State.Terminated; t != nil && t.ExitCode == 0 && !isSidecar(c) {
+			cs.Ready = true // the kubelet's: an init container that completed is ready
+		}
+		out.InitContainerStatuses = append(out.InitContainerStatuses, cs)
 	}
 	waitReason := reasonPodInitializing
 	if initDone {
@@ -287,11 +289,7 @@ func setConditions(st *podState, s *corev1.PodStatus, initDone bool, now metav1.
 	}
 	cond(corev1.PodScheduled, true, "")
 	cond(corev1.PodReadyToStartContainers, st.sandboxID != "" && !st.stopped, "")
-	initReason := reasonContainersNotInit
-	if terminal && initDone {
-		initReason = ""
-	}
-	cond(corev1.PodInitialized, initDone, initReason)
+	cond(corev1.PodInitialized, initDone, reasonContainersNotInit)
 	ready := !terminal && !st.deleting && len(s.ContainerStatuses) > 0
 	for _, cs := range s.ContainerStatuses {
 		ready = ready && cs.Ready
