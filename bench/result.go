@@ -258,7 +258,7 @@ func WriteTable(w io.Writer, results []*Result) {
 			if len(p.ProviderCalls) > 0 {
 				var parts []string
 				for _, c := range slices.Sorted(maps.Keys(p.ProviderCalls)) {
-					parts = append(parts, fmt.Sprintf("%s %.0f calls, mean %.1f ms", c, p.ProviderCalls[c].Items, p.ProviderCalls[c].MeanMs))
+					parts = append(parts, fmt.Sprintf("%s %.0f calls, mean %.2f ms", c, p.ProviderCalls[c].Items, p.ProviderCalls[c].MeanMs))
 				}
 				fmt.Fprintf(w, "%s: provider calls: %s\n", r.Scenario, strings.Join(parts, "; "))
 			}
