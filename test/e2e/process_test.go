@@ -298,6 +298,7 @@ func TestProcessLivenessProbeRestarts(t *testing.T) {
 	})
 	touch(t, alive) // the new instance may live
 	cs := mainStatus(after)
+	assert.Equal(t, int32(1), cs.RestartCount, "one failed liveness, one restart")
 	last := cs.LastTerminationState.Terminated
 	assert.Equal(t, mainStatus(before).ContainerID, last.ContainerID, "the last state is the instance that ran")
 	assert.Equal(t, int32(128+int(syscall.SIGTERM)), last.ExitCode, "killed by its stop signal: %+v", last)
@@ -448,6 +449,21 @@ func TestProcessAgentKilledContainersRunOn(t *testing.T) {
 	tail, err := podLogs(context.Background(), metav1.NamespaceDefault, a.mirrorName(names[0]), &corev1.PodLogOptions{Container: "main", SinceSeconds: ptr.To[int64](1)})
 	require.NoError(t, err)
 	assert.Contains(t, tail, "tick")
+
+	// The restarted agent watches the containers it took up: an exit is seen and restarted.
+	victim := a.workload(mainStatus(a.waitMirror(names[1], 10*time.Second, "Running", mainRunning)))
+	require.NoError(t, syscall.Kill(-victim.Pid, syscall.SIGKILL))
+	restarted := a.waitMirror(names[1], 30*time.Second, "restarted after its process was killed", func(p *corev1.Pod) error {
+		cs := mainStatus(p)
+		if cs == nil || cs.RestartCount != 1 || cs.State.Running == nil {
+			return fmt.Errorf("main %s", describeStatus(cs))
+		}
+		return nil
+	})
+	if last := mainStatus(restarted).LastTerminationState.Terminated; assert.NotNil(t, last) {
+		assert.Equal(t, int32(128+int(syscall.SIGKILL)), last.ExitCode)
+		assert.Equal(t, was[names[1]].containerID, last.ContainerID)
+	}
 
 	for _, name := range names {
 		a.removePod(name)
