@@ -272,3 +272,11 @@ func TestSupervisorMemory(t *testing.T) {
 		}
 	}
 }
+
+// The workload inherits its stdio and nothing else of the supervisor's.
+func TestWorkloadInheritsOnlyStdio(t *testing.T) {
+	r := newTestRuntime(t, Config{})
+	id := run(t, r, lifecycle.ContainerConfig{Argv: []string{"sh", "-c", `ls /proc/$$/fd`}})
+	s := waitExited(t, r, id)
+	assert.Equal(t, []string{"0", "1", "2"}, logContents(t, s.LogPath, "stdout"))
+}

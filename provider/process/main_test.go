@@ -23,7 +23,7 @@ import (
 // (agentChildEnv), and a TCP echo server run as a container (echoServerEnv).
 const (
 	agentChildEnv = "PROCESS_TEST_AGENT_STATE_DIR"
-	echoServerEnv = "PROCESS_TEST_ECHO_PORT"
+	echoServerEnv = "PROCESS_TEST_ECHO_ADDR"
 )
 
 func TestMain(m *testing.M) {
@@ -31,8 +31,8 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(agentChildEnv); dir != "" {
 		os.Exit(agentChild(dir))
 	}
-	if port := os.Getenv(echoServerEnv); port != "" {
-		os.Exit(echoServer(port))
+	if addr := os.Getenv(echoServerEnv); addr != "" {
+		os.Exit(echoServer(addr))
 	}
 	if _, ok := os.LookupEnv("GORACE"); !ok {
 		// Supervisors are this binary; with the race detector each would sleep a second as it
@@ -79,8 +79,8 @@ func agentChild(dir string) int {
 func dirLog(dir string) string { return dir + "/ticker.log" }
 
 // echoServer answers every connection with what it sends, until it closes.
-func echoServer(port string) int {
-	l, err := net.Listen("tcp", "127.0.0.1:"+port)
+func echoServer(addr string) int {
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

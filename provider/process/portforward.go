@@ -2,22 +2,24 @@ package process
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"strconv"
 	"sync"
+	"syscall"
 )
 
 // PortForward connects stream to 127.0.0.1:port: a process pod listens on the host's network,
-// and loopback reaches a listener on any address of it (except one bound to a single other
-// address; such a pod is not reachable this way).
+// and loopback reaches a listener on the wildcard address or on loopback. Only when loopback
+// refuses the connection are Config.NodeIPs tried, for a pod that bound its listener to one
+// node address.
 func (r *Runtime) PortForward(ctx context.Context, sandboxID string, port int32, stream io.ReadWriteCloser) error {
 	if _, err := r.loadSandbox(sandboxID); err != nil {
 		return err
 	}
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(int(port))))
+	conn, err := r.dialPort(ctx, port)
 	if err != nil {
 		return fmt.Errorf("port-forward to port %d: %w", port, err)
 	}
@@ -40,4 +42,19 @@ func (r *Runtime) PortForward(ctx context.Context, sandboxID string, port int32,
 	}
 	wg.Wait()
 	return ctx.Err()
+}
+
+func (r *Runtime) dialPort(ctx context.Context, port int32) (net.Conn, error) {
+	var d net.Dialer
+	p := strconv.Itoa(int(port))
+	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", p))
+	if err == nil || !errors.Is(err, syscall.ECONNREFUSED) {
+		return conn, err
+	}
+	for _, ip := range r.cfg.NodeIPs {
+		if c, nerr := d.DialContext(ctx, "tcp", net.JoinHostPort(ip, p)); nerr == nil {
+			return c, nil
+		}
+	}
+	return nil, err
 }

@@ -154,33 +154,46 @@ func TestAttachTTY(t *testing.T) {
 }
 
 func TestPortForward(t *testing.T) {
-	r := newTestRuntime(t, Config{})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(t, l.Close())
 	self, err := os.Executable()
 	require.NoError(t, err)
-	id := run(t, r, lifecycle.ContainerConfig{Argv: []string{self}, Env: []string{echoServerEnv + "=" + strconv.Itoa(port)}, User: &lifecycle.User{}})
-	logPath := status(t, r, id).LogPath
-	require.Eventually(t, func() bool { return len(logContents(t, logPath, "stdout")) > 0 }, waitFor, tick, "%+v", readLog(t, logPath))
-	sb := status(t, r, id).SandboxID
+	for _, tc := range []struct {
+		name    string
+		listen  string
+		nodeIPs []string
+	}{
+		{"loopback", "127.0.0.1", nil},
+		{"a node address only", "127.0.0.2", []string{"127.0.0.2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newTestRuntime(t, Config{NodeIPs: tc.nodeIPs})
+			l, err := net.Listen("tcp", tc.listen+":0")
+			require.NoError(t, err)
+			port := l.Addr().(*net.TCPAddr).Port
+			require.NoError(t, l.Close())
+			addr := net.JoinHostPort(tc.listen, strconv.Itoa(port))
+			id := run(t, r, lifecycle.ContainerConfig{Argv: []string{self}, Env: []string{echoServerEnv + "=" + addr}, User: &lifecycle.User{}})
+			logPath := status(t, r, id).LogPath
+			require.Eventually(t, func() bool { return len(logContents(t, logPath, "stdout")) > 0 }, waitFor, tick, "%+v", readLog(t, logPath))
+			sb := status(t, r, id).SandboxID
 
-	client, server := net.Pipe()
-	done := make(chan error)
-	go func() { done <- r.PortForward(context.Background(), sb, int32(port), server) }()
-	_, err = client.Write([]byte("ping\n"))
-	require.NoError(t, err)
-	line, err := bufio.NewReader(client).ReadString('\n')
-	require.NoError(t, err)
-	assert.Equal(t, "echo: ping\n", line)
-	require.NoError(t, client.Close())
-	require.NoError(t, <-done)
+			client, server := net.Pipe()
+			done := make(chan error)
+			go func() { done <- r.PortForward(context.Background(), sb, int32(port), server) }()
+			_, err = client.Write([]byte("ping\n"))
+			require.NoError(t, err)
+			line, err := bufio.NewReader(client).ReadString('\n')
+			require.NoError(t, err)
+			assert.Equal(t, "echo: ping\n", line)
+			require.NoError(t, client.Close())
+			require.NoError(t, <-done)
+		})
+	}
 
 	t.Run("nothing listening", func(t *testing.T) {
+		r := newTestRuntime(t, Config{})
 		client, server := net.Pipe()
 		defer client.Close()
-		err := r.PortForward(context.Background(), sb, 1, server)
+		err := r.PortForward(context.Background(), sandbox(t, r), 1, server)
 		assert.Error(t, err)
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -77,6 +78,8 @@ func runSupervisor(dir string) int {
 	// signals at their defaults: ignored signals would be inherited across exec.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGPIPE)
 
+	// Descriptors the agent inherited and passed on (Go closes none) are not the workload's.
+	closeOnExecFrom(reportFd)
 	// fd 3 came without close-on-exec; the workload must not inherit it, or the runtime's
 	// watch would not end with the supervisor.
 	reportFile := os.NewFile(reportFd, "report")
@@ -338,4 +341,17 @@ func readStartReport(r *bufio.Reader) (startReport, error) {
 		return rep, err
 	}
 	return rep, json.Unmarshal(line, &rep)
+}
+
+// closeOnExecFrom marks every descriptor from fd up close-on-exec.
+func closeOnExecFrom(fd int) {
+	if err := unix.CloseRange(uint(fd), ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
+		return
+	}
+	entries, _ := os.ReadDir("/proc/self/fd") // kernels before 5.11
+	for _, e := range entries {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n >= fd {
+			unix.CloseOnExec(n)
+		}
+	}
 }
