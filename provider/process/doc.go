@@ -27,15 +27,19 @@
 // # The supervisor
 //
 // StartContainer starts /proc/self/exe with VK_STATIC_SUPERVISOR=<container dir> in a session
-// of its own (stdio on /dev/null), in a new mount namespace (when the agent is root; otherwise
-// in a user and mount namespace mapping only the agent's ids, and only when there are mounts),
-// with a socketpair on fd 3. The supervisor:
+// of its own (stdin and stdout on /dev/null, stderr on supervisor.log in its directory, where a
+// crash would leave its reason), in a new mount namespace, with a socketpair on fd 3. When the
+// agent is not root, and only when there are mounts, the namespace is a user and mount
+// namespace mapping only the agent's ids; the supervisor gets CAP_SYS_ADMIN in it as an
+// ambient capability to mount, and starts commands from a thread that has cleared it, so the
+// workload holds no capability. The supervisor:
 //
 //   - opens the log (package containerlog) and copies the workload's stdout and stderr (or its
 //     terminal, for TTY) to it and to attached clients;
 //   - makes every mount private and bind-mounts each volume over its container path (read-only
 //     by a remount). A container path that does not exist on the host is a start error: the
 //     runtime does not create paths on the host for a pod;
+//   - marks every descriptor it inherited close-on-exec: the workload gets its stdio only;
 //   - starts the workload: Argv[0] looked up in the container's PATH (else a default), its Env
 //     only, WorkingDir (default "/"), its user (uid, gid and groups; DefaultUser, "nobody",
 //     when the config names none), as the leader of a new session and process group;

@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(agentChildEnv); dir != "" {
 		os.Exit(agentChild(dir))
 	}
+	if dir := os.Getenv(rootlessAgentEnv); dir != "" {
+		os.Exit(rootlessAgent(dir))
+	}
 	if addr := os.Getenv(echoServerEnv); addr != "" {
 		os.Exit(echoServer(addr))
 	}

@@ -102,7 +102,11 @@ func (r *Runtime) launchSupervisor(rec *containerRecord, dir string) (*exec.Cmd,
 	case r.root:
 		attr.Cloneflags = syscall.CLONE_NEWNS
 	case len(rec.Config.Mounts) > 0:
+		// The supervisor keeps its own ids in the namespace, so execve would drop the
+		// capabilities the namespace gives it; an ambient CAP_SYS_ADMIN survives to mount with
+		// (its launcher keeps it from the workload).
 		attr.Cloneflags = syscall.CLONE_NEWNS | syscall.CLONE_NEWUSER
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
 	}

@@ -53,9 +53,10 @@ const outputDrainTimeout = 2 * time.Second
 
 // supervisor is one container's supervisor process.
 type supervisor struct {
-	dir string
-	rec containerRecord
-	log *containerlog.Writer
+	dir    string
+	rec    containerRecord
+	log    *containerlog.Writer
+	launch *launcher
 
 	mu sync.Mutex
 	// exited: the workload has ended (no more execs or attaches); recorded: its end is in
@@ -88,7 +89,7 @@ func runSupervisor(dir string) int {
 	if err != nil {
 		return 1 // not started by the runtime; nobody to tell
 	}
-	s := &supervisor{dir: dir, watchers: map[net.Conn]struct{}{report: {}}, attached: map[*attachment]struct{}{}, execs: map[int]struct{}{}}
+	s := &supervisor{dir: dir, launch: newLauncher(), watchers: map[net.Conn]struct{}{report: {}}, attached: map[*attachment]struct{}{}, execs: map[int]struct{}{}}
 	cmd, outputs, err := s.start()
 	if err != nil {
 		s.startFailed(report, err)
@@ -184,7 +185,7 @@ func (s *supervisor) start() (*exec.Cmd, *sync.WaitGroup, error) {
 		s.copyOutput(outputs, outR, logOut, false, nil)
 		s.copyOutput(outputs, errR, logErr, true, nil)
 	}
-	err = cmd.Start()
+	err = s.launch.start(cmd)
 	for _, f := range childEnds {
 		f.Close()
 	}

@@ -105,7 +105,7 @@ func (s *supervisor) exec(conn *net.UnixConn, req request, files []*os.File) {
 		writeReply(conn, reply{Error: "the container is not running"})
 		return
 	}
-	err = cmd.Start()
+	err = s.launch.start(cmd)
 	if err == nil {
 		s.execs[cmd.Process.Pid] = struct{}{}
 	}
