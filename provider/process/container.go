@@ -130,6 +130,12 @@ func (r *Runtime) RemoveContainer(ctx context.Context, containerID string) error
 	if running || starting {
 		return fmt.Errorf("container %s: %w: stop it first", containerID, errRunning)
 	}
+	if st, err := readState(r.containerDir(containerID)); err != nil {
+		return err
+	} else if st != nil && st.State == stateRunning {
+		// Not watched here (a Runtime closed meanwhile), but its supervisor may run it still.
+		return fmt.Errorf("container %s: %w: stop it first", containerID, errRunning)
+	}
 	return os.RemoveAll(r.containerDir(containerID))
 }
 

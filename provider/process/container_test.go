@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/vk-static/vk-static/lifecycle"
 	"github.com/vk-static/vk-static/node"
@@ -137,13 +138,14 @@ func TestEnvWorkdirUser(t *testing.T) {
 		name string
 		user *lifecycle.User
 		want []string
+		home string
 	}{
-		{"default user nobody", nil, []string{"65534", "65534"}},
-		{"explicit user", &lifecycle.User{UID: 1234, GID: 2345, SupplementalGroups: []int64{3456}}, []string{"1234", "2345", "2345 3456"}},
+		{"default user nobody", nil, []string{"65534", "65534"}, "home=/nonexistent"},
+		{"explicit user", &lifecycle.User{UID: 1234, GID: 2345, SupplementalGroups: []int64{3456}}, []string{"1234", "2345", "2345 3456"}, "home=/"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := run(t, r, lifecycle.ContainerConfig{
-				Argv:       []string{"sh", "-c", `echo "foo=$FOO"; pwd; id -u; id -g; id -G`},
+				Argv:       []string{"sh", "-c", `echo "foo=$FOO"; pwd; id -u; id -g; id -G; echo "home=$HOME"`},
 				Env:        []string{testPath, "FOO=bar baz"},
 				WorkingDir: dir,
 				User:       tc.user,
@@ -159,6 +161,7 @@ func TestEnvWorkdirUser(t *testing.T) {
 			if len(tc.want) > 2 {
 				assert.Equal(t, tc.want[2], out[4])
 			}
+			assert.Equal(t, tc.home, out[len(out)-1])
 		})
 	}
 }
@@ -279,4 +282,28 @@ func TestWorkloadInheritsOnlyStdio(t *testing.T) {
 	id := run(t, r, lifecycle.ContainerConfig{Argv: []string{"sh", "-c", `ls /proc/$$/fd`}})
 	s := waitExited(t, r, id)
 	assert.Equal(t, []string{"0", "1", "2"}, logContents(t, s.LogPath, "stdout"))
+}
+
+// Without PATH in its environment a container gets the default, and finds its command by it.
+func TestDefaultPath(t *testing.T) {
+	r := newTestRuntime(t, Config{})
+	id := run(t, r, lifecycle.ContainerConfig{Argv: []string{"sh", "-c", `echo "$PATH"; echo "$HOME"`}, Env: []string{"A=b"}})
+	s := waitExited(t, r, id)
+	assert.Equal(t, []string{defaultPath, "/nonexistent"}, logContents(t, s.LogPath, "stdout"))
+}
+
+// The grace period runs on the runtime's clock.
+func TestStopGraceOnTheClock(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Now())
+	r := newTestRuntime(t, Config{Clock: clk})
+	id := run(t, r, lifecycle.ContainerConfig{Argv: []string{"sh", "-c", `trap "echo got TERM" TERM; echo ready; while :; do sleep 0.05; done`}})
+	logPath := status(t, r, id).LogPath
+	require.Eventually(t, func() bool { return len(logContents(t, logPath, "stdout")) > 0 }, waitFor, tick)
+	done := make(chan error)
+	go func() { done <- r.StopContainer(context.Background(), id, time.Hour) }()
+	require.Eventually(t, func() bool { return len(logContents(t, logPath, "stdout")) == 2 && clk.HasWaiters() }, waitFor, tick)
+	assert.Equal(t, lifecycle.ContainerRunning, status(t, r, id).State, "TERM trapped: it runs on until the grace period ends")
+	clk.Step(time.Hour)
+	require.NoError(t, <-done)
+	assert.Equal(t, int32(137), status(t, r, id).ExitCode)
 }

@@ -41,7 +41,8 @@
 //     runtime does not create paths on the host for a pod;
 //   - marks every descriptor it inherited close-on-exec: the workload gets its stdio only;
 //   - starts the workload: Argv[0] looked up in the container's PATH (else a default), its Env
-//     only, WorkingDir (default "/"), its user (uid, gid and groups; DefaultUser, "nobody",
+//     only (plus PATH and HOME when it sets neither, as CRI runtimes add them: the default PATH,
+//     the user's home directory or "/"), WorkingDir (default "/"), its user (uid, gid and groups; DefaultUser, "nobody",
 //     when the config names none), as the leader of a new session and process group;
 //   - writes state.json (pid and its start time from /proc/<pid>/stat, which tells the
 //     workload from a later process with the same pid) and reports on fd 3, which stays open as

@@ -216,10 +216,7 @@ func (s *supervisor) command(argv []string) (*exec.Cmd, error) {
 	} else if !fi.IsDir() {
 		return nil, fmt.Errorf("working directory %s is not a directory", dir)
 	}
-	cmd := &exec.Cmd{Path: path, Args: argv, Env: cfg.Env, Dir: dir}
-	if cmd.Env == nil {
-		cmd.Env = []string{} // not the supervisor's environment
-	}
+	cmd := &exec.Cmd{Path: path, Args: argv, Env: s.env(), Dir: dir}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if s.rec.SetCredentials {
 		cred := &syscall.Credential{Uid: uint32(s.rec.User.UID), Gid: uint32(s.rec.User.GID), Groups: []uint32{}}
