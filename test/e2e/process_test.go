@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -335,8 +336,9 @@ func TestProcessConfigMapVolume(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "reader"},
 		Spec: corev1.PodSpec{
 			NodeName: a.Node,
-			// Service account tokens are not supported by the process provider yet
-			// (lifecycle/volume refuses the projected token the API server would add).
+			// The kube-api-access volume the API server would add mounts at
+			// /var/run/secrets/kubernetes.io/serviceaccount, which this host lacks (see
+			// TestProcessDefaultServiceAccountMount); tokens are TestProcessServiceAccountToken's.
 			AutomountServiceAccountToken:  ptr.To(false),
 			TerminationGracePeriodSeconds: ptr.To[int64](1),
 			Containers: []corev1.Container{{
@@ -539,5 +541,103 @@ func TestProcessBadInput(t *testing.T) {
 	for _, name := range names {
 		a.mirrorGone(name)
 	}
+	a.noContainerProcesses(10 * time.Second)
+}
+
+// saFilesScript prints, every half second, what a container finds in a service account
+// directory: the namespace, the token's size, the CA's PEM markers.
+func saFilesScript(dir string) []string {
+	return shell(`while true; do echo "ns=$(cat ` + dir + `/namespace) token=$(wc -c < ` + dir + `/token) ca=$(grep -c CERTIFICATE ` + dir + `/ca.crt)"; sleep 0.5; done`)
+}
+
+// checkSAFiles waits until pod namespace/name logs the service account files of namespace.
+func checkSAFiles(t *testing.T, namespace, name string) {
+	t.Helper()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		logs, err := podLogs(context.Background(), namespace, name, &corev1.PodLogOptions{Container: "main", TailLines: ptr.To[int64](1)})
+		require.NoError(c, err)
+		var gotNS string
+		var token, ca int
+		_, err = fmt.Sscanf(strings.TrimSpace(logs), "ns=%s token=%d ca=%d", &gotNS, &token, &ca)
+		require.NoError(c, err, "%q", logs)
+		assert.Equal(c, namespace, gotNS)
+		assert.Greater(c, token, 100, "a JWT")
+		assert.Equal(c, 2, ca, "one PEM certificate (BEGIN and END)")
+	}, 20*time.Second, 200*time.Millisecond, "the container reads its service account files")
+}
+
+// A projected volume as the API server's kube-api-access (a bound service account token, the
+// cluster CA, the namespace), mounted where the host has a directory: the token is requested
+// with the node's identity and the container reads the three files.
+func TestProcessServiceAccountToken(t *testing.T) {
+	t.Parallel()
+	a := startProcessAgent(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	pods := env.Admin.CoreV1().Pods(ns)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "sa"},
+		Spec: corev1.PodSpec{
+			NodeName:                      a.Node,
+			AutomountServiceAccountToken:  ptr.To(false),
+			TerminationGracePeriodSeconds: ptr.To[int64](1),
+			Containers: []corev1.Container{{
+				Name: "main", Image: "busybox", Command: saFilesScript("/opt"),
+				VolumeMounts: []corev1.VolumeMount{{Name: "api-access", MountPath: "/opt"}},
+			}},
+			Volumes: []corev1.Volume{{Name: "api-access", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+				Sources: []corev1.VolumeProjection{
+					{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "token", ExpirationSeconds: ptr.To[int64](3607)}},
+					{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "kube-root-ca.crt"},
+						Items: []corev1.KeyToPath{{Key: "ca.crt", Path: "ca.crt"}}}},
+					{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{
+						{Path: "namespace", FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.namespace"}}}}},
+				},
+			}}}},
+		},
+	}
+	_, err := pods.Create(ctx, pod, metav1.CreateOptions{})
+	require.NoError(t, err)
+	waitPod(t, ns, "sa", 30*time.Second, "Running", mainRunning)
+	checkSAFiles(t, ns, "sa")
+
+	require.NoError(t, pods.Delete(ctx, "sa", metav1.DeleteOptions{}))
+	podGone(t, ns, "sa", 30*time.Second)
+	a.noContainerProcesses(10 * time.Second)
+}
+
+// An API pod as users write it: the API server adds the kube-api-access volume at
+// /var/run/secrets/kubernetes.io/serviceaccount, and the container reads it there.
+func TestProcessDefaultServiceAccountMount(t *testing.T) {
+	const dir = "/var/run/secrets/kubernetes.io/serviceaccount"
+	if _, err := os.Stat(dir); err != nil {
+		// The process provider mounts volumes only over paths the host has; without this
+		// directory every API pod that keeps the default automountServiceAccountToken fails
+		// to start: StartError "mountPath /var/run/secrets/kubernetes.io/serviceaccount does
+		// not exist on this host".
+		t.Skip("known limitation: " + dir + " does not exist on this host, and the process provider does not create mount points (API pods need automountServiceAccountToken: false here)")
+	}
+	t.Parallel()
+	a := startProcessAgent(t)
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	pods := env.Admin.CoreV1().Pods(ns)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "sa"},
+		Spec: corev1.PodSpec{
+			NodeName:                      a.Node,
+			TerminationGracePeriodSeconds: ptr.To[int64](1),
+			Containers:                    []corev1.Container{{Name: "main", Image: "busybox", Command: saFilesScript(dir)}},
+		},
+	}
+	created, err := pods.Create(ctx, pod, metav1.CreateOptions{})
+	require.NoError(t, err)
+	require.True(t, slices.ContainsFunc(created.Spec.Volumes, func(v corev1.Volume) bool { return strings.HasPrefix(v.Name, "kube-api-access-") }),
+		"the API server added no kube-api-access volume: %+v", created.Spec.Volumes)
+	waitPod(t, ns, "sa", 30*time.Second, "Running", mainRunning)
+	checkSAFiles(t, ns, "sa")
+
+	require.NoError(t, pods.Delete(ctx, "sa", metav1.DeleteOptions{}))
+	podGone(t, ns, "sa", 30*time.Second)
 	a.noContainerProcesses(10 * time.Second)
 }
