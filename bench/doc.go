@@ -9,6 +9,12 @@
 // its manifest directory; the harness reads the agent only from the outside: /proc for CPU
 // and peak RSS, its healthz port for /metrics and (with profiling) /debug/pprof, and the API
 // server's own apiserver_request_total and flow-control counters for request counts.
+// Every scenario but process-100 runs the agent with the mock provider. process-100 runs
+// real processes with --provider process. It also reads the supervisors and workloads from
+// outside: it finds them in /proc (by their environment and by the pid and start time that
+// the state files under the agent's --root-dir record). A process left after its pod is gone
+// fails the scenario. The harness kills whatever container processes a scenario leaves, so
+// that none outlives it.
 // Performance is reported, never asserted: Result.Goals says which issue-6 goal was met.
 //
 // Smallest use (what cmd/vkbench does):
