@@ -1,20 +1,23 @@
 package process
 
 import (
+	"os"
 	"os/user"
 	"strconv"
 	"strings"
 )
 
-// env is the container's environment as its processes get it: the config's, plus PATH and HOME
-// when it sets neither, as CRI runtimes add them (PATH their default, HOME the user's home
-// directory, else "/"). Never the supervisor's own environment.
+// env is the container's environment as its processes get it: the config's, plus PATH, HOME
+// and HOSTNAME when it does not set them, as CRI runtimes add them (PATH their default, HOME the
+// user's home directory, else "/", HOSTNAME the pod's hostname — for a pod on the host's
+// network, as every pod here is, the node's). Never the supervisor's own environment.
 func (s *supervisor) env() []string {
 	env := append([]string{}, s.rec.Config.Env...)
-	var hasPath, hasHome bool
+	var hasPath, hasHome, hasHostname bool
 	for _, kv := range env {
 		hasPath = hasPath || strings.HasPrefix(kv, "PATH=")
 		hasHome = hasHome || strings.HasPrefix(kv, "HOME=")
+		hasHostname = hasHostname || strings.HasPrefix(kv, "HOSTNAME=")
 	}
 	if !hasPath {
 		env = append(env, "PATH="+defaultPath)
@@ -25,6 +28,11 @@ func (s *supervisor) env() []string {
 			home = u.HomeDir
 		}
 		env = append(env, "HOME="+home)
+	}
+	if !hasHostname {
+		if name, err := os.Hostname(); err == nil {
+			env = append(env, "HOSTNAME="+name)
+		}
 	}
 	return env
 }
