@@ -81,8 +81,8 @@ func runSupervisor(dir string) int {
 
 	// Descriptors the agent inherited and passed on (Go closes none) are not the workload's.
 	closeOnExecFrom(reportFd)
-	// fd 3 came without close-on-exec; the workload must not inherit it, or the runtime's
-	// watch would not end with the supervisor.
+	// fd 3 is the runtime's report and watch connection; the workload must not inherit it (it
+	// is close-on-exec now), or the runtime's watch would not end with the supervisor.
 	reportFile := os.NewFile(reportFd, "report")
 	report, err := net.FileConn(reportFile) // a close-on-exec duplicate
 	reportFile.Close()
