@@ -24,6 +24,9 @@ type plan struct {
 	// wakeAt is when the pod must be synced again without an event (a back-off ending); zero
 	// for never.
 	wakeAt time.Time
+	// backingOff lists the exited containers that wait out their restart back-off: each gets
+	// the kubelet's BackOff event.
+	backingOff []string
 	// initFailed: an init container failed and the pod's restart policy is Never: the pod is
 	// Failed and nothing more starts.
 	initFailed bool
@@ -134,6 +137,7 @@ func planPod(st *podState, now time.Time) plan {
 func (p *plan) restart(c *corev1.Container, rec *containerRecord, now time.Time) {
 	if until := backoffUntil(rec); now.Before(until) {
 		p.wake(until)
+		p.backingOff = append(p.backingOff, c.Name)
 		return
 	}
 	p.start = append(p.start, c)

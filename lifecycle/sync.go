@@ -76,7 +76,14 @@ func (p *Provider) syncPod(ctx context.Context, uid types.UID) (forgotten bool) 
 	if pl.initFailed && len(pl.kill) == 0 {
 		logger.V(2).Info("An init container failed and the pod does not restart: the pod failed")
 	}
+	pod := st.pod
 	p.mu.Unlock()
+	for _, name := range pl.backingOff {
+		// The kubelet's event on every sync that finds the container in back-off (the
+		// recorder aggregates repeats), which kubectl describe shows.
+		p.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s_%s(%s)",
+			name, pod.Name, pod.Namespace, pod.UID)
+	}
 	for _, k := range pl.kill {
 		p.killContainer(ctx, uid, k.name, k.reason)
 	}
