@@ -160,6 +160,8 @@ func TestProcessCrashLoopBackOff(t *testing.T) {
 	}
 	within(logTime(current), inst2, "current")
 	within(logTime(previous), inst1, "previous")
+	// kubectl describe shows the back-off, as the node recorded it.
+	waitEvent(t, metav1.NamespaceDefault, second.Name, "BackOff", "Back-off restarting failed container main in pod crasher", 10*time.Second)
 
 	a.removePod("crasher")
 	a.mirrorGone("crasher")
