@@ -168,13 +168,19 @@ func isUnder(path, dir string) bool {
 func (c containerProcs) count() int { return len(c.Supervisors) + len(c.Workloads) }
 
 // String lists the processes for a report: pid, role and container directory.
-func (c containerProcs) String() string {
+func (c containerProcs) String() string { return c.summary(0) }
+
+// summary is String with at most limit processes named (0: all) and how many more there are.
+func (c containerProcs) summary(limit int) string {
 	var parts []string
 	for _, pid := range slices.Sorted(maps.Keys(c.Supervisors)) {
 		parts = append(parts, fmt.Sprintf("supervisor %d (%s)", pid, filepath.Base(c.Supervisors[pid])))
 	}
 	for _, pid := range slices.Sorted(maps.Keys(c.Workloads)) {
 		parts = append(parts, fmt.Sprintf("workload %d (%s)", pid, filepath.Base(c.Workloads[pid])))
+	}
+	if limit > 0 && len(parts) > limit {
+		return fmt.Sprintf("%s and %d more", strings.Join(parts[:limit], ", "), len(parts)-limit)
 	}
 	return strings.Join(parts, ", ")
 }

@@ -116,6 +116,7 @@ func TestFindContainerProcs(t *testing.T) {
 	require.Equal(t, 2, procs.count())
 	require.NotContains(t, procs.Supervisors, other.Process.Pid)
 	require.Contains(t, procs.String(), "supervisor "+strconv.Itoa(sup.Process.Pid)+" (c1)")
+	require.Equal(t, "supervisor "+strconv.Itoa(sup.Process.Pid)+" (c1) and 1 more", procs.summary(1))
 
 	// The container is removed with its state file: the workload is still found through the
 	// states read before.

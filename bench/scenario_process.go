@@ -196,7 +196,7 @@ func (s *session) killContainers() {
 	if err != nil || procs.count() == 0 {
 		return
 	}
-	s.r.logf("%s: killing %d container processes left by the agent: %s", s.name, procs.count(), procs)
+	s.r.logf("%s: killing %d container processes left by the agent: %s", s.name, procs.count(), procs.summary(4))
 	procs.kill()
 }
 
