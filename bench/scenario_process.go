@@ -64,6 +64,7 @@ func runProcessPods(ctx context.Context, s *session, n int, quiet time.Duration)
 	gone := s.watchContainersGone(ctx, running)
 	delStart, err := s.removeStaticPods(ctx, res, files)
 	if err != nil {
+		gone(0) // stops the watch; the session kills what is left
 		return nil, err
 	}
 	goneAt, left := gone(processesGoneTimeout)
