@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"io"
 	"fmt"
 	"sync"
 
@@ -108,6 +109,11 @@ func (p *Provider) Run(ctx context.Context) error {
 	p.probes.Close()
 	if p.cfg.StopPodsOnExit {
 		p.stopAll(klog.NewContext(context.Background(), klog.FromContext(ctx)))
+	}
+	// A runtime that watches its containers (the process runtime's supervisor connections)
+	// stops watching; the containers keep running.
+	if c, ok := p.rt.(io.Closer); ok {
+		return c.Close()
 	}
 	return nil
 }
