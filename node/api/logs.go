@@ -53,7 +53,7 @@ func (rt Routes) containerLogs(w http.ResponseWriter, r *http.Request) {
 		if !q.opts.Follow {
 			// Nothing to show, but the container exists: the kubelet answers an empty 200.
 			if err := probeLogs(ctx, logs, pod, container, q.opts); err != nil {
-				writeProviderError(w, r, err)
+				writeLogsError(w, r, err)
 			}
 			return
 		}
@@ -61,7 +61,7 @@ func (rt Routes) containerLogs(w http.ResponseWriter, r *http.Request) {
 		// is now is measured and that many bytes of the followed stream are left out. The log
 		// only grows, so what is left out is exactly what existed when it was measured.
 		if skip, err = measureLogs(ctx, logs, pod, container, q.opts); err != nil {
-			writeProviderError(w, r, err)
+			writeLogsError(w, r, err)
 			return
 		}
 	}
@@ -72,7 +72,7 @@ func (rt Routes) containerLogs(w http.ResponseWriter, r *http.Request) {
 	}
 	rc, err := logs.GetContainerLogs(ctx, pod.Namespace, pod.Name, container, opts)
 	if err != nil {
-		writeProviderError(w, r, err)
+		writeLogsError(w, r, err)
 		return
 	}
 	defer rc.Close()
@@ -117,6 +117,19 @@ func measureLogs(ctx context.Context, logs node.ContainerLogsHandler, pod *corev
 	}
 	defer rc.Close()
 	return io.Copy(io.Discard, rc)
+}
+
+// writeLogsError answers the provider's error for a container's logs as the kubelet does: the
+// pod and the container are known by then, so what was not found (a previous instance, a
+// container that has not started) is 400 with its message. The API server shows a 400's message
+// to kubectl ("Error from server (BadRequest): previous terminated container ..."), where a
+// 404's is replaced by "the server could not find the requested resource".
+func writeLogsError(w http.ResponseWriter, r *http.Request, err error) {
+	if node.IsNotFound(err) {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	writeProviderError(w, r, err)
 }
 
 // writeProviderError answers a provider's error before anything was written: NotFound 404,

@@ -52,7 +52,8 @@ func TestContainerLogs(t *testing.T) {
 	}
 }
 
-// Bad query parameters are 400 naming the parameter; unknown pods and containers 404; names
+// Bad query parameters are 400 naming the parameter; unknown pods and containers 404, a log the
+// provider does not have (no previous instance) 400 with its reason; names
 // that are not names (traversal, escaped slashes) 400 or no route; a provider without logs 501.
 func TestContainerLogsRejects(t *testing.T) {
 	e := newRouteEnv(t)
@@ -86,8 +87,11 @@ func TestContainerLogsRejects(t *testing.T) {
 	assert.Contains(t, body, `container "nope" not found in pod "web"`)
 	code, body = e.get(t, "/containerLogs/other/web/main")
 	assert.Equal(t, http.StatusNotFound, code, body)
-	code, body = e.get(t, "/containerLogs/ns/web/main?previous=true") // it has not restarted
-	assert.Equal(t, http.StatusNotFound, code, body)
+	// It has not restarted: 400 with the reason, as the kubelet answers (a 404's body never
+	// reaches kubectl).
+	code, body = e.get(t, "/containerLogs/ns/web/main?previous=true")
+	assert.Equal(t, http.StatusBadRequest, code, body)
+	assert.NotEmpty(t, body)
 
 	for _, path := range []string{
 		"/containerLogs/ns/..%2F..%2Fetc/main",
