@@ -11,6 +11,7 @@ TOOLS_KEY := $(shell sha256sum hack/tools/go.sum | cut -c1-12)
 TESTBIN   ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/vk-static/testbin/$(KUBE_VERSION)-$(TOOLS_KEY)
 APISERVER := $(TESTBIN)/kube-apiserver
 ETCD      := $(TESTBIN)/etcd
+KUBECTL   := $(TESTBIN)/kubectl
 KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
                 -X k8s.io/component-base/version.gitMajor=1 \
                 -X k8s.io/component-base/version.gitMinor=36
@@ -36,17 +37,19 @@ run: build
 # demo starts the test control plane and the agent with a node identity on the example
 # manifests, and prints the kubectl commands to look at them (kubectl from `make kubectl`).
 demo: build testbin
-	$(GO) run ./hack/demo --kubectl=$(TESTBIN)/kubectl
+	$(GO) run ./hack/demo --kubectl=$(KUBECTL)
 
-# kubectl for the demo, built from the same Kubernetes release as the test control plane.
-kubectl: $(TESTBIN)/kubectl
+# kubectl for the demo and the end-to-end tests (test/e2e drives it as a user would), built
+# from the same Kubernetes release as the test control plane. It is part of testbin: after the
+# API server it builds in about 3 minutes on two cores (most packages are shared).
+kubectl: $(KUBECTL)
 
-$(TESTBIN)/kubectl:
+$(KUBECTL):
 	cd hack/tools && CGO_ENABLED=0 $(GO) build -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kubectl
 
 # test runs every unit, integration and end-to-end test with the race detector, then the
-# decoder's fuzz target for a bounded time. Integration tests find the control plane through
-# VK_STATIC_TESTBIN.
+# decoder's fuzz target for a bounded time. Integration tests find the control plane (and the
+# end-to-end tests kubectl) through VK_STATIC_TESTBIN.
 test: testbin build lint
 	$(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) fuzz
@@ -54,7 +57,7 @@ test: testbin build lint
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./sources
 
-testbin: $(APISERVER) $(ETCD)
+testbin: $(APISERVER) $(ETCD) $(KUBECTL)
 
 $(APISERVER):
 	cd hack/tools && CGO_ENABLED=0 $(GO) build -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-apiserver

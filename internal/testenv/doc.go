@@ -6,7 +6,8 @@
 //
 // The binaries are built from Go modules by `make testbin` (hack/tools); testenv finds them in
 // $VK_STATIC_TESTBIN, or in the Makefile's default cache directory. Missing binaries are a test
-// failure with a hint, never a skip.
+// failure with a hint, never a skip. Env.Kubectl finds the kubectl built there (`make kubectl`)
+// for tests that drive the cluster as a user does.
 //
 // One control plane serves a whole test package:
 //

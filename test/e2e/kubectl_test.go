@@ -1,0 +1,584 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
+
+	"github.com/vk-static/vk-static/internal/agentproc"
+	"github.com/vk-static/vk-static/internal/testenv"
+)
+
+// kubectl itself — logs, exec, attach, port-forward — as an admin user, through the real API
+// server to an agent with --provider process, on a static pod (through its mirror) and on an
+// API pod with the same spec. kubectl comes from `make kubectl`; without it these tests fail.
+
+// kubectl runs the kubectl binary from the test control plane's directory with an admin
+// kubeconfig.
+type kubectl struct {
+	path, kubeconfig, home string
+}
+
+func newKubectl(t *testing.T) *kubectl {
+	t.Helper()
+	path, err := env.Kubectl()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "admin.kubeconfig")
+	require.NoError(t, testenv.WriteKubeconfig(kubeconfig, env.AdminConfig))
+	// HOME keeps kubectl's discovery cache out of the real home directory.
+	return &kubectl{path: path, kubeconfig: kubeconfig, home: dir}
+}
+
+// command is kubectl args, killed when ctx ends.
+func (k *kubectl) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, k.path, append([]string{"--kubeconfig", k.kubeconfig}, args...)...)
+	cmd.Env = append(os.Environ(), "HOME="+k.home)
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// kubectlResult is what one kubectl run printed and its exit code.
+type kubectlResult struct {
+	stdout, stderr string
+	code           int
+}
+
+func (r kubectlResult) String() string {
+	return fmt.Sprintf("exit code %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+}
+
+// run runs kubectl args to its end (at most a minute) with stdin as its input.
+func (k *kubectl) run(t *testing.T, stdin string, args ...string) kubectlResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := k.command(ctx, args...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader(stdin), &stdout, &stderr
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	if err != nil && !errors.As(err, &exitErr) {
+		t.Fatalf("kubectl %s: %v (stderr %q)", strings.Join(args, " "), err, stderr.String())
+	}
+	require.NoError(t, ctx.Err(), "kubectl %s did not end within a minute", strings.Join(args, " "))
+	return kubectlResult{stdout: stdout.String(), stderr: stderr.String(), code: cmd.ProcessState.ExitCode()}
+}
+
+// ok runs kubectl args and fails the test unless it exits 0; it returns stdout.
+func (k *kubectl) ok(t *testing.T, args ...string) string {
+	t.Helper()
+	r := k.run(t, "", args...)
+	require.Zero(t, r.code, "kubectl %s: %s", strings.Join(args, " "), r)
+	return r.stdout
+}
+
+// streaming is a kubectl process whose stdout is read line by line as it comes.
+type streaming struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser // nil unless asked for
+	lines  chan string    // closed at the end of stdout
+	stderr *lockedBuffer
+	cancel context.CancelFunc
+}
+
+// start starts kubectl args; withStdin gives it a pipe as its input. The process is killed when
+// the test ends, if it has not been stopped before.
+func (k *kubectl) start(t *testing.T, withStdin bool, args ...string) *streaming {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	s := &streaming{cmd: k.command(ctx, args...), lines: make(chan string, 1000), stderr: &lockedBuffer{}, cancel: cancel}
+	s.cmd.Stderr = s.stderr
+	stdout, err := s.cmd.StdoutPipe()
+	require.NoError(t, err)
+	if withStdin {
+		s.stdin, err = s.cmd.StdinPipe()
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.cmd.Start())
+	go func() {
+		defer close(s.lines)
+		scanner := bufio.NewScanner(stdout)
+		for scanner.Scan() {
+			s.lines <- scanner.Text()
+		}
+	}()
+	t.Cleanup(s.stop)
+	return s
+}
+
+// next returns the next line of output, failing the test if none comes within timeout.
+func (s *streaming) next(t *testing.T, timeout time.Duration) string {
+	t.Helper()
+	select {
+	case line, ok := <-s.lines:
+		require.True(t, ok, "kubectl %s ended its output; stderr %q", strings.Join(s.cmd.Args[3:], " "), s.stderr.String())
+		return line
+	case <-time.After(timeout):
+		t.Fatalf("kubectl %s printed no line within %s; stderr %q", strings.Join(s.cmd.Args[3:], " "), timeout, s.stderr.String())
+		return ""
+	}
+}
+
+// until reads lines until one satisfies match, failing the test after timeout.
+func (s *streaming) until(t *testing.T, timeout time.Duration, what string, match func(string) bool) string {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var seen []string
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			t.Fatalf("kubectl %s: no %s within %s among %q; stderr %q", strings.Join(s.cmd.Args[3:], " "), what, timeout, seen, s.stderr.String())
+		}
+		select {
+		case line, ok := <-s.lines:
+			if !ok {
+				t.Fatalf("kubectl %s ended before %s, after %q; stderr %q", strings.Join(s.cmd.Args[3:], " "), what, seen, s.stderr.String())
+			}
+			if match(line) {
+				return line
+			}
+			seen = append(seen, line)
+		case <-time.After(left):
+		}
+	}
+}
+
+// stop kills kubectl (if it runs) and waits for it.
+func (s *streaming) stop() {
+	if s.stdin != nil {
+		_ = s.stdin.Close()
+	}
+	s.cancel()
+	_ = s.cmd.Wait()
+	for range s.lines { // the reader ends with stdout
+	}
+}
+
+// lockedBuffer is a bytes.Buffer that kubectl's stderr copier and the test can share.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// kubectlPod is one pod as kubectl names it: a static pod's mirror or an API pod.
+type kubectlPod struct {
+	kind      string // "static" or "api", the subtest's name
+	namespace string
+	name      string
+}
+
+// args are kubectl's arguments naming the pod, after the verb.
+func (p kubectlPod) args(more ...string) []string {
+	return append([]string{"-n", p.namespace, p.name}, more...)
+}
+
+func (p kubectlPod) get(t require.TestingT) *corev1.Pod {
+	got, err := env.Admin.CoreV1().Pods(p.namespace).Get(context.Background(), p.name, metav1.GetOptions{})
+	require.NoError(t, err)
+	return got
+}
+
+// runStaticAndAPI runs a pod on a's node twice — as static pod name from a manifest and as API
+// pod name in a fresh namespace, with spec(kind) — and waits until both are Running with main running. Before the
+// test ends both are removed and waited for until no process is left (the agent's own clean-up
+// kills what a failed test leaves).
+func runStaticAndAPI(t *testing.T, a *agent, name string, spec func(kind string) corev1.PodSpec) []kubectlPod {
+	t.Helper()
+	ctx := context.Background()
+	ns := env.Namespace(t)
+	static := &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       spec("static"),
+	}
+	api := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: spec("api")}
+	api.Spec.NodeName = a.Node
+	api.Spec.AutomountServiceAccountToken = ptr.To(false)
+
+	t.Cleanup(func() {
+		_ = a.Agent.RemoveManifest(name + ".json")
+		_ = env.Admin.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{})
+		podGone(t, metav1.NamespaceDefault, a.mirrorName(name), 30*time.Second)
+		podGone(t, ns, name, 30*time.Second)
+		a.noContainerProcesses(15 * time.Second)
+	})
+	a.writePod(static)
+	_, err := env.Admin.CoreV1().Pods(ns).Create(ctx, api, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	pods := []kubectlPod{
+		{kind: "static", namespace: metav1.NamespaceDefault, name: a.mirrorName(name)},
+		{kind: "api", namespace: ns, name: name},
+	}
+	for _, p := range pods {
+		waitPod(t, p.namespace, p.name, 60*time.Second, "Running", mainRunning)
+	}
+	return pods
+}
+
+// sameSpec is runStaticAndAPI's spec when both pods have the same.
+func sameSpec(spec corev1.PodSpec) func(string) corev1.PodSpec {
+	return func(string) corev1.PodSpec { return *spec.DeepCopy() }
+}
+
+// logLine is `line N of PID`, what the logs tests' container prints every 0.2 s.
+var logLine = regexp.MustCompile(`^line (\d+) of (\d+)$`)
+
+type counted struct{ n, pid int }
+
+func parseLogLine(t require.TestingT, line string) counted {
+	m := logLine.FindStringSubmatch(line)
+	require.NotNil(t, m, "not a line the container prints: %q", line)
+	n, _ := strconv.Atoi(m[1])
+	pid, _ := strconv.Atoi(m[2])
+	return counted{n: n, pid: pid}
+}
+
+// parseLogLines parses output (lines of logLine) and checks they are consecutive lines of one
+// process.
+func parseLogLines(t require.TestingT, output string) []counted {
+	output = strings.TrimSuffix(output, "\n")
+	if output == "" {
+		return nil
+	}
+	var all []counted
+	for i, line := range strings.Split(output, "\n") {
+		c := parseLogLine(t, line)
+		if i > 0 {
+			require.Equal(t, counted{n: all[i-1].n + 1, pid: all[i-1].pid}, c, "line %d of %q", i, output)
+		}
+		all = append(all, c)
+	}
+	return all
+}
+
+// splitTimestamp splits a --timestamps line into its time and text.
+func splitTimestamp(t require.TestingT, line string) (time.Time, string) {
+	ts, text, ok := strings.Cut(line, " ")
+	require.True(t, ok, "no timestamp: %q", line)
+	at, err := time.Parse(time.RFC3339Nano, ts)
+	require.NoError(t, err, "timestamp of %q", line)
+	return at, text
+}
+
+// kubectl logs: all of it, --tail, --timestamps, --since, -f (the first lines, then lines as
+// they are printed), and --previous after the container's process was killed and restarted.
+func TestKubectlLogs(t *testing.T) {
+	t.Parallel()
+	k := newKubectl(t)
+	a := startProcessAgent(t)
+	pods := runStaticAndAPI(t, a, "printer", sameSpec(corev1.PodSpec{
+		TerminationGracePeriodSeconds: ptr.To[int64](1),
+		Containers: []corev1.Container{{Name: "main", Image: "busybox",
+			// $$$$ is the shell's $$: the kubelet's $(VAR) expansion turns $$ into $.
+			Command: shell(`i=0; while true; do i=$((i+1)); echo "line $i of $$$$"; sleep 0.2; done`)}},
+	}))
+	for _, p := range pods {
+		t.Run(p.kind, func(t *testing.T) {
+			logs := func(more ...string) string {
+				t.Helper()
+				return k.ok(t, append([]string{"logs"}, p.args(append([]string{"-c", "main"}, more...)...)...)...)
+			}
+			// All of it: consecutive lines from the first, of one process.
+			var first []counted
+			require.EventuallyWithT(t, func(c *assert.CollectT) {
+				first = parseLogLines(c, logs())
+				require.GreaterOrEqual(c, len(first), 10, "lines so far")
+			}, 30*time.Second, 200*time.Millisecond, "ten lines logged")
+			require.Equal(t, 1, first[0].n, "the logs start with the first line")
+			pid := first[0].pid
+
+			// --tail: the last lines only.
+			tail := parseLogLines(t, logs("--tail=3"))
+			require.Len(t, tail, 3)
+			assert.Greater(t, tail[0].n, first[len(first)-1].n-3, "--tail=3 gave older lines: %v", tail)
+
+			// --timestamps: each line with the time it was printed, in order.
+			var last time.Time
+			stamped := strings.Split(strings.TrimSuffix(logs("--timestamps"), "\n"), "\n")
+			require.GreaterOrEqual(t, len(stamped), len(first))
+			for i, line := range stamped {
+				at, text := splitTimestamp(t, line)
+				assert.Equal(t, counted{n: i + 1, pid: pid}, parseLogLine(t, text))
+				assert.False(t, at.Before(last), "timestamps go back: %q after %s", line, last)
+				assert.WithinDuration(t, time.Now(), at, time.Minute, "timestamp of %q", line)
+				last = at
+			}
+
+			// --since: only what was printed in the last seconds.
+			asked := time.Now()
+			since := strings.Split(strings.TrimSuffix(logs("--since=1s", "--timestamps"), "\n"), "\n")
+			require.NotEmpty(t, since)
+			for _, line := range since {
+				at, text := splitTimestamp(t, line)
+				assert.True(t, at.After(asked.Add(-2*time.Second)), "--since=1s asked at %s gave %q", asked, line)
+				assert.Greater(t, parseLogLine(t, text).n, first[len(first)-1].n-5, "--since=1s gave an old line %q", line)
+			}
+
+			// -f: the lines from the first, then lines printed after kubectl started, as they come.
+			shown := len(parseLogLines(t, logs()))
+			follow := k.start(t, false, append([]string{"logs", "-f"}, p.args("-c", "main")...)...)
+			for want := 1; want <= shown+5; want++ {
+				line := follow.next(t, 10*time.Second)
+				assert.Equal(t, counted{n: want, pid: pid}, parseLogLine(t, line), "followed line %d", want)
+			}
+			follow.stop()
+
+			// --previous: an error while there is no previous instance ...
+			r := k.run(t, "", append([]string{"logs", "--previous"}, p.args("-c", "main")...)...)
+			assert.NotZero(t, r.code, "--previous with no restart yet: %s", r)
+			assert.Contains(t, r.stderr, "previous terminated container", "%s", r)
+
+			// ... then, once the process was killed and the container restarted, the logs of
+			// the process before; the current logs start again at line 1 in another process.
+			cs := mainStatus(p.get(t))
+			w, err := agentproc.ContainerWorkload(a.Dir, cs.ContainerID)
+			require.NoError(t, err)
+			require.NotZero(t, w.Pid)
+			before := parseLogLines(t, logs())
+			require.NoError(t, syscall.Kill(-w.Pid, syscall.SIGKILL))
+			waitPod(t, p.namespace, p.name, 30*time.Second, "restarted", func(pod *corev1.Pod) error {
+				cs := mainStatus(pod)
+				if cs == nil || cs.RestartCount != 1 || cs.State.Running == nil {
+					return fmt.Errorf("main %s", describeStatus(cs))
+				}
+				return nil
+			})
+			previous := parseLogLines(t, logs("--previous"))
+			require.GreaterOrEqual(t, len(previous), len(before), "--previous: %v", previous)
+			assert.Equal(t, before, previous[:len(before)], "--previous is not the killed process's logs")
+			require.EventuallyWithT(t, func(c *assert.CollectT) {
+				current := parseLogLines(c, logs())
+				require.NotEmpty(c, current)
+				assert.Equal(c, 1, current[0].n)
+				assert.NotEqual(c, pid, current[0].pid, "the current logs are the killed process's")
+			}, 10*time.Second, 200*time.Millisecond, "the restarted container's logs")
+		})
+	}
+}
+
+// kubectl exec: the container's environment, user and working directory; stdin piped with -i;
+// the command's exit code passed through; a clear error for a container that is not there or
+// not running.
+func TestKubectlExec(t *testing.T) {
+	t.Parallel()
+	k := newKubectl(t)
+	a := startProcessAgent(t)
+	pods := runStaticAndAPI(t, a, "shell", sameSpec(corev1.PodSpec{
+		TerminationGracePeriodSeconds: ptr.To[int64](1),
+		InitContainers:                []corev1.Container{{Name: "setup", Image: "busybox", Command: shell("true")}},
+		Containers: []corev1.Container{{Name: "main", Image: "busybox",
+			Command:    shell(`exec sleep 3600`),
+			WorkingDir: "/var",
+			Env:        []corev1.EnvVar{{Name: "GREETING", Value: "hello from the spec"}},
+		}},
+	}))
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	for _, p := range pods {
+		t.Run(p.kind, func(t *testing.T) {
+			kexec := func(stdin string, more ...string) kubectlResult {
+				t.Helper()
+				return k.run(t, stdin, append([]string{"exec"}, p.args(more...)...)...)
+			}
+			// The container's environment, user (the default, nobody) and working directory.
+			r := kexec("", "-c", "main", "--", "sh", "-c", `echo "$GREETING"; echo "$HOSTNAME"; id -u; pwd`)
+			require.Zero(t, r.code, "%s", r)
+			assert.Equal(t, "hello from the spec\n"+host+"\n65534\n/var\n", r.stdout, "%s", r)
+
+			// -i: stdin reaches the command, all of it, and its output comes back.
+			var input strings.Builder
+			for i := 0; input.Len() < 256<<10; i++ {
+				fmt.Fprintf(&input, "input line %d\n", i)
+			}
+			r = kexec(input.String(), "-i", "-c", "main", "--", "cat")
+			require.Zero(t, r.code, "exit code %d, stderr %q", r.code, r.stderr)
+			assert.True(t, r.stdout == input.String(), "cat gave back %d bytes of %d", len(r.stdout), input.Len())
+
+			// stderr comes back apart from stdout, and the exit code through kubectl's.
+			r = kexec("", "-c", "main", "--", "sh", "-c", `echo out; echo err >&2; exit 7`)
+			assert.Equal(t, 7, r.code, "%s", r)
+			assert.Equal(t, "out\n", r.stdout, "%s", r)
+			assert.Contains(t, r.stderr, "err\n", "%s", r)
+			assert.Contains(t, r.stderr, "command terminated with exit code 7", "%s", r)
+
+			// A command that does not exist.
+			r = kexec("", "-c", "main", "--", "no-such-command")
+			assert.NotZero(t, r.code, "%s", r)
+			assert.Contains(t, r.stderr, "no-such-command", "%s", r)
+			t.Logf("kubectl %s", strings.TrimSpace(r.stderr))
+
+			// A container the pod does not have: the API server says so.
+			r = kexec("", "-c", "nope", "--", "true")
+			assert.NotZero(t, r.code, "%s", r)
+			assert.Contains(t, r.stderr, `container nope is not valid`, "%s", r)
+			t.Logf("kubectl %s", strings.TrimSpace(r.stderr))
+
+			// A container the pod has but that does not run (its init container, done): the
+			// agent says so.
+			r = kexec("", "-c", "setup", "--", "true")
+			assert.NotZero(t, r.code, "%s", r)
+			assert.Contains(t, r.stderr, "setup", "%s", r)
+			assert.Regexp(t, `not (found|running)`, r.stderr, "%s", r)
+			t.Logf("kubectl %s", strings.TrimSpace(r.stderr))
+
+			// None of it disturbed the container.
+			cs := mainStatus(p.get(t))
+			assert.Zero(t, cs.RestartCount, "%s", describeStatus(cs))
+			assert.NotNil(t, cs.State.Running, "%s", describeStatus(cs))
+		})
+	}
+}
+
+// kubectl attach -i to a container with stdin: what is typed reaches its process, and what it
+// prints comes back on kubectl's output and is in its logs. Detaching leaves it running, and a
+// second attach reaches the same process.
+func TestKubectlAttach(t *testing.T) {
+	t.Parallel()
+	k := newKubectl(t)
+	a := startProcessAgent(t)
+	pods := runStaticAndAPI(t, a, "echoer", sameSpec(corev1.PodSpec{
+		TerminationGracePeriodSeconds: ptr.To[int64](1),
+		Containers: []corev1.Container{{Name: "main", Image: "busybox", Stdin: true,
+			Command: shell(`echo "ready $$$$"; while read -r line; do echo "got: $line from $$$$"; done; echo "stdin ended"`)}},
+	}))
+	for _, p := range pods {
+		t.Run(p.kind, func(t *testing.T) {
+			var pid string
+			require.EventuallyWithT(t, func(c *assert.CollectT) {
+				logs := k.ok(t, append([]string{"logs"}, p.args("-c", "main")...)...)
+				first, _, _ := strings.Cut(logs, "\n")
+				var ok bool
+				pid, ok = strings.CutPrefix(first, "ready ")
+				require.True(c, ok, "logs %q", logs)
+				_, err := strconv.Atoi(pid)
+				assert.NoError(c, err, "logs %q", logs)
+			}, 20*time.Second, 200*time.Millisecond, "the container is reading")
+
+			for i := 1; i <= 2; i++ {
+				attach := k.start(t, true, append([]string{"attach", "-i"}, p.args("-c", "main")...)...)
+				word := fmt.Sprintf("hello-%s-%d", p.kind, i)
+				want := "got: " + word + " from " + pid
+				// Typed at once: the pipe holds it until kubectl has the attach up and reads it.
+				_, err := fmt.Fprintln(attach.stdin, word)
+				require.NoError(t, err)
+				attach.until(t, 20*time.Second, fmt.Sprintf("%q", want), func(line string) bool { return line == want })
+				attach.stop()
+				logs := k.ok(t, append([]string{"logs"}, p.args("-c", "main")...)...)
+				assert.Contains(t, logs, want+"\n", "what was typed is not in the logs")
+			}
+			cs := mainStatus(p.get(t))
+			assert.Zero(t, cs.RestartCount, "detaching restarted the container: %s", describeStatus(cs))
+			logs := k.ok(t, append([]string{"logs"}, p.args("-c", "main")...)...)
+			assert.NotContains(t, logs, "stdin ended", "detaching closed the container's stdin")
+		})
+	}
+}
+
+// kubectl port-forward pod/NAME LOCAL:PORT to a container's HTTP server on 127.0.0.1: requests
+// to the local port get the container's answers.
+func TestKubectlPortForward(t *testing.T) {
+	t.Parallel()
+	k := newKubectl(t)
+	a := startProcessAgent(t)
+	// Each pod listens on a port of its own: they share the host's network.
+	var ports [2]int
+	for i := range ports {
+		var err error
+		ports[i], err = testenv.FreePort()
+		require.NoError(t, err)
+	}
+	server := strings.Join([]string{
+		"import http.server, os",
+		"class Handler(http.server.BaseHTTPRequestHandler):",
+		"    def do_GET(self):",
+		`        body = ("hello from %s at %s\n" % (os.environ["WHO"], self.path)).encode()`,
+		"        self.send_response(200)",
+		`        self.send_header("Content-Length", str(len(body)))`,
+		"        self.end_headers()",
+		"        self.wfile.write(body)",
+		`http.server.HTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()`,
+	}, "\n")
+	who := map[string]string{"static": "the static pod", "api": "the API pod"}
+	port := map[string]int{"static": ports[0], "api": ports[1]}
+	spec := func(kind string) corev1.PodSpec {
+		return corev1.PodSpec{
+			TerminationGracePeriodSeconds: ptr.To[int64](1),
+			Containers: []corev1.Container{{Name: "main", Image: "python",
+				Command: []string{"python3", "-u", "-c", server},
+				Env: []corev1.EnvVar{
+					{Name: "PORT", Value: strconv.Itoa(port[kind])},
+					{Name: "WHO", Value: who[kind]},
+				},
+				ReadinessProbe: &corev1.Probe{
+					ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(port[kind]))}},
+					PeriodSeconds: 1,
+				},
+			}},
+		}
+	}
+	for _, p := range runStaticAndAPI(t, a, "web", spec) {
+		t.Run(p.kind, func(t *testing.T) {
+			waitPod(t, p.namespace, p.name, 30*time.Second, "Ready", func(p *corev1.Pod) error {
+				if podReady(p) != corev1.ConditionTrue {
+					return fmt.Errorf("not Ready")
+				}
+				return nil
+			})
+			local, err := testenv.FreePort()
+			require.NoError(t, err)
+			forward := k.start(t, false, "port-forward", "-n", p.namespace, "pod/"+p.name,
+				"--address", "127.0.0.1", fmt.Sprintf("%d:%d", local, port[p.kind]))
+			forward.until(t, 30*time.Second, "Forwarding from", func(line string) bool {
+				return strings.HasPrefix(line, "Forwarding from 127.0.0.1:"+strconv.Itoa(local))
+			})
+			client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+			for _, path := range []string{"/first", "/second"} {
+				resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d%s", local, path))
+				require.NoError(t, err, "GET %s through the forwarded port; kubectl stderr %q", path, forward.stderr.String())
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				require.NoError(t, err)
+				assert.Equal(t, http.StatusOK, resp.StatusCode)
+				assert.Equal(t, "hello from "+who[p.kind]+" at "+path+"\n", string(body))
+			}
+			forward.stop()
+		})
+	}
+}
