@@ -21,7 +21,13 @@
 //
 // Contract: sources only read; they never talk to the provider or write to the API server. Bad
 // input never takes a running pod down: a manifest that fails to decode keeps its last good
-// pods and is reported once to the ProblemReporter; an HTTP error keeps the last good set. Pods in
+// pods and is reported once to the ProblemReporter; an HTTP error keeps the last good set. A
+// source that cannot be read at all — a manifest path that does not exist or cannot be listed
+// (unlike the kubelet, for which a missing path is an empty set), a URL that cannot be fetched —
+// is reported once as a Problem wrapping ErrSourceUnavailable and sends nothing: not seen yet,
+// it stays unseen (no pod is stopped because of it); seen, it keeps its last set until it can be
+// read again, which is reported once to a RecoveryReporter. The Mux logs one line, once every
+// source is seen, counting each source's pods. Pods in
 // snapshots and updates are shared and read-only. Every goroutine stops when its context is
 // cancelled, and Run methods return only after their goroutines have.
 //

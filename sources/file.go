@@ -56,15 +56,36 @@ type FileConfig struct {
 // whenever they change: on fsnotify events and on a periodic re-list.
 //
 // A file that fails to decode keeps the pods it last decoded to (the kubelet would drop them
-// and kill the pods) and is reported once per distinct content. A missing or empty directory is
-// an empty snapshot.
+// and kill the pods) and is reported once per distinct content. An empty directory (or an empty
+// file) is an empty snapshot; removing a manifest from a directory that can be listed removes
+// its pods.
+//
+// The path itself that does not exist or cannot be read (a mount that comes up late, a
+// directory a configuration run creates later, one removed and recreated, permissions) is not
+// an empty set, unlike in the kubelet: it is reported once, naming the path and the reason, as a
+// Problem wrapping ErrSourceUnavailable, and nothing is sent for it. So a source that has not
+// been seen stays unseen — no pod the provider still runs from before a restart is stopped
+// because of it — and one that has been seen keeps its last snapshot: its pods keep running
+// until the path is back, as for a manifest that cannot be read. The periodic re-list and the
+// watch on the path's parent notice it coming back (the watches are re-established then); a
+// full list then decides, so the pods of manifests that are no longer there stop only once a
+// directory can be listed again, and the recovery is reported once (see RecoveryReporter). A
+// symlink switched atomically to another directory (`ln -sfn new tmp && mv -T tmp path`) never
+// goes missing: the new target's pods replace the old one's at once. To stop every pod of a
+// single-file path, empty the file rather than removing it.
+//
+// A directory removed file by file (rm -r) can show its files gone before the directory is: a
+// manifest whose removal is read (after fileDebounce) while the directory still exists is
+// removed like any other.
 type FileSource struct {
 	cfg FileConfig
 	// files is the last read of every manifest file, by path. Only Run's goroutine uses it.
 	files map[string]*manifestFile
-	// pathProblem is why the last list could not read the path ("" when it could), so that a
-	// missing or unreadable path is reported once, and its recovery once, not at every re-list.
-	pathProblem string
+	// path is whether the path could be listed last time (reported once each way); listed is
+	// whether the files were last read by a full list of it, so that changes to single files
+	// may be sent: after the path was unavailable, only a full list may send again.
+	path   availability
+	listed bool
 }
 
 // manifestFile is what the source knows about one file.
@@ -156,9 +177,15 @@ func (s *FileSource) Run(ctx context.Context, out chan<- Snapshot) {
 		}
 	}
 
+	// list sends a full snapshot, or nothing while the path is unavailable (see FileSource).
+	list := func() bool {
+		snap, ok := s.list(ctx)
+		return !ok || send(snap)
+	}
+
 	var changes fileChanges
 	establish() // before the first list, so that nothing written after the list is missed
-	if !send(s.list(ctx)) {
+	if !list() {
 		return
 	}
 	for {
@@ -167,56 +194,77 @@ func (s *FileSource) Run(ctx context.Context, out chan<- Snapshot) {
 			return
 		case <-ticker.C():
 			logger.V(5).Info("Periodic re-list")
-			if !send(s.list(ctx)) {
+			if retry == nil && (!s.listed || w.incomplete()) {
+				// The path may have appeared where no watch could see it (its parent missing
+				// too): watch it before listing, so that nothing written after the list is missed.
+				establish()
+			}
+			if !list() {
 				return
 			}
 		case <-w.changed():
 			changes.add(w.take(), w)
+			if !s.listed {
+				changes.relist = true // only a full list may send after the path was unavailable
+			}
 			if changes.debounced() && debounce == nil {
 				debounce = clk.NewTimer(fileDebounce)
 				debounceC = debounce.C()
 			}
 			// Created files (also read again after the debounce) are read now.
-			if created := changes.takeCreated(); len(created) > 0 {
+			if created := changes.takeCreated(); len(created) > 0 && s.listed {
 				if s.reread(ctx, created, true) && !send(s.snapshot()) {
 					return
 				}
 			}
 		case <-debounceC:
 			debounce, debounceC = nil, nil
-			var snap Snapshot
-			if changes.relist {
-				establish() // the directory may have been replaced
-				snap = s.list(ctx)
-			} else {
-				s.reread(ctx, sortedKeys(changes.written), false)
-				snap = s.snapshot()
-			}
+			relist := changes.relist || s.pathUnavailable()
+			written := sortedKeys(changes.written)
 			changes = fileChanges{}
-			if !send(snap) {
+			if relist {
+				establish() // the directory may have been replaced
+				if !list() {
+					return
+				}
+				continue
+			}
+			s.reread(ctx, written, false)
+			if !send(s.snapshot()) {
 				return
 			}
 		case <-retryC:
 			retry, retryC = nil, nil
 			establish()
-			if !send(s.list(ctx)) {
+			if !list() {
 				return
 			}
 		}
 	}
 }
 
-// list reads every manifest and returns the full snapshot.
-func (s *FileSource) list(ctx context.Context) Snapshot {
-	paths, missing, err := s.manifestPaths()
-	s.reportPath(klog.FromContext(ctx), missing, err)
+// pathUnavailable reports whether the path itself is gone or cannot be looked at, when a change
+// to a file in it is about to be read: a file that is gone because its directory is gone must
+// not be taken for a removed manifest (a full list says the path is unavailable instead).
+func (s *FileSource) pathUnavailable() bool {
+	_, err := os.Stat(s.cfg.Path)
+	return err != nil
+}
+
+// list reads every manifest and returns the full snapshot. When the path cannot be listed it
+// reports that (once), changes nothing and returns false: nothing is to be sent.
+func (s *FileSource) list(ctx context.Context) (Snapshot, bool) {
+	logger := klog.FromContext(ctx)
+	paths, err := s.manifestPaths()
 	if err != nil {
-		// Not "missing" (that is an empty set, as for the kubelet): keep what we had.
-		paths = make([]string, 0, len(s.files))
-		for p := range s.files {
-			paths = append(paths, p)
-		}
+		s.listed = false
+		s.path.unavailable(logger, s.cfg.Problems, Problem{
+			Source: podutil.FileSource, Location: s.cfg.Path, Err: fmt.Errorf("%w: %w", ErrSourceUnavailable, err),
+		})
+		return Snapshot{}, false
 	}
+	s.path.available(logger, s.cfg.Problems)
+	s.listed = true
 	present := make(map[string]bool, len(paths))
 	for _, path := range paths {
 		if _, ok := s.read(ctx, path); ok {
@@ -228,7 +276,7 @@ func (s *FileSource) list(ctx context.Context) Snapshot {
 			delete(s.files, path)
 		}
 	}
-	return s.snapshot()
+	return s.snapshot(), true
 }
 
 // reread reads only paths (fsnotify named them), forgetting the ones that are gone, and the
@@ -281,57 +329,30 @@ func (s *FileSource) snapshot() Snapshot {
 	return snap
 }
 
-// reportPath says once that the path is missing or cannot be listed, and once that it can be
-// read again: a mount that comes up late or a directory a configuration run creates later is
-// worth one line at the default verbosity, not one per re-list.
-func (s *FileSource) reportPath(logger klog.Logger, missing bool, err error) {
-	problem := ""
-	switch {
-	case err != nil:
-		problem = err.Error()
-	case missing:
-		problem = "does not exist"
-	}
-	if problem == s.pathProblem {
-		return
-	}
-	switch {
-	case err != nil:
-		logger.Error(err, "Cannot list the manifest path; keeping the last good set until it can be")
-	case missing:
-		logger.Info("The manifest path does not exist; no static pods come from it until it appears")
-	default:
-		logger.Info("The manifest path can be read", "before", s.pathProblem)
-	}
-	s.pathProblem = problem
-}
-
-// manifestPaths lists the files to read, sorted by name, and reports whether the path is
-// missing (no files, not an error).
-func (s *FileSource) manifestPaths() (paths []string, missing bool, err error) {
+// manifestPaths lists the files to read, sorted by name. A path that does not exist is an
+// error (errors.Is fs.ErrNotExist), naming the path, as one that cannot be listed is.
+func (s *FileSource) manifestPaths() ([]string, error) {
 	info, err := os.Stat(s.cfg.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, true, nil
-	}
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if !info.IsDir() {
-		return []string{s.cfg.Path}, false, nil
+		if !info.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s is neither a directory nor a regular file (%v)", s.cfg.Path, info.Mode().Type())
+		}
+		return []string{s.cfg.Path}, nil
 	}
 	entries, err := os.ReadDir(s.cfg.Path) // sorted by name
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, true, nil
-	}
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
+	var paths []string
 	for _, e := range entries {
 		if isManifestName(e.Name()) {
 			paths = append(paths, filepath.Join(s.cfg.Path, e.Name()))
 		}
 	}
-	return paths, false, nil
+	return paths, nil
 }
 
 // isManifestName accepts *.yaml, *.yml and *.json that are not dotfiles; editor leftovers

@@ -73,7 +73,7 @@ func TestFileSourceRereadForgetsFilesRenamedAway(t *testing.T) {
 				require.NoError(t, os.WriteFile(from, []byte(manifest), 0o644))
 				src, err := NewFileSource(FileConfig{Path: dir, NodeName: "node-a"})
 				require.NoError(t, err)
-				require.Equal(t, []string{from}, snapshotLocations(src.list(ctx)))
+				require.Equal(t, []string{from}, snapshotLocations(mustList(t, ctx, src)))
 
 				require.NoError(t, os.Rename(from, to))
 				require.True(t, src.reread(ctx, []string{to}, tentative))

@@ -26,11 +26,12 @@ const observeWithin = time.Second
 
 // sourceHarness runs a source and merges its snapshots, so tests read like transcripts.
 type sourceHarness struct {
-	t        *testing.T
-	out      chan Snapshot
-	merger   *Merger
-	problems chan Problem
-	last     Snapshot
+	t          *testing.T
+	out        chan Snapshot
+	merger     *Merger
+	problems   chan Problem
+	recoveries chan Problem
+	last       Snapshot
 }
 
 func startHarness(t *testing.T, run func(ctx context.Context, h *sourceHarness)) *sourceHarness {
@@ -38,7 +39,7 @@ func startHarness(t *testing.T, run func(ctx context.Context, h *sourceHarness))
 	leaks := goleak.IgnoreCurrent()
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
-	h := &sourceHarness{t: t, out: make(chan Snapshot), merger: NewMerger(), problems: make(chan Problem, 100)}
+	h := &sourceHarness{t: t, out: make(chan Snapshot), merger: NewMerger(), problems: make(chan Problem, 100), recoveries: make(chan Problem, 100)}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -64,8 +65,32 @@ func linesMatch(lines, want []string) bool {
 	return true
 }
 
-func (h *sourceHarness) reporter() ProblemReporter {
-	return ProblemReporterFunc(func(p Problem) { h.problems <- p })
+func (h *sourceHarness) reporter() ProblemReporter { return harnessReporter{h} }
+
+// harnessReporter hands problems and recoveries to the test.
+type harnessReporter struct{ h *sourceHarness }
+
+func (r harnessReporter) ReportProblem(p Problem)  { r.h.problems <- p }
+func (r harnessReporter) ReportRecovery(p Problem) { r.h.recoveries <- p }
+
+// recovery waits for a recovery to be reported.
+func (h *sourceHarness) recovery(within time.Duration) Problem {
+	h.t.Helper()
+	select {
+	case p := <-h.recoveries:
+		return p
+	case <-time.After(within):
+		h.t.Fatal("no recovery reported")
+		return Problem{}
+	}
+}
+
+// mustList lists src, which must be available.
+func mustList(t *testing.T, ctx context.Context, src *FileSource) Snapshot {
+	t.Helper()
+	snap, ok := src.list(ctx)
+	require.True(t, ok, "the manifest path is unavailable")
+	return snap
 }
 
 // expect merges snapshots until the updates since the call match want, failing after within.
@@ -196,15 +221,24 @@ func TestFileSourceDirectoryLifecycle(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(dir, "a.yaml")))
 	h.expect(observeWithin, "REMOVE file a-node-a@"+v3)
 
-	// a second pod, then the directory removed and recreated
+	// A second pod, then the directory removed: unavailable, reported, and b keeps running
+	// (before, a missing directory was an empty set and b was removed at once).
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.json"), []byte(`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"b"},"spec":{"containers":[{"name":"c","image":"i:1"}]}}`), 0o644))
 	h.expect(observeWithin, "ADD file b-node-a")
 	b := h.uidOf("b-node-a")
+	h.noProblem()
 	require.NoError(t, os.RemoveAll(dir))
-	h.expect(observeWithin, "REMOVE file b-node-a@"+b)
+	p := h.problem(observeWithin)
+	assert.ErrorIs(t, p.Err, ErrSourceUnavailable)
+	assert.ErrorIs(t, p.Err, os.ErrNotExist)
+	assert.Equal(t, dir, p.Location)
+	h.quiet(200 * time.Millisecond)
+
+	// Recreated with another manifest: the full list decides, so b stops only now, and c runs.
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "c.yml"), []byte(podYAML("c", 1)), 0o644))
-	h.expect(observeWithin, "ADD file c-node-a")
+	h.expect(observeWithin, "REMOVE file b-node-a@"+b, "ADD file c-node-a")
+	assert.Equal(t, dir, h.recovery(observeWithin).Location)
 	h.noProblem()
 }
 
@@ -357,12 +391,23 @@ func TestFileSourceSingleFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "only.yaml")
 	h := startFileSource(t, path)
-	h.expect(observeWithin) // missing file: empty, seen
+	// Missing: reported, and not seen.
+	assert.ErrorIs(t, h.problem(observeWithin).Err, ErrSourceUnavailable)
+	h.quiet(100 * time.Millisecond)
+	assert.False(t, h.merger.Seen(podutil.FileSource))
+
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "other.yaml"), []byte(podYAML("other", 1)), 0o644))
 	writeAtomic(t, path, podYAML("only", 1))
 	h.expect(observeWithin, "ADD file only-node-a")
 	v1 := h.uidOf("only-node-a")
+	h.recovery(observeWithin)
+
+	// Removed: the path is unavailable, so its pod is kept until it is back.
 	require.NoError(t, os.Remove(path))
+	assert.ErrorIs(t, h.problem(observeWithin).Err, ErrSourceUnavailable)
+	h.quiet(100 * time.Millisecond)
+	// Emptied: no pods.
+	writeAtomic(t, path, "")
 	h.expect(observeWithin, "REMOVE file only-node-a@"+v1)
 }
 
@@ -375,31 +420,134 @@ func TestNewFileSourceValidates(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// A manifest path that is missing is said once at the default verbosity, and so is its
-// appearance — not once per re-list (the watch retries say nothing at that verbosity).
+// A manifest path that is missing is reported once, naming the path and the reason, and so is
+// its appearance — not once per re-list; while it is missing nothing is sent, so the source is
+// not seen, and once it was seen its last snapshot stands.
 func TestFileSourceReportsAMissingPathOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "late", "manifests")
 	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true), ktesting.Verbosity(0)))
 	ctx := klog.NewContext(context.Background(), logger)
-	src, err := NewFileSource(FileConfig{Path: path, NodeName: "node-a", CheckFrequency: time.Hour})
+	var problems, recoveries []Problem
+	src, err := NewFileSource(FileConfig{Path: path, NodeName: "node-a", CheckFrequency: time.Hour, Problems: recorder{&problems, &recoveries}})
 	require.NoError(t, err)
-	logged := func(what string) int {
-		return strings.Count(logger.GetSink().(ktesting.Underlier).GetBuffer().String(), what)
-	}
 
 	for range 3 {
-		assert.Empty(t, src.list(ctx).Pods)
+		_, ok := src.list(ctx)
+		assert.False(t, ok, "nothing to send for a missing path")
 	}
-	assert.Equal(t, 1, logged("The manifest path does not exist"), "missing: said once over three re-lists")
+	require.Len(t, problems, 1, "missing: reported once over three re-lists")
+	assert.Equal(t, path, problems[0].Location)
+	assert.ErrorIs(t, problems[0].Err, ErrSourceUnavailable)
+	assert.Contains(t, problems[0].Err.Error(), path+": no such file or directory", "names the path and the reason")
 
 	require.NoError(t, os.MkdirAll(path, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(path, "a.yaml"), []byte(podYAML("a", 1)), 0o644))
 	for range 3 {
-		assert.Len(t, src.list(ctx).Pods, 1)
+		assert.Len(t, mustList(t, ctx, src).Pods, 1)
 	}
-	assert.Equal(t, 1, logged("The manifest path can be read"), "appeared: said once")
+	require.Len(t, recoveries, 1, "appeared: said once")
+	assert.Equal(t, path, recoveries[0].Location)
 
 	require.NoError(t, os.RemoveAll(path))
+	_, ok := src.list(ctx)
+	assert.False(t, ok)
+	assert.Len(t, problems, 2, "missing again: said again")
+	assert.Len(t, src.snapshot().Pods, 1, "the last snapshot stands")
+	assert.Empty(t, logger.GetSink().(ktesting.Underlier).GetBuffer().String(), "the reporter logs, not the source")
+}
+
+// Without a RecoveryReporter, the source logs the recovery itself.
+func TestFileSourceLogsRecoveryWithoutRecoveryReporter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "manifests")
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true), ktesting.Verbosity(0)))
+	ctx := klog.NewContext(context.Background(), logger)
+	src, err := NewFileSource(FileConfig{Path: path, NodeName: "node-a"})
+	require.NoError(t, err)
 	src.list(ctx)
-	assert.Equal(t, 2, logged("The manifest path does not exist"), "missing again: said again")
+	src.list(ctx)
+	require.NoError(t, os.Mkdir(path, 0o755))
+	mustList(t, ctx, src)
+	mustList(t, ctx, src)
+	logs := logger.GetSink().(ktesting.Underlier).GetBuffer().String()
+	assert.Equal(t, 1, strings.Count(logs, "Manifest source unavailable"), logs)
+	assert.Equal(t, 1, strings.Count(logs, "Manifest source available again"), logs)
+}
+
+// recorder is a RecoveryReporter appending to slices, for a source driven by the test itself.
+type recorder struct{ problems, recoveries *[]Problem }
+
+func (r recorder) ReportProblem(p Problem)  { *r.problems = append(*r.problems, p) }
+func (r recorder) ReportRecovery(p Problem) { *r.recoveries = append(*r.recoveries, p) }
+
+// The issue's scenario, on the source alone: started with a directory that does not exist (its
+// parent neither), it is not seen; created later, it is picked up at once through the watches;
+// turned into a symlink to the same files (missing for a moment in between), nothing changes;
+// the symlink switched atomically to another directory, the new pods replace the old ones.
+func TestFileSourceManifestPathAppearsVanishesAndMoves(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, "etc", "manifests")
+	h := startFileSource(t, path)
+	p := h.problem(observeWithin)
+	assert.ErrorIs(t, p.Err, ErrSourceUnavailable)
+	assert.Equal(t, path, p.Location)
+	h.quiet(200 * time.Millisecond)
+	require.False(t, h.merger.Seen(podutil.FileSource), "a missing path is not seen")
+
+	// Created (its parent too): the source re-establishes its watches and lists it.
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "v1"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "v1", "a.yaml"), []byte(podYAML("a", 1)), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.Symlink(filepath.Join(root, "v1"), path))
+	// The parent was missing, so only the watch retry or the re-list can see it: the retry's
+	// back-off is short at first.
+	h.expect(15*time.Second, "ADD file a-node-a")
+	require.True(t, h.merger.Seen(podutil.FileSource))
+	a := h.uidOf("a-node-a")
+	h.recovery(observeWithin)
+
+	// The watch on the new directory works.
+	require.NoError(t, os.WriteFile(filepath.Join(path, "b.yaml"), []byte(podYAML("b", 1)), 0o644))
+	h.expect(observeWithin, "ADD file b-node-a")
+	b := h.uidOf("b-node-a")
+
+	// The symlink removed and put back: missing for a moment, no pod disturbed.
+	require.NoError(t, os.Remove(path))
+	h.problem(observeWithin)
+	require.NoError(t, os.Symlink(filepath.Join(root, "v1"), path))
+	h.recovery(observeWithin)
+	h.quiet(200 * time.Millisecond)
+
+	// Switched atomically to v2, which has b (same content, same path: the same pod) and c.
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "v2"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "v2", "b.yaml"), []byte(podYAML("b", 1)), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "v2", "c.yaml"), []byte(podYAML("c", 1)), 0o644))
+	require.NoError(t, os.Symlink(filepath.Join(root, "v2"), path+".tmp"))
+	require.NoError(t, os.Rename(path+".tmp", path))
+	h.expect(observeWithin, "REMOVE file a-node-a@"+a, "ADD file c-node-a")
+	assert.Equal(t, b, h.uidOf("b-node-a"), "b is in both: undisturbed")
+
+	// The new target is watched.
+	require.NoError(t, os.Remove(filepath.Join(root, "v2", "c.yaml")))
+	h.expect(observeWithin, "REMOVE file c-node-a")
+	h.noProblem()
+}
+
+// A directory that exists but cannot be listed is unavailable too: its pods are kept.
+func TestFileSourceUnlistableDirectoryKeepsPods(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root can list any directory")
+	}
+	dir := filepath.Join(t.TempDir(), "manifests")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(podYAML("a", 1)), 0o644))
+	h := startFileSource(t, dir)
+	h.expect(observeWithin, "ADD file a-node-a")
+	require.NoError(t, os.Chmod(dir, 0))
+	t.Cleanup(func() { _ = os.Chmod(dir, 0o755) })
+	// A change in the parent makes the source re-list.
+	require.NoError(t, os.Rename(dir, dir+".x"))
+	require.NoError(t, os.Rename(dir+".x", dir))
+	p := h.problem(observeWithin)
+	assert.ErrorIs(t, p.Err, os.ErrPermission)
+	h.quiet(200 * time.Millisecond)
 }

@@ -65,6 +65,12 @@ func (w *dirWatch) take() watchEvents {
 // or missing).
 func (w *dirWatch) watchesDir() bool { return w.dirWatched }
 
+// incomplete reports whether something that exists is not watched: the parent, or the path
+// when it is a directory.
+func (w *dirWatch) incomplete() bool {
+	return w.watcher == nil || !w.parentOK || (!w.dirWatched && isDirectory(w.path))
+}
+
 // establish (re)creates the watches and reports whether everything that exists is watched. It is
 // idempotent and is called after every change, because the directory may have been replaced
 // (removed and recreated, or a symlink re-pointed) and a watch on the old inode sees nothing.

@@ -56,7 +56,9 @@ type HTTPConfig struct {
 // 304 changes nothing. Transport errors, timeouts, non-2xx answers and bodies that fail to decode
 // keep the last good set; an empty 200 body is an explicit empty set.
 //
-// The source is not seen (sends nothing) until the first successful fetch.
+// The source is not seen (sends nothing) until the first successful fetch. A failed fetch is
+// reported once as a Problem wrapping ErrSourceUnavailable (again only if the reason changes),
+// and the next successful one as its recovery.
 type HTTPSource struct {
 	cfg      HTTPConfig
 	url      string
@@ -68,7 +70,7 @@ type HTTPSource struct {
 	goodDigest         [sha256.Size]byte
 	haveGood           bool
 	badDigest          [sha256.Size]byte
-	lastFailure        string
+	fetching           availability // whether the URL can be fetched
 }
 
 // NewHTTPSource validates cfg and returns a source ready to Run.
@@ -163,12 +165,11 @@ func (s *HTTPSource) poll(ctx context.Context) (Snapshot, bool) {
 		s.failed(logger, err)
 		return Snapshot{}, false
 	}
+	s.fetching.available(logger, s.cfg.Problems)
 	if status == http.StatusNotModified {
-		s.lastFailure = ""
 		logger.V(5).Info("Manifest not modified")
 		return Snapshot{}, false
 	}
-	s.lastFailure = ""
 	digest := sha256.Sum256(body)
 	if s.haveGood && digest == s.goodDigest {
 		return Snapshot{}, false
@@ -234,12 +235,10 @@ func (s *HTTPSource) fetch(ctx context.Context) ([]byte, int, error) {
 	return body, resp.StatusCode, nil
 }
 
-// failed logs a failed fetch at error level once per distinct failure, not on every poll.
+// failed reports a failed fetch once per distinct failure, not on every poll.
 func (s *HTTPSource) failed(logger klog.Logger, err error) {
-	if msg := err.Error(); msg != s.lastFailure {
-		s.lastFailure = msg
-		logger.Error(err, "Cannot fetch the manifest; keeping the last good set")
-		return
-	}
 	logger.V(4).Info("Cannot fetch the manifest; keeping the last good set", "err", err)
+	s.fetching.unavailable(logger, s.cfg.Problems, Problem{
+		Source: podutil.HTTPSource, Location: s.location, Err: fmt.Errorf("%w: %w", ErrSourceUnavailable, err),
+	})
 }

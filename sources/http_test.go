@@ -144,21 +144,31 @@ func TestHTTPSource(t *testing.T) {
 	h.tick()
 	assert.Equal(t, `"v1"`, h.request().Get("If-None-Match"))
 
-	// 500, a timeout and garbage keep the last set; garbage is reported once.
+	// 500, a timeout and garbage keep the last set. The failed fetches are the source being
+	// unavailable, reported once per reason; garbage is reported once.
 	h.server.set(http.StatusInternalServerError, "boom", "")
 	h.tick()
 	h.request()
+	p := h.problem(10 * time.Second)
+	assert.ErrorIs(t, p.Err, ErrSourceUnavailable)
+	assert.ErrorContains(t, p.Err, "500")
+	h.tick()
+	h.request()
+	h.polled() // the same failure again: not reported again
+	h.noProblem()
 	h.server.mu.Lock()
 	h.server.stall = true
 	h.server.mu.Unlock()
 	h.tick()
 	h.request()
+	assert.ErrorIs(t, h.problem(10*time.Second).Err, ErrSourceUnavailable, "another reason")
 	h.server.set(http.StatusOK, "{{{ not yaml", "")
 	h.tick()
 	h.request()
-	p := h.problem(10 * time.Second)
+	p = h.problem(10 * time.Second)
 	assert.Equal(t, podutil.HTTPSource, p.Source)
 	assert.ErrorIs(t, p.Err, ErrSyntax)
+	assert.ErrorIs(t, h.recovery(10*time.Second).Err, ErrSourceUnavailable, "fetched again")
 	h.tick()
 	h.request()
 	h.polled() // the same garbage again, answered in full

@@ -1,6 +1,9 @@
 package sources
 
 import (
+	"errors"
+	"io/fs"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/vk-static/vk-static/podutil"
@@ -10,7 +13,10 @@ import (
 // manifest in a directory (not recursive; dotfiles and editor leftovers skipped), or path
 // itself when it is a file. A missing path has none.
 func ManifestPaths(path string) ([]string, error) {
-	paths, _, err := (&FileSource{cfg: FileConfig{Path: path}}).manifestPaths()
+	paths, err := (&FileSource{cfg: FileConfig{Path: path}}).manifestPaths()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
 	return paths, err
 }
 

@@ -68,6 +68,15 @@ func (m *Merger) Seen(source string) bool {
 	return st != nil && st.seen
 }
 
+// PodCount is the number of pods the merger holds for source (pods waiting for a duplicate
+// name not counted).
+func (m *Merger) PodCount(source string) int {
+	if st := m.sources[source]; st != nil {
+		return len(st.pods)
+	}
+	return 0
+}
+
 // MergeAndReport applies one snapshot and returns the updates it causes, in order, and the pods
 // it newly rejected. A pod rejected again in a later snapshot is not reported again.
 func (m *Merger) MergeAndReport(s Snapshot) ([]PodUpdate, []Problem) {

@@ -99,7 +99,9 @@ func (m *Mux) Run(ctx context.Context) {
 	for {
 		// Markers at the head mean a first snapshot has been delivered in full.
 		for len(queue) > 0 && queue[0].update == nil {
-			m.markSeen(seen, queue[0].seenMark)
+			if m.markSeen(seen, queue[0].seenMark) {
+				logSeen(logger, merger, m.sources)
+			}
 			queue = queue[1:]
 		}
 		var out chan<- PodUpdate
@@ -136,16 +138,30 @@ func (m *Mux) Run(ctx context.Context) {
 	}
 }
 
-func (m *Mux) markSeen(seen map[string]bool, source string) {
+// markSeen records that source is seen and closes Ready once every source is; it reports
+// whether it closed it now.
+func (m *Mux) markSeen(seen map[string]bool, source string) bool {
 	seen[source] = true
 	for _, src := range m.sources {
 		if !seen[src.Name()] {
-			return
+			return false
 		}
 	}
 	select {
 	case <-m.ready:
+		return false
 	default:
 		close(m.ready)
+		return true
 	}
+}
+
+// logSeen says, once, that every source has been seen and how many pods each has: the moment
+// an operator knows the agent has all its pods, and whether they are the ones expected.
+func logSeen(logger klog.Logger, merger *Merger, srcs []Source) {
+	kv := make([]any, 0, 2*len(srcs))
+	for _, src := range srcs {
+		kv = append(kv, src.Name(), merger.PodCount(src.Name()))
+	}
+	logger.Info("Every pod source seen; pods by source", kv...)
 }

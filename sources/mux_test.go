@@ -3,11 +3,13 @@ package sources
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"go.uber.org/goleak"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 )
 
@@ -151,4 +153,31 @@ func TestMuxSeenOnlyByAFullSnapshot(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("not ready")
 	}
+}
+
+// Once every source is seen, one line counts the pods from each; nothing more is said about it.
+func TestMuxSaysOnceWhenEverySourceIsSeen(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true), ktesting.Verbosity(0)))
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
+	files := &scriptedSource{name: file, snaps: make(chan Snapshot)}
+	apis := &scriptedSource{name: api, snaps: make(chan Snapshot)}
+	mux := NewMux(nil, files, apis)
+	go mux.Run(ctx)
+	defer func() {
+		cancel()
+		<-mux.Done()
+	}()
+	logs := func() string { return logger.GetSink().(ktesting.Underlier).GetBuffer().String() }
+
+	files.snaps <- snap(file, pod("a@1", static(file)), pod("b@2", static(file)))
+	next(t, mux)
+	assert.NotContains(t, logs(), "Every pod source seen", "the API source is not seen yet")
+	apis.snaps <- snap(api, pod("c@3"))
+	next(t, mux)
+	<-mux.Ready()
+	files.snaps <- snap(file, pod("a@1", static(file)))
+	next(t, mux)
+	assert.Equal(t, 1, strings.Count(logs(), "Every pod source seen"), logs())
+	assert.Contains(t, logs(), `file=2 api=1`)
 }

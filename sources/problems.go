@@ -1,13 +1,15 @@
 package sources
 
 import (
+	"errors"
 	"fmt"
 
 	"k8s.io/klog/v2"
 )
 
 // Problem is a rejected manifest or pod: a file or HTTP body that failed to decode, or a pod
-// refused by the merger (duplicate name). The lifecycle loop turns Problems into Events on the
+// refused by the merger (duplicate name); or a whole source that cannot be read
+// (ErrSourceUnavailable), whose end a RecoveryReporter hears about. The lifecycle loop turns Problems into Events on the
 // Node and a metric; sources only report them.
 type Problem struct {
 	// Source is podutil.FileSource, podutil.HTTPSource or podutil.APIServerSource.
@@ -18,6 +20,15 @@ type Problem struct {
 	// Err says what is wrong; for decode failures it is a *DecodeError and errors.Is works with
 	// ErrInvalid, ErrForbiddenReference, ErrTooLarge, ErrSyntax, ErrNotAPod and ErrDuplicateName.
 	Err error
+}
+
+// Summary is the log message for p: what kind of problem it is (the location and the error are
+// logged beside it).
+func (p Problem) Summary() string {
+	if errors.Is(p.Err, ErrSourceUnavailable) {
+		return "Manifest source unavailable; keeping its pods until it is back"
+	}
+	return "Rejected manifest or pod"
 }
 
 func (p Problem) String() string {
@@ -46,7 +57,7 @@ func (f ProblemReporterFunc) ReportProblem(p Problem) { f(p) }
 // never go unseen, so then p is logged here instead.
 func report(logger klog.Logger, r ProblemReporter, p Problem) {
 	if r == nil {
-		logger.Error(p.Err, "Rejected manifest or pod", "source", p.Source, "location", p.Location)
+		logger.Error(p.Err, p.Summary(), "source", p.Source, "location", p.Location)
 		return
 	}
 	r.ReportProblem(p)
