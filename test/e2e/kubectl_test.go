@@ -21,6 +21,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -458,12 +459,76 @@ func TestKubectlExec(t *testing.T) {
 			assert.Regexp(t, `not (found|running)`, r.stderr, "%s", r)
 			t.Logf("kubectl %s", strings.TrimSpace(r.stderr))
 
+			// -it from a terminal: the command gets a terminal of its own with kubectl's size,
+			// what is typed reaches it, and the exit code comes back.
+			execInTerminal(t, k, p)
+
 			// None of it disturbed the container.
 			cs := mainStatus(p.get(t))
 			assert.Zero(t, cs.RestartCount, "%s", describeStatus(cs))
 			assert.NotNil(t, cs.State.Running, "%s", describeStatus(cs))
 		})
 	}
+}
+
+// execInTerminal runs kubectl exec -it on a pseudo-terminal of 33 rows and 101 columns, as a
+// user at a terminal would.
+func execInTerminal(t *testing.T, k *kubectl, p kubectlPod) {
+	t.Helper()
+	master, terminal := openPTY(t, 33, 101)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := k.command(ctx, append([]string{"exec", "-it"}, p.args("-c", "main", "--",
+		"sh", "-c", `tty; stty size; read -r line; echo "typed: $line"; exit 3`)...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = terminal, terminal, terminal
+	require.NoError(t, cmd.Start())
+	var screen lockedBuffer
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(&screen, master) // ends when master is closed
+	}()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Contains(c, screen.String(), "33 101\r\n", "stty size")
+	}, 30*time.Second, 100*time.Millisecond, "the command's terminal has kubectl's size")
+	_, err := master.Write([]byte("hello terminal\r")) // Enter, as a terminal sends it
+	require.NoError(t, err)
+	err = cmd.Wait()
+	master.Close()
+	<-copied
+	out := screen.String()
+	var exitErr *exec.ExitError
+	require.ErrorAs(t, err, &exitErr, "screen %q", out)
+	assert.Equal(t, 3, exitErr.ExitCode(), "screen %q", out)
+	assert.Regexp(t, `^/dev/pts/\d+\r\n`, out, "tty: the command has no terminal")
+	assert.Contains(t, out, "typed: hello terminal\r\n")
+	assert.Contains(t, out, "command terminated with exit code 3")
+}
+
+// openPTY opens a pseudo-terminal of rows×cols: the test reads and types on master, terminal is
+// kubectl's. Both are closed when the test ends.
+func openPTY(t *testing.T, rows, cols uint16) (master, terminal *os.File) {
+	t.Helper()
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { master.Close() })
+	// Through SyscallConn, not Fd: Fd would make master blocking, and Close could no longer end
+	// a Read.
+	raw, err := master.SyscallConn()
+	require.NoError(t, err)
+	var n uint32
+	var ioctlErr error
+	require.NoError(t, raw.Control(func(fd uintptr) {
+		if ioctlErr = unix.IoctlSetPointerInt(int(fd), unix.TIOCSPTLCK, 0); ioctlErr == nil {
+			n, ioctlErr = unix.IoctlGetUint32(int(fd), unix.TIOCGPTN)
+		}
+	}))
+	require.NoError(t, ioctlErr, "unlock the pseudo-terminal")
+	terminal, err = os.OpenFile("/dev/pts/"+strconv.Itoa(int(n)), os.O_RDWR|unix.O_NOCTTY, 0)
+	require.NoError(t, err)
+	t.Cleanup(func() { terminal.Close() })
+	require.NoError(t, unix.IoctlSetWinsize(int(terminal.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: rows, Col: cols}))
+	return master, terminal
 }
 
 // kubectl attach -i to a container with stdin: what is typed reaches its process, and what it
