@@ -48,7 +48,7 @@ func runAgent(ctx context.Context, o *options) error {
 			ready:     a.Ready(),
 		})
 	}
-	logger.Info("vk-static", "version", version.Version, "provider", providerSummary(o))
+	logger.Info("vk-static", startupValues(o)...)
 	return agent.RunAll(ctx, components...)
 }
 
@@ -105,6 +105,40 @@ func agentConfig(ctx context.Context, o *options, registry prometheus.Registerer
 	}
 	cfg.Provider = provider.provider
 	return cfg, provider, nil
+}
+
+// startupValues are the start-up line's key/value pairs: what a person reading the log needs to
+// know the agent is the one they meant to start — its version, mode (standalone, or the API
+// server it talks to), provider, and where it serves the kubelet API.
+func startupValues(o *options) []any {
+	mode := "standalone"
+	if o.Kubeconfig != "" {
+		mode = "API server " + apiServerURL(o)
+	}
+	kubeletAPI := "none: " // followed by why
+	if _, why := o.kubeletAPI(); why != "" {
+		kubeletAPI += why
+	} else {
+		address := o.Address
+		switch { // as api.Config defaults it
+		case address == "" && o.Kubeconfig == "":
+			address = "127.0.0.1"
+		case address == "":
+			address = "0.0.0.0"
+		}
+		kubeletAPI = "https://" + net.JoinHostPort(address, strconv.Itoa(int(o.Port)))
+	}
+	return []any{"version", version.Version, "mode", mode, "provider", providerSummary(o), "kubeletAPI", kubeletAPI}
+}
+
+// apiServerURL is the API server the kubeconfig names ("?" if it cannot be read; building the
+// client has said why by then).
+func apiServerURL(o *options) string {
+	cfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
+	if err != nil {
+		return "?"
+	}
+	return cfg.Host
 }
 
 func newClient(o *options, qps float32, burst int32) (kubernetes.Interface, error) {

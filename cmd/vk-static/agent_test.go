@@ -87,3 +87,31 @@ func TestNoKubeletAPI(t *testing.T) {
 	registered := registeredNode(t, "--port", "0")
 	assert.Equal(t, int32(0), registered.Status.DaemonEndpoints.KubeletEndpoint.Port)
 }
+
+// The start-up line names the mode, the provider and the kubelet API's address.
+func TestStartupValues(t *testing.T) {
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	require.NoError(t, testenv.WriteKubeconfig(kubeconfig, &rest.Config{Host: "https://10.0.0.1:6443"}))
+	values := func(args ...string) map[string]any {
+		o, err := parse(t, args...)
+		require.NoError(t, err)
+		kv := startupValues(o)
+		m := map[string]any{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	got := values("--kubeconfig", kubeconfig, "--provider", "mock")
+	assert.Equal(t, "API server https://10.0.0.1:6443", got["mode"])
+	assert.Equal(t, "mock", got["provider"])
+	assert.Equal(t, "https://0.0.0.0:10250", got["kubeletAPI"])
+	assert.NotEmpty(t, got["version"])
+
+	got = values("--anonymous-auth", "--authorization-mode", "AlwaysAllow", "--port", "10255")
+	assert.Equal(t, "standalone", got["mode"])
+	assert.Equal(t, "https://127.0.0.1:10255", got["kubeletAPI"])
+	assert.Contains(t, got["provider"], "process")
+
+	assert.Equal(t, "none: --port is 0", values("--port", "0")["kubeletAPI"])
+}
