@@ -486,7 +486,7 @@ func execInTerminal(t *testing.T, k *kubectl, p kubectlPod) {
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
-		_, _ = io.Copy(&screen, master) // ends when master is closed
+		_, _ = io.Copy(&screen, master) // ends when the terminal or master is closed
 	}()
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.Contains(c, screen.String(), "33 101\r\n", "stty size")
@@ -494,8 +494,15 @@ func execInTerminal(t *testing.T, k *kubectl, p kubectlPod) {
 	_, err := master.Write([]byte("hello terminal\r")) // Enter, as a terminal sends it
 	require.NoError(t, err)
 	err = cmd.Wait()
-	master.Close()
-	<-copied
+	// With kubectl gone and the test's side of the terminal closed, master reads what is left,
+	// then ends (EIO).
+	terminal.Close()
+	select {
+	case <-copied:
+	case <-time.After(10 * time.Second):
+		master.Close()
+		<-copied
+	}
 	out := screen.String()
 	var exitErr *exec.ExitError
 	require.ErrorAs(t, err, &exitErr, "screen %q", out)
