@@ -19,7 +19,7 @@ import (
 const supervisorEnv = "VK_STATIC_SUPERVISOR"
 
 // containerState is what the harness reads of a container's state.json, written by its
-// supervisor (provider/process/records.go).
+// supervisor (provider/process/internal/records).
 type containerState struct {
 	Dir           string `json:"-"` // the container's directory
 	State         string `json:"state"`

@@ -1,4 +1,4 @@
-// Package containerlog writes and reads container logs in the kubelet's CRI log format, the
+// Package containerlog reads container logs in the kubelet's CRI log format, the
 // one containerd writes (internal/cri/io/logger.go) and the kubelet reads
 // (k8s.io/cri-client/pkg/logs), one entry a line:
 //
@@ -8,21 +8,14 @@
 // — a timestamp (RFC 3339 with nanoseconds), the stream, a tag ("F" ends a line, "P" is a
 // piece of one that the next entry continues), and the content.
 //
-// A Writer is the runtime's side: what a container writes to its stdout and stderr goes in
-// line by line, each line stamped when it is complete, a line longer than MaxLineSize (16 KiB)
-// cut into "P" entries and a final "F" as containerd cuts it, and output that ends without a
-// newline written as a "P" entry on Close, as containerd does. It rotates the log itself, the
-// way the kubelet's container log manager does (path renamed to path.20060102-150405, a new file
-// opened, the oldest rotated files removed beyond MaxFiles), except that rotated files are kept
-// uncompressed: the kubelet gzips them. An entry is never split across two files.
-//
-//	w, err := containerlog.NewWriter(path, containerlog.WriterOptions{MaxSize: 10 << 20, MaxFiles: 5})
-//	cmd.Stdout, cmd.Stderr = w.Stdout(), w.Stderr()
-//	... cmd.Wait(); w.Close()
+// Package logwriter writes it (the runtime's side, in a container's supervisor); this package
+// reads it (the kubelet's side). They share the format and the naming of rotated files
+// (internal/crilog).
 //
 // Read and Open are the kubelet's side, for a provider's GetContainerLogs. They read the whole
 // retained history (the rotated files, oldest first, then the current one) and shape it with
-// node.ContainerLogOpts as the kubelet shapes a log:
+// ReadOptions — node.ContainerLogOpts's fields, converted by containerlog.ReadOptions(opts) —
+// as the kubelet shapes a log:
 //
 //   - since (SinceSeconds or SinceTime, the later of the two) leaves out lines whose time (their
 //     first entry's) is before it;
@@ -41,7 +34,7 @@
 // CRI format is read, not the Docker JSON one the kubelet also accepts, nor the kubelet's
 // gzipped rotated files. opts.Previous is the caller's to apply: it chooses the path.
 //
-//	rc, err := containerlog.Open(ctx, path, opts, containerExited)
+//	rc, err := containerlog.Open(ctx, path, containerlog.ReadOptions(opts), containerExited)
 //	if err != nil { ... }    // a missing log is errors.Is(err, fs.ErrNotExist)
 //	defer rc.Close()
 //	io.Copy(w, rc)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/vk-static/vk-static/containerlog/internal/crilog"
 )
 
 // Following a log: at the end of the file being read, either that file has been rotated away
@@ -33,11 +35,11 @@ func (r *reader) successor() (*openedFile, error) {
 		return nil, nil // The common case, without listing the directory.
 	}
 	for range successorAttempts {
-		files, err := listFiles(r.path)
+		files, err := crilog.ListFiles(r.path)
 		if err != nil {
 			return nil, err
 		}
-		i := slices.IndexFunc(files, func(f logFile) bool { return os.SameFile(f.info, r.cur.info) })
+		i := slices.IndexFunc(files, func(f crilog.LogFile) bool { return os.SameFile(f.Info, r.cur.info) })
 		// i < 0: removed, as the oldest rotated file is: every file left is newer.
 		if i+1 >= len(files) {
 			return nil, nil
@@ -56,8 +58,8 @@ func (r *reader) successor() (*openedFile, error) {
 
 // takeListed opens a listed file, or takes it from the spare files opened with the first
 // listing, closing those before it: they have been removed, or were passed.
-func (r *reader) takeListed(l logFile) (openedFile, error) {
-	if i := slices.IndexFunc(r.spare, func(f openedFile) bool { return os.SameFile(f.info, l.info) }); i >= 0 {
+func (r *reader) takeListed(l crilog.LogFile) (openedFile, error) {
+	if i := slices.IndexFunc(r.spare, func(f openedFile) bool { return os.SameFile(f.info, l.Info) }); i >= 0 {
 		f := r.spare[i]
 		closeFiles(r.spare[:i])
 		r.spare = r.spare[i+1:]

@@ -15,7 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/containerlog/internal/crilog"
+	"github.com/vk-static/vk-static/containerlog/logwriter"
 )
 
 func TestMain(m *testing.M) {
@@ -98,10 +99,10 @@ func writeLines(t *testing.T, w io.Writer, lines ...string) {
 }
 
 func TestFollowNewLines(t *testing.T) {
-	w, path := newTestWriter(t, WriterOptions{})
+	w, path := newTestWriter(t, logwriter.Options{})
 	writeLines(t, w.Stdout(), "before1", "before2")
 	done := make(chan struct{})
-	rc, err := Open(context.Background(), path, node.ContainerLogOpts{Follow: true, Tail: 1}, done)
+	rc, err := Open(context.Background(), path, ReadOptions{Follow: true, Tail: 1}, done)
 	require.NoError(t, err)
 	c := collect(rc)
 	c.requireEventually(t, "before2\n")
@@ -136,10 +137,10 @@ func TestFollowRotation(t *testing.T) {
 		{name: "reader behind the writer", maxFiles: 1000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, path := newTestWriter(t, WriterOptions{MaxSize: 1024, MaxFiles: tc.maxFiles})
+			w, path := newTestWriter(t, logwriter.Options{MaxSize: 1024, MaxFiles: tc.maxFiles})
 			writeLines(t, w.Stdout(), "first")
 			done := make(chan struct{})
-			rc, err := Open(context.Background(), path, node.ContainerLogOpts{Follow: true}, done)
+			rc, err := Open(context.Background(), path, ReadOptions{Follow: true}, done)
 			require.NoError(t, err)
 			c := collect(rc)
 
@@ -154,7 +155,7 @@ func TestFollowRotation(t *testing.T) {
 				}
 			}
 			c.requireEventually(t, want.String())
-			files, err := Files(path)
+			files, err := crilog.Files(path)
 			require.NoError(t, err)
 			assert.Greater(t, len(files), 10, "rotated while followed")
 
@@ -171,10 +172,10 @@ func TestFollowRotation(t *testing.T) {
 // removed: every line the reader shows is in order and shown once, and every line still
 // retained when it catches up is shown.
 func TestFollowRotationConcurrent(t *testing.T) {
-	w, path := newTestWriter(t, WriterOptions{MaxSize: 2048, MaxFiles: 3})
+	w, path := newTestWriter(t, logwriter.Options{MaxSize: 2048, MaxFiles: 3})
 	writeLines(t, w.Stdout(), "line -1")
 	done := make(chan struct{})
-	rc, err := Open(context.Background(), path, node.ContainerLogOpts{Follow: true}, done)
+	rc, err := Open(context.Background(), path, ReadOptions{Follow: true}, done)
 	require.NoError(t, err)
 	c := collect(rc)
 	const n = 3000
@@ -199,7 +200,7 @@ func TestFollowRotationConcurrent(t *testing.T) {
 }
 
 func TestFollowDoneDrains(t *testing.T) {
-	w, path := newTestWriter(t, WriterOptions{MaxSize: 512, MaxFiles: 100})
+	w, path := newTestWriter(t, logwriter.Options{MaxSize: 512, MaxFiles: 100})
 	done := make(chan struct{})
 	var out bytes.Buffer
 	var want strings.Builder
@@ -211,17 +212,17 @@ func TestFollowDoneDrains(t *testing.T) {
 	require.NoError(t, w.Close())
 	close(done)
 	// Done before Read starts: it reads everything, across the rotations, and returns.
-	require.NoError(t, Read(context.Background(), path, node.ContainerLogOpts{Follow: true}, &out, done))
+	require.NoError(t, Read(context.Background(), path, ReadOptions{Follow: true}, &out, done))
 	assert.Equal(t, want.String(), out.String())
 }
 
 func TestFollowDoneWhileWaiting(t *testing.T) {
-	w, path := newTestWriter(t, WriterOptions{})
+	w, path := newTestWriter(t, logwriter.Options{})
 	writeLines(t, w.Stdout(), "a")
 	done := make(chan struct{})
 	out := newSyncWriter()
 	result := make(chan error, 1)
-	go func() { result <- Read(context.Background(), path, node.ContainerLogOpts{Follow: true}, out, done) }()
+	go func() { result <- Read(context.Background(), path, ReadOptions{Follow: true}, out, done) }()
 	require.Eventually(t, func() bool { return out.String() == "a\n" }, eventually, time.Millisecond)
 
 	// Written and closed just before done: read before Read returns.
@@ -238,7 +239,7 @@ func TestFollowDoneWhileWaiting(t *testing.T) {
 }
 
 func TestFollowContextEnds(t *testing.T) {
-	w, path := newTestWriter(t, WriterOptions{})
+	w, path := newTestWriter(t, logwriter.Options{})
 	defer w.Close()
 	writeLines(t, w.Stdout(), "a")
 
@@ -246,7 +247,7 @@ func TestFollowContextEnds(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		out := newSyncWriter()
 		result := make(chan error, 1)
-		go func() { result <- Read(ctx, path, node.ContainerLogOpts{Follow: true}, out, nil) }()
+		go func() { result <- Read(ctx, path, ReadOptions{Follow: true}, out, nil) }()
 		require.Eventually(t, func() bool { return out.String() == "a\n" }, eventually, time.Millisecond)
 		cancel()
 		select {
@@ -259,7 +260,7 @@ func TestFollowContextEnds(t *testing.T) {
 
 	t.Run("Open", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
-		rc, err := Open(ctx, path, node.ContainerLogOpts{Follow: true}, nil)
+		rc, err := Open(ctx, path, ReadOptions{Follow: true}, nil)
 		require.NoError(t, err)
 		c := collect(rc)
 		c.requireEventually(t, "a\n")
@@ -275,7 +276,7 @@ func TestFollowContextEnds(t *testing.T) {
 			writeLines(t, w.Stdout(), big)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		rc, err := Open(ctx, path, node.ContainerLogOpts{Follow: true}, nil)
+		rc, err := Open(ctx, path, ReadOptions{Follow: true}, nil)
 		require.NoError(t, err)
 		cancel()
 		_, err = io.ReadAll(rc)
@@ -285,7 +286,7 @@ func TestFollowContextEnds(t *testing.T) {
 }
 
 func TestOpenCloseEndsTheGoroutine(t *testing.T) {
-	w, path := newTestWriter(t, WriterOptions{})
+	w, path := newTestWriter(t, logwriter.Options{})
 	defer w.Close()
 	writeLines(t, w.Stdout(), "a")
 	for _, tc := range []struct {
@@ -296,7 +297,7 @@ func TestOpenCloseEndsTheGoroutine(t *testing.T) {
 		{name: "blocked writing to the pipe", read: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rc, err := Open(context.Background(), path, node.ContainerLogOpts{Follow: true}, nil)
+			rc, err := Open(context.Background(), path, ReadOptions{Follow: true}, nil)
 			require.NoError(t, err)
 			if tc.read {
 				buf := make([]byte, 10)
@@ -316,18 +317,18 @@ func TestFollowLogCreatedAfterRotation(t *testing.T) {
 	// Only rotated files exist (between a rotation's rename and the new file's creation, or a
 	// writer that has not reopened yet): they are read, and the new file is followed when it
 	// appears.
-	w, path := newTestWriter(t, WriterOptions{})
+	w, path := newTestWriter(t, logwriter.Options{})
 	writeLines(t, w.Stdout(), "old")
 	require.NoError(t, w.Close())
 	require.NoError(t, os.Rename(path, path+".20200101-000000"))
 
 	done := make(chan struct{})
-	rc, err := Open(context.Background(), path, node.ContainerLogOpts{Follow: true}, done)
+	rc, err := Open(context.Background(), path, ReadOptions{Follow: true}, done)
 	require.NoError(t, err)
 	c := collect(rc)
 	c.requireEventually(t, "old\n")
 
-	w, err = NewWriter(path, WriterOptions{})
+	w, err = logwriter.New(path, logwriter.Options{})
 	require.NoError(t, err)
 	writeLines(t, w.Stdout(), "new")
 	c.requireEventually(t, "old\nnew\n")
@@ -338,10 +339,10 @@ func TestFollowLogCreatedAfterRotation(t *testing.T) {
 }
 
 func TestFollowLimitEnds(t *testing.T) {
-	w, path := newTestWriter(t, WriterOptions{})
+	w, path := newTestWriter(t, logwriter.Options{})
 	defer w.Close()
 	writeLines(t, w.Stdout(), "abc")
-	rc, err := Open(context.Background(), path, node.ContainerLogOpts{Follow: true, LimitBytes: 6}, nil)
+	rc, err := Open(context.Background(), path, ReadOptions{Follow: true, LimitBytes: 6}, nil)
 	require.NoError(t, err)
 	c := collect(rc)
 	c.requireEventually(t, "abc\n")

@@ -16,7 +16,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/containerlog/internal/crilog"
 )
 
 const (
@@ -38,11 +38,11 @@ var errLimitReached = errors.New("limit reached")
 // of the log. With it, it waits for new entries and follows rotations until done is closed —
 // it then reads what was written until then and returns nil — or ctx ends (ctx's error). done
 // may be nil. A log without any file is an error wrapping fs.ErrNotExist.
-func Read(ctx context.Context, path string, opts node.ContainerLogOpts, out io.Writer, done <-chan struct{}) error {
+func Read(ctx context.Context, path string, opts ReadOptions, out io.Writer, done <-chan struct{}) error {
 	return read(ctx, path, opts, out, done, clock.RealClock{})
 }
 
-func read(ctx context.Context, path string, opts node.ContainerLogOpts, out io.Writer, done <-chan struct{}, clk clock.PassiveClock) error {
+func read(ctx context.Context, path string, opts ReadOptions, out io.Writer, done <-chan struct{}, clk clock.PassiveClock) error {
 	r, err := openReader(ctx, path, opts, clk)
 	if err != nil {
 		return err
@@ -54,7 +54,7 @@ func read(ctx context.Context, path string, opts node.ContainerLogOpts, out io.W
 // errors that come before any output (a missing log wraps fs.ErrNotExist), and reads the log
 // in a goroutine that ends when the stream is closed or ctx ends. The stream ends with io.EOF
 // where Read returns nil, and with ctx's error when ctx ends. Close waits for the goroutine.
-func Open(ctx context.Context, path string, opts node.ContainerLogOpts, done <-chan struct{}) (io.ReadCloser, error) {
+func Open(ctx context.Context, path string, opts ReadOptions, done <-chan struct{}) (io.ReadCloser, error) {
 	r, err := openReader(ctx, path, opts, clock.RealClock{})
 	if err != nil {
 		return nil, err
@@ -101,7 +101,7 @@ type openedFile struct {
 type reader struct {
 	path   string
 	base   string
-	opts   node.ContainerLogOpts
+	opts   ReadOptions
 	since  time.Time
 	logger klog.Logger
 	// watcher watches the log's directory when following; nil otherwise.
@@ -124,7 +124,7 @@ type reader struct {
 
 // openReader opens the log's files and finds where to start reading; everything that can fail
 // before the first line does so here.
-func openReader(ctx context.Context, path string, opts node.ContainerLogOpts, clk clock.PassiveClock) (*reader, error) {
+func openReader(ctx context.Context, path string, opts ReadOptions, clk clock.PassiveClock) (*reader, error) {
 	// The kubelet resolves symlinks too, so that the directory watched is the one written.
 	if resolved, err := filepath.EvalSymlinks(path); err == nil {
 		path = resolved
@@ -173,7 +173,7 @@ func openReader(ctx context.Context, path string, opts node.ContainerLogOpts, cl
 
 // since is the oldest time a line may have: the later of opts' two bounds, as the kubelet
 // computes it.
-func since(opts node.ContainerLogOpts, now time.Time) time.Time {
+func since(opts ReadOptions, now time.Time) time.Time {
 	var t time.Time
 	if opts.SinceSeconds > 0 {
 		t = now.Add(-time.Duration(opts.SinceSeconds) * time.Second)
@@ -186,7 +186,7 @@ func since(opts node.ContainerLogOpts, now time.Time) time.Time {
 
 // openFiles opens the log's files, oldest first.
 func openFiles(path string) ([]openedFile, error) {
-	listed, err := listFiles(path)
+	listed, err := crilog.ListFiles(path)
 	if err != nil {
 		return nil, err
 	}
@@ -210,8 +210,8 @@ func openFiles(path string) ([]openedFile, error) {
 var errReplaced = errors.New("replaced since listed")
 
 // openListed opens a listed file, making sure it is the file listed.
-func openListed(l logFile) (openedFile, error) {
-	f, err := os.Open(l.name)
+func openListed(l crilog.LogFile) (openedFile, error) {
+	f, err := os.Open(l.Name)
 	if err != nil {
 		return openedFile{}, fmt.Errorf("container log: %w", err)
 	}
@@ -220,11 +220,11 @@ func openListed(l logFile) (openedFile, error) {
 		f.Close()
 		return openedFile{}, fmt.Errorf("container log: %w", err)
 	}
-	if !os.SameFile(info, l.info) {
+	if !os.SameFile(info, l.Info) {
 		f.Close()
-		return openedFile{}, fmt.Errorf("container log %s: %w", l.name, errReplaced)
+		return openedFile{}, fmt.Errorf("container log %s: %w", l.Name, errReplaced)
 	}
-	return openedFile{name: l.name, file: f, info: info}, nil
+	return openedFile{name: l.Name, file: f, info: info}, nil
 }
 
 func closeFiles(files []openedFile) {
@@ -369,17 +369,17 @@ func (r *reader) endFile(lw *lineWriter) error {
 
 // write writes one entry, unless it is malformed or its line is older than since.
 func (r *reader) write(lw *lineWriter, line []byte) error {
-	var e entry
-	if err := parseEntry(line, &e); err != nil {
+	var e crilog.Entry
+	if err := crilog.ParseEntry(line, &e); err != nil {
 		r.logger.V(4).Info("Skipping a malformed container log entry", "file", r.cur.name, "err", err)
 		return nil
 	}
 	lineStart := r.atLineStart
 	if lineStart {
 		// A line is in or out as a whole, by the time of its first entry.
-		r.skipLine = e.time.Before(r.since)
+		r.skipLine = e.Time.Before(r.since)
 	}
-	r.atLineStart = !e.partial
+	r.atLineStart = !e.Partial
 	if r.skipLine {
 		return nil
 	}
@@ -395,7 +395,7 @@ type lineWriter struct {
 	buf        []byte
 }
 
-func newLineWriter(out *bufio.Writer, opts node.ContainerLogOpts) *lineWriter {
+func newLineWriter(out *bufio.Writer, opts ReadOptions) *lineWriter {
 	w := &lineWriter{out: out, timestamps: opts.Timestamps, remain: math.MaxInt64}
 	if opts.LimitBytes > 0 {
 		w.remain = opts.LimitBytes
@@ -403,14 +403,14 @@ func newLineWriter(out *bufio.Writer, opts node.ContainerLogOpts) *lineWriter {
 	return w
 }
 
-func (w *lineWriter) write(e *entry, lineStart bool) error {
+func (w *lineWriter) write(e *crilog.Entry, lineStart bool) error {
 	w.buf = w.buf[:0]
 	if lineStart && w.timestamps {
-		w.buf = e.time.AppendFormat(w.buf, timeFormatOut)
+		w.buf = e.Time.AppendFormat(w.buf, crilog.TimeFormatOut)
 		w.buf = append(w.buf, ' ')
 	}
-	w.buf = append(w.buf, e.content...)
-	if !e.partial {
+	w.buf = append(w.buf, e.Content...)
+	if !e.Partial {
 		w.buf = append(w.buf, '\n')
 	}
 	b := w.buf

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/vk-static/vk-static/containerlog/internal/crilog"
 )
 
 // tailBlockSize is how much of a file tailStart reads at a time, from its end backwards.
@@ -12,7 +14,7 @@ const tailBlockSize = 32 * 1024
 
 // tailStart finds where the last n lines of files (the log's files, oldest first) that are not
 // older than since start: the index of the file and the offset in it. Since first, then tail,
-// as node.ContainerLogOpts orders them: lines older than since are not counted (the reader
+// as ReadOptions orders them: lines older than since are not counted (the reader
 // leaves them out anyway), so even a log whose clock went back gives n lines if it has them.
 // A line is a run of entries ending with an "F" entry (or with the end of the log), so that a
 // line cut into "P" entries counts once and a tail never starts in the middle of one; its time
@@ -68,7 +70,7 @@ func (c *lineCounter) visit(t time.Time, partial bool) (startsAfter bool) {
 // scan walks the complete entries of f (its first size bytes) from the last to the first and
 // returns the offset where the wanted lines start, if they start in this file.
 func (c *lineCounter) scan(f io.ReaderAt, size int64, buf []byte) (int64, bool, error) {
-	var head [maxHeaderSize]byte
+	var head [crilog.MaxHeaderSize]byte
 	// visitEntry counts the complete entry [start, end] (end is its '\n'); block holds the
 	// file from blockStart on, as far as it was read.
 	visitEntry := func(start, end int64, block []byte, blockStart int64) (bool, error) {
@@ -78,7 +80,7 @@ func (c *lineCounter) scan(f io.ReaderAt, size int64, buf []byte) (int64, bool, 
 		} else if _, err := f.ReadAt(h, start); err != nil {
 			return false, err
 		}
-		t, partial, ok := entryHeader(h, !c.since.IsZero())
+		t, partial, ok := crilog.EntryHeader(h, !c.since.IsZero())
 		return ok && c.visit(t, partial), nil
 	}
 	end := int64(-1) // the '\n' of the entry after the one being looked for; none yet

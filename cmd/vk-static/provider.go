@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/agent"
 	"github.com/vk-static/vk-static/internal/host"
@@ -124,6 +126,13 @@ func buildProvider(ctx context.Context, o *options, nodeName, nodeIP string, n *
 	n.Status.Capacity, n.Status.Allocatable = capacity, allocatable
 
 	logMax := resource.MustParse(o.Process.ContainerLogMaxSize)
+	exe, _ := os.Executable()
+	supervisor := supervisorBeside(exe)
+	if supervisor != "" {
+		klog.FromContext(ctx).Info("Container supervisor", "binary", supervisor)
+	} else {
+		klog.FromContext(ctx).Info("Container supervisor: the agent itself, re-executed — install "+supervisorBinaryName+" beside it to spare each container the agent's start-up and memory", "binary", exe)
+	}
 	rt, err := process.New(process.Config{
 		StateDir:    filepath.Join(o.RootDir, "process"),
 		DefaultUser: o.Process.DefaultUser,
@@ -131,6 +140,8 @@ func buildProvider(ctx context.Context, o *options, nodeName, nodeIP string, n *
 		LogMaxSize:  logMax.Value(),
 		LogMaxFiles: int(o.Process.ContainerLogMaxFiles),
 		NodeIPs:     []string{nodeIP},
+		// Empty re-executes the agent.
+		SupervisorPath: supervisor,
 	})
 	if err != nil {
 		return builtProvider{}, fmt.Errorf("--provider process: %w", err)

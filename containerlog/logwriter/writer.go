@@ -1,4 +1,4 @@
-package containerlog
+package logwriter
 
 import (
 	"bytes"
@@ -8,12 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
-	"k8s.io/utils/clock"
+	"github.com/vk-static/vk-static/containerlog/internal/crilog"
 )
 
-// WriterOptions are a Writer's rotation policy and clock; the zero value never rotates.
-type WriterOptions struct {
+// Options are a Writer's rotation policy and clock; the zero value never rotates.
+type Options struct {
 	// MaxSize, when positive, rotates the log before an entry would take its file beyond this
 	// many bytes (the kubelet's containerLogMaxSize, 10Mi by default). Zero never rotates.
 	MaxSize int64
@@ -21,8 +22,24 @@ type WriterOptions struct {
 	// containerLogMaxFiles, 5 by default); at least 2 when MaxSize is set.
 	MaxFiles int
 	// Clock stamps entries and names rotated files; nil is the real clock.
-	Clock clock.PassiveClock
+	Clock Clock
 }
+
+// Clock is what a Writer needs of a clock: k8s.io/utils/clock's PassiveClock (a fake one in
+// tests) has it, and this package does without that module so that the supervisor binary links
+// nothing of k8s.io.
+type Clock interface {
+	Now() time.Time
+}
+
+// realClock is the system's clock.
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+// MaxLineSize is the longest content one entry carries: a longer line is cut into "P" entries
+// of this size and a final "F" — containerd's default max_container_log_line_size.
+const MaxLineSize = crilog.MaxLineSize
 
 // ErrClosed is returned by a Writer's streams after Close.
 var ErrClosed = errors.New("container log writer closed")
@@ -37,8 +54,8 @@ const (
 // their entries, and an entry is never split or interleaved with another.
 type Writer struct {
 	path  string
-	opts  WriterOptions
-	clock clock.PassiveClock
+	opts  Options
+	clock Clock
 
 	mu     sync.Mutex
 	file   *os.File // nil after a failed reopen; the next write tries again
@@ -60,9 +77,9 @@ type stream struct {
 	pending []byte
 }
 
-// NewWriter opens the log at path for appending, creating it (mode 0640, its directory 0750)
+// New opens the log at path for appending, creating it (mode 0640, its directory 0750)
 // if needed.
-func NewWriter(path string, opts WriterOptions) (*Writer, error) {
+func New(path string, opts Options) (*Writer, error) {
 	if opts.MaxSize < 0 {
 		return nil, fmt.Errorf("container log %s: MaxSize %d is negative", path, opts.MaxSize)
 	}
@@ -71,10 +88,10 @@ func NewWriter(path string, opts WriterOptions) (*Writer, error) {
 	}
 	w := &Writer{path: path, opts: opts, clock: opts.Clock}
 	if w.clock == nil {
-		w.clock = clock.RealClock{}
+		w.clock = realClock{}
 	}
-	w.stdout = stream{w: w, name: streamStdout}
-	w.stderr = stream{w: w, name: streamStderr}
+	w.stdout = stream{w: w, name: crilog.StreamStdout}
+	w.stderr = stream{w: w, name: crilog.StreamStderr}
 	if err := os.MkdirAll(filepath.Dir(path), dirMode); err != nil {
 		return nil, fmt.Errorf("container log: %w", err)
 	}
@@ -105,7 +122,7 @@ func (s *stream) Write(p []byte) (int, error) {
 	if w.closed {
 		return 0, ErrClosed
 	}
-	w.stamp = w.clock.Now().UTC().AppendFormat(w.stamp[:0], timeFormatWrite)
+	w.stamp = w.clock.Now().UTC().AppendFormat(w.stamp[:0], crilog.TimeFormatWrite)
 	var errs []error
 	for rest := p; len(rest) > 0; {
 		i := bytes.IndexByte(rest, '\n')
@@ -121,9 +138,9 @@ func (s *stream) Write(p []byte) (int, error) {
 			line = s.pending
 		}
 		line = bytes.TrimSuffix(line, []byte{'\r'})
-		for len(line) > MaxLineSize {
-			errs = w.add(errs, s.name, true, line[:MaxLineSize])
-			line = line[MaxLineSize:]
+		for len(line) > crilog.MaxLineSize {
+			errs = w.add(errs, s.name, true, line[:crilog.MaxLineSize])
+			line = line[crilog.MaxLineSize:]
 		}
 		errs = w.add(errs, s.name, false, line)
 		s.pending = s.pending[:0]
@@ -135,9 +152,9 @@ func (s *stream) Write(p []byte) (int, error) {
 // emitOverlong writes what is pending beyond MaxLineSize as "P" entries, keeping the rest.
 func (s *stream) emitOverlong(errs []error) []error {
 	n := 0
-	for len(s.pending)-n > MaxLineSize {
-		errs = s.w.add(errs, s.name, true, s.pending[n:n+MaxLineSize])
-		n += MaxLineSize
+	for len(s.pending)-n > crilog.MaxLineSize {
+		errs = s.w.add(errs, s.name, true, s.pending[n:n+crilog.MaxLineSize])
+		n += crilog.MaxLineSize
 	}
 	// The batch holds a copy of what was cut off: move the rest down.
 	s.pending = s.pending[:copy(s.pending, s.pending[n:])]
@@ -149,14 +166,14 @@ func (s *stream) emitOverlong(errs []error) []error {
 func (w *Writer) add(errs []error, streamName string, partial bool, content []byte) []error {
 	if w.opts.MaxSize > 0 {
 		pending := w.size + int64(len(w.batch))
-		if pending > 0 && pending+entrySize(w.stamp, streamName, content) > w.opts.MaxSize {
+		if pending > 0 && pending+crilog.EntrySize(w.stamp, streamName, content) > w.opts.MaxSize {
 			errs = w.flush(errs)
 			if err := w.rotate(); err != nil {
 				errs = append(errs, err)
 			}
 		}
 	}
-	w.batch = appendEntry(w.batch, w.stamp, streamName, partial, content)
+	w.batch = crilog.AppendEntry(w.batch, w.stamp, streamName, partial, content)
 	return errs
 }
 
@@ -189,7 +206,7 @@ func (w *Writer) flush(errs []error) []error {
 // rotate renames the current file away, opens a new one, and removes the oldest rotated files
 // beyond MaxFiles-1.
 func (w *Writer) rotate() error {
-	rotated, err := rotatedFiles(w.path)
+	rotated, err := crilog.RotatedFiles(w.path)
 	if err != nil {
 		return err
 	}
@@ -198,13 +215,13 @@ func (w *Writer) rotate() error {
 			return fmt.Errorf("container log %s: %w", w.path, err)
 		}
 		w.file = nil
-		name := nextRotatedName(w.path, rotated, w.clock.Now())
+		name := crilog.NextRotatedName(w.path, rotated, w.clock.Now())
 		if err := os.Rename(w.path, name); err != nil {
 			return fmt.Errorf("container log: rotating: %w", err)
 		}
-		rotated = append(rotated, logFile{name: name})
+		rotated = append(rotated, crilog.LogFile{Name: name})
 	}
-	errs := []error{removeExcess(rotated, w.opts.MaxFiles-1)}
+	errs := []error{crilog.RemoveExcess(rotated, w.opts.MaxFiles-1)}
 	errs = append(errs, w.open())
 	return errors.Join(errs...)
 }
@@ -250,7 +267,7 @@ func (w *Writer) Close() error {
 		return ErrClosed
 	}
 	w.closed = true
-	w.stamp = w.clock.Now().UTC().AppendFormat(w.stamp[:0], timeFormatWrite)
+	w.stamp = w.clock.Now().UTC().AppendFormat(w.stamp[:0], crilog.TimeFormatWrite)
 	var errs []error
 	for _, s := range []*stream{&w.stdout, &w.stderr} {
 		if len(s.pending) > 0 {

@@ -1,4 +1,4 @@
-package containerlog
+package logwriter
 
 import (
 	"bytes"
@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/vk-static/vk-static/containerlog/internal/crilog"
 )
 
 var t0 = time.Date(2024, 5, 6, 7, 8, 9, 123456789, time.UTC)
@@ -24,7 +26,7 @@ const stamp0 = "2024-05-06T07:08:09.123456789Z"
 
 // fileEntries parses every entry of the file at path, failing on anything that is not a
 // complete, well-formed entry.
-func fileEntries(t *testing.T, path string) []entry {
+func fileEntries(t *testing.T, path string) []crilog.Entry {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -32,13 +34,13 @@ func fileEntries(t *testing.T, path string) []entry {
 		return nil
 	}
 	require.True(t, bytes.HasSuffix(data, []byte{'\n'}), "%s ends with an incomplete entry", path)
-	var entries []entry
+	var entries []crilog.Entry
 	for line := range bytes.SplitAfterSeq(data, []byte{'\n'}) {
 		if len(line) == 0 {
 			continue
 		}
-		var e entry
-		require.NoError(t, parseEntry(line, &e), "entry %q of %s", line, path)
+		var e crilog.Entry
+		require.NoError(t, crilog.ParseEntry(line, &e), "entry %q of %s", line, path)
 		entries = append(entries, e)
 	}
 	return entries
@@ -46,30 +48,30 @@ func fileEntries(t *testing.T, path string) []entry {
 
 // streamText rebuilds what a stream wrote from entries: "P" contents joined, a newline after
 // each "F".
-func streamText(entries []entry, stream string) string {
+func streamText(entries []crilog.Entry, stream string) string {
 	var b strings.Builder
 	for _, e := range entries {
-		if string(e.stream) != stream {
+		if string(e.Stream) != stream {
 			continue
 		}
-		b.Write(e.content)
-		if !e.partial {
+		b.Write(e.Content)
+		if !e.Partial {
 			b.WriteByte('\n')
 		}
 	}
 	return b.String()
 }
 
-func newTestWriter(t *testing.T, opts WriterOptions) (*Writer, string) {
+func newTestWriter(t *testing.T, opts Options) (*Writer, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "pod", "container", "0.log")
-	w, err := NewWriter(path, opts)
+	w, err := New(path, opts)
 	require.NoError(t, err)
 	return w, path
 }
 
 func TestWriterLines(t *testing.T) {
-	long := strings.Repeat("x", MaxLineSize)
+	long := strings.Repeat("x", crilog.MaxLineSize)
 	for _, tc := range []struct {
 		name   string
 		writes []string // to stdout, one Write each
@@ -95,7 +97,7 @@ func TestWriterLines(t *testing.T) {
 		{name: "nothing held, nothing written on close", writes: []string{"a\n"}, close: true, want: "stdout F a\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, path := newTestWriter(t, WriterOptions{Clock: testingclock.NewFakePassiveClock(t0)})
+			w, path := newTestWriter(t, Options{Clock: testingclock.NewFakePassiveClock(t0)})
 			for _, s := range tc.writes {
 				n, err := w.Stdout().Write([]byte(s))
 				require.NoError(t, err)
@@ -122,7 +124,7 @@ func TestWriterLines(t *testing.T) {
 
 func TestWriterStampsWhenLineCompletes(t *testing.T) {
 	clk := testingclock.NewFakePassiveClock(t0)
-	w, path := newTestWriter(t, WriterOptions{Clock: clk})
+	w, path := newTestWriter(t, Options{Clock: clk})
 	_, err := w.Stderr().Write([]byte("start "))
 	require.NoError(t, err)
 	clk.SetTime(t0.Add(time.Second))
@@ -135,7 +137,7 @@ func TestWriterStampsWhenLineCompletes(t *testing.T) {
 }
 
 func TestWriterClose(t *testing.T) {
-	w, path := newTestWriter(t, WriterOptions{Clock: testingclock.NewFakePassiveClock(t0)})
+	w, path := newTestWriter(t, Options{Clock: testingclock.NewFakePassiveClock(t0)})
 	_, err := w.Stdout().Write([]byte("out"))
 	require.NoError(t, err)
 	_, err = w.Stderr().Write([]byte("err"))
@@ -152,7 +154,7 @@ func TestWriterClose(t *testing.T) {
 }
 
 func TestNewWriter(t *testing.T) {
-	w, path := newTestWriter(t, WriterOptions{})
+	w, path := newTestWriter(t, Options{})
 	require.NoError(t, w.Close())
 	info, err := os.Stat(path)
 	require.NoError(t, err)
@@ -162,26 +164,26 @@ func TestNewWriter(t *testing.T) {
 	assert.Equal(t, os.FileMode(0o750), info.Mode().Perm())
 
 	// Appends to what is there.
-	w, err = NewWriter(path, WriterOptions{Clock: testingclock.NewFakePassiveClock(t0)})
+	w, err = New(path, Options{Clock: testingclock.NewFakePassiveClock(t0)})
 	require.NoError(t, err)
 	_, err = w.Stdout().Write([]byte("a\n"))
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
-	w, err = NewWriter(path, WriterOptions{Clock: testingclock.NewFakePassiveClock(t0)})
+	w, err = New(path, Options{Clock: testingclock.NewFakePassiveClock(t0)})
 	require.NoError(t, err)
 	_, err = w.Stdout().Write([]byte("b\n"))
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
-	assert.Equal(t, "a\nb\n", streamText(fileEntries(t, path), streamStdout))
+	assert.Equal(t, "a\nb\n", streamText(fileEntries(t, path), crilog.StreamStdout))
 
-	for _, opts := range []WriterOptions{{MaxSize: -1}, {MaxSize: 100}, {MaxSize: 100, MaxFiles: 1}} {
-		_, err := NewWriter(path, opts)
+	for _, opts := range []Options{{MaxSize: -1}, {MaxSize: 100}, {MaxSize: 100, MaxFiles: 1}} {
+		_, err := New(path, opts)
 		assert.Error(t, err, "%+v", opts)
 	}
 }
 
 func TestWriterConcurrentStreams(t *testing.T) {
-	w, path := newTestWriter(t, WriterOptions{MaxSize: 64 << 10, MaxFiles: 1000})
+	w, path := newTestWriter(t, Options{MaxSize: 64 << 10, MaxFiles: 1000})
 	var want [2]strings.Builder
 	var wg sync.WaitGroup
 	for i, s := range []io.Writer{w.Stdout(), w.Stderr()} {
@@ -190,8 +192,8 @@ func TestWriterConcurrentStreams(t *testing.T) {
 			fmt.Fprintf(&want[i], "stream %d line %d %s\n", i, j, strings.Repeat("z", j%300))
 		}
 		// Two lines cut into "P" entries.
-		want[i].WriteString(strings.Repeat("long", MaxLineSize) + "\n")
-		want[i].WriteString(strings.Repeat("long", MaxLineSize/2) + "\n")
+		want[i].WriteString(strings.Repeat("long", crilog.MaxLineSize) + "\n")
+		want[i].WriteString(strings.Repeat("long", crilog.MaxLineSize/2) + "\n")
 		text := want[i].String()
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(i), 1))
@@ -206,21 +208,21 @@ func TestWriterConcurrentStreams(t *testing.T) {
 	wg.Wait()
 	require.NoError(t, w.Close())
 
-	files, err := Files(path)
+	files, err := crilog.Files(path)
 	require.NoError(t, err)
 	require.Greater(t, len(files), 2, "rotated")
-	var entries []entry
+	var entries []crilog.Entry
 	for _, f := range files {
 		entries = append(entries, fileEntries(t, f)...)
 	}
-	assert.Equal(t, want[0].String(), streamText(entries, streamStdout))
-	assert.Equal(t, want[1].String(), streamText(entries, streamStderr))
+	assert.Equal(t, want[0].String(), streamText(entries, crilog.StreamStdout))
+	assert.Equal(t, want[1].String(), streamText(entries, crilog.StreamStderr))
 }
 
 func TestWriterRotation(t *testing.T) {
 	const maxSize, maxFiles = 300, 3
 	clk := testingclock.NewFakePassiveClock(t0)
-	w, path := newTestWriter(t, WriterOptions{MaxSize: maxSize, MaxFiles: maxFiles, Clock: clk})
+	w, path := newTestWriter(t, Options{MaxSize: maxSize, MaxFiles: maxFiles, Clock: clk})
 	var lines []string
 	for i := range 100 {
 		if i%7 == 0 {
@@ -233,7 +235,7 @@ func TestWriterRotation(t *testing.T) {
 	}
 	require.NoError(t, w.Close())
 
-	files, err := Files(path)
+	files, err := crilog.Files(path)
 	require.NoError(t, err)
 	require.Len(t, files, maxFiles)
 	assert.Equal(t, path, files[len(files)-1])
@@ -244,7 +246,7 @@ func TestWriterRotation(t *testing.T) {
 		assert.LessOrEqual(t, info.Size(), int64(maxSize), f)
 		assert.Equal(t, os.FileMode(0o640), info.Mode().Perm())
 		for _, e := range fileEntries(t, f) { // complete entries only: none split across files
-			got = append(got, string(e.content))
+			got = append(got, string(e.Content))
 		}
 	}
 	// What is kept is the end of what was written, in order.
@@ -254,23 +256,23 @@ func TestWriterRotation(t *testing.T) {
 }
 
 func TestWriterEntryLargerThanMaxSize(t *testing.T) {
-	w, path := newTestWriter(t, WriterOptions{MaxSize: 100, MaxFiles: 5, Clock: testingclock.NewFakePassiveClock(t0)})
+	w, path := newTestWriter(t, Options{MaxSize: 100, MaxFiles: 5, Clock: testingclock.NewFakePassiveClock(t0)})
 	big := strings.Repeat("b", 200)
 	for _, s := range []string{"small\n", big + "\n", "after\n"} {
 		_, err := w.Stdout().Write([]byte(s))
 		require.NoError(t, err)
 	}
 	require.NoError(t, w.Close())
-	files, err := Files(path)
+	files, err := crilog.Files(path)
 	require.NoError(t, err)
 	require.Len(t, files, 3)
 	for i, want := range []string{"small\n", big + "\n", "after\n"} {
-		assert.Equal(t, want, streamText(fileEntries(t, files[i]), streamStdout))
+		assert.Equal(t, want, streamText(fileEntries(t, files[i]), crilog.StreamStdout))
 	}
 }
 
 func TestWriterReopen(t *testing.T) {
-	w, path := newTestWriter(t, WriterOptions{Clock: testingclock.NewFakePassiveClock(t0)})
+	w, path := newTestWriter(t, Options{Clock: testingclock.NewFakePassiveClock(t0)})
 	_, err := w.Stdout().Write([]byte("before\nheld "))
 	require.NoError(t, err)
 	require.NoError(t, os.Rename(path, path+".old"))
@@ -278,8 +280,8 @@ func TestWriterReopen(t *testing.T) {
 	_, err = w.Stdout().Write([]byte("line\n"))
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
-	assert.Equal(t, "before\n", streamText(fileEntries(t, path+".old"), streamStdout))
-	assert.Equal(t, "held line\n", streamText(fileEntries(t, path), streamStdout))
+	assert.Equal(t, "before\n", streamText(fileEntries(t, path+".old"), crilog.StreamStdout))
+	assert.Equal(t, "held line\n", streamText(fileEntries(t, path), crilog.StreamStdout))
 }
 
 // BenchmarkWriter is the cost of one line through a Writer: what every container's output
@@ -295,11 +297,11 @@ func BenchmarkWriter(b *testing.B) {
 		{name: "rotating", lines: 1, rotating: true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			opts := WriterOptions{}
+			opts := Options{}
 			if bc.rotating {
-				opts = WriterOptions{MaxSize: 1 << 20, MaxFiles: 2}
+				opts = Options{MaxSize: 1 << 20, MaxFiles: 2}
 			}
-			w, err := NewWriter(filepath.Join(b.TempDir(), "0.log"), opts)
+			w, err := New(filepath.Join(b.TempDir(), "0.log"), opts)
 			require.NoError(b, err)
 			defer w.Close()
 			chunk := bytes.Repeat([]byte(strings.Repeat("a typical log line of a hundred bytes or so, ", 2)+"\n"), bc.lines)
@@ -321,7 +323,7 @@ func TestWriterWriteError(t *testing.T) {
 	if err != nil {
 		t.Skipf("no /dev/full to fail writes: %v", err)
 	}
-	w, path := newTestWriter(t, WriterOptions{Clock: testingclock.NewFakePassiveClock(t0)})
+	w, path := newTestWriter(t, Options{Clock: testingclock.NewFakePassiveClock(t0)})
 	writeLines(t, w.Stdout(), "before")
 
 	// The disk fills up.
@@ -338,5 +340,13 @@ func TestWriterWriteError(t *testing.T) {
 	require.NoError(t, w.Reopen())
 	writeLines(t, w.Stdout(), "after")
 	require.NoError(t, w.Close())
-	assert.Equal(t, "before\nheld after\n", streamText(fileEntries(t, path), streamStdout))
+	assert.Equal(t, "before\nheld after\n", streamText(fileEntries(t, path), crilog.StreamStdout))
+}
+
+func writeLines(t *testing.T, w io.Writer, lines ...string) {
+	t.Helper()
+	for _, l := range lines {
+		_, err := w.Write([]byte(l + "\n"))
+		require.NoError(t, err)
+	}
 }

@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/provider/process/internal/procfs"
+	"github.com/vk-static/vk-static/provider/process/internal/records"
 )
 
 // A restarted agent (a second Runtime on the same StateDir) finds the running container, stops
@@ -64,14 +66,14 @@ func TestSupervisorOutlivesTheAgent(t *testing.T) {
 	require.NoError(t, err)
 	id := strings.TrimSpace(line)
 	require.NoError(t, validID(id), "the agent said %q", line)
-	st, err := readState(filepath.Join(dir, containersDir, id))
+	st, err := records.ReadState(filepath.Join(dir, containersDir, id))
 	require.NoError(t, err)
 	require.NotNil(t, st)
 
 	require.NoError(t, agent.Process.Signal(syscall.SIGKILL))
 	_ = agent.Wait()
 
-	require.NoError(t, sameProcess(st.Pid, st.PidStartTime), "the workload runs on")
+	require.NoError(t, procfs.SameProcess(st.Pid, st.PidStartTime), "the workload runs on")
 	require.NoError(t, syscall.Kill(st.SupervisorPID, 0), "the supervisor runs on")
 	logSize := func() int64 {
 		fi, err := os.Stat(dirLog(dir))
@@ -99,7 +101,7 @@ func TestSupervisorLost(t *testing.T) {
 			dir := t.TempDir()
 			r := newTestRuntime(t, Config{StateDir: dir})
 			id := run(t, r, lifecycle.ContainerConfig{Argv: []string{"sleep", "1000"}})
-			st, err := readState(r.containerDir(id))
+			st, err := records.ReadState(r.containerDir(id))
 			require.NoError(t, err)
 			if !watching {
 				require.NoError(t, r.Close())
@@ -116,7 +118,7 @@ func TestSupervisorLost(t *testing.T) {
 			s := status(t, r, id)
 			assert.Equal(t, "SupervisorLost", s.Reason)
 			assert.Equal(t, int32(255), s.ExitCode)
-			require.Eventually(t, func() bool { return sameProcess(st.Pid, st.PidStartTime) != nil }, waitFor, tick, "the workload is killed")
+			require.Eventually(t, func() bool { return procfs.SameProcess(st.Pid, st.PidStartTime) != nil }, waitFor, tick, "the workload is killed")
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider/process/internal/protocol"
 )
 
 // Attach connects aio to the workload's stdio through its supervisor: its output (all of it on
@@ -28,7 +29,7 @@ func (r *Runtime) Attach(ctx context.Context, containerID string, aio node.Attac
 	if err := streams.pipes(rec.Config.Stdin && aio.Stdin() != nil, aio.Stdout() != nil, !tty && aio.Stderr() != nil); err != nil {
 		return fmt.Errorf("attach: %w", err)
 	}
-	err = sendRequest(conn, request{Op: opAttach, Fds: streams.names}, streams.remote)
+	err = protocol.SendRequest(conn, protocol.Request{Op: protocol.OpAttach, Fds: streams.names}, streams.remote)
 	streams.closeRemote()
 	if err != nil {
 		streams.close()
@@ -38,7 +39,7 @@ func (r *Runtime) Attach(ctx context.Context, containerID string, aio node.Attac
 	defer cancel()
 	if tty {
 		enc := json.NewEncoder(conn)
-		resizeLoop(callCtx, aio, func(size node.TermSize) { _ = enc.Encode(resize{Width: size.Width, Height: size.Height}) })
+		resizeLoop(callCtx, aio, func(size node.TermSize) { _ = enc.Encode(protocol.Resize{Width: size.Width, Height: size.Height}) })
 	}
 	streams.start(aio)
 

@@ -31,6 +31,11 @@ type Config struct {
 	NodeIPs []string
 	// Clock times the runtime's records and its grace periods; nil is the real clock.
 	Clock clock.Clock
+	// SupervisorPath is the vk-static-supervisor binary (cmd/vk-static-supervisor) that
+	// supervises each container. Empty re-executes the agent's own binary, which must then call
+	// RunSupervisorIfRequested first thing in main: that works, but every supervisor then pays the
+	// agent's package initialisation (megabytes of memory, tens of milliseconds of CPU).
+	SupervisorPath string
 }
 
 // defaultUserName is who runs a container when neither its config nor Config.DefaultUser says.

@@ -11,6 +11,8 @@ import (
 
 	"github.com/vk-static/vk-static/lifecycle"
 	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider/process/internal/procfs"
+	"github.com/vk-static/vk-static/provider/process/internal/records"
 )
 
 // CreateContainer records what to run (config.json); nothing runs yet.
@@ -45,7 +47,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *li
 		LogMaxFiles:    r.cfg.LogMaxFiles,
 	}
 	rec.Config.User = nil // User is the decided one
-	if err := writeJSONAtomic(filepath.Join(dir, containerFile), rec); err != nil {
+	if err := records.WriteJSONAtomic(filepath.Join(dir, records.ContainerFile), rec); err != nil {
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("container %s: %w", cfg.Name, err)
 	}
@@ -67,8 +69,8 @@ func (r *Runtime) StopContainer(ctx context.Context, containerID string, grace t
 	if w == nil {
 		return nil // never started, or ended
 	}
-	st, err := readState(r.containerDir(containerID))
-	if err != nil || st == nil || st.State != stateRunning {
+	st, err := records.ReadState(r.containerDir(containerID))
+	if err != nil || st == nil || st.State != records.StateRunning {
 		return err
 	}
 	sig := syscall.SIGTERM
@@ -105,9 +107,9 @@ func (r *Runtime) StopContainer(ctx context.Context, containerID string, grace t
 
 // signalWorkload signals the workload's process group, unless its pid has since gone to
 // another process.
-func signalWorkload(st *stateRecord, sig syscall.Signal) error {
-	if err := sameProcess(st.Pid, st.PidStartTime); err != nil {
-		if errors.Is(err, errProcessGone) {
+func signalWorkload(st *records.State, sig syscall.Signal) error {
+	if err := procfs.SameProcess(st.Pid, st.PidStartTime); err != nil {
+		if errors.Is(err, procfs.ErrProcessGone) {
 			return nil // ended; its watch reports it
 		}
 		return err
@@ -130,9 +132,9 @@ func (r *Runtime) RemoveContainer(ctx context.Context, containerID string) error
 	if running || starting {
 		return fmt.Errorf("container %s: %w: stop it first", containerID, errRunning)
 	}
-	if st, err := readState(r.containerDir(containerID)); err != nil {
+	if st, err := records.ReadState(r.containerDir(containerID)); err != nil {
 		return err
-	} else if st != nil && st.State == stateRunning {
+	} else if st != nil && st.State == records.StateRunning {
 		// Not watched here (a Runtime closed meanwhile), but its supervisor may run it still.
 		return fmt.Errorf("container %s: %w: stop it first", containerID, errRunning)
 	}
@@ -147,7 +149,7 @@ func (r *Runtime) ContainerStatus(ctx context.Context, containerID string) (*lif
 	if err != nil {
 		return nil, err
 	}
-	st, err := readState(r.containerDir(containerID))
+	st, err := records.ReadState(r.containerDir(containerID))
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +176,7 @@ func (r *Runtime) ListContainers(ctx context.Context) ([]*lifecycle.ContainerSta
 	return out, nil
 }
 
-func containerStatus(rec *containerRecord, st *stateRecord) *lifecycle.ContainerStatus {
+func containerStatus(rec *containerRecord, st *records.State) *lifecycle.ContainerStatus {
 	s := &lifecycle.ContainerStatus{
 		ID:        rec.ID,
 		SandboxID: rec.SandboxID,
@@ -191,9 +193,9 @@ func containerStatus(rec *containerRecord, st *stateRecord) *lifecycle.Container
 	s.StartedAt, s.FinishedAt = st.StartedAt, st.FinishedAt
 	s.ExitCode, s.Reason, s.Message = st.ExitCode, st.Reason, st.Message
 	switch st.State {
-	case stateRunning:
+	case records.StateRunning:
 		s.State = lifecycle.ContainerRunning
-	case stateExited:
+	case records.StateExited:
 		s.State = lifecycle.ContainerExited
 	default:
 		s.State = lifecycle.ContainerUnknown

@@ -15,6 +15,9 @@ import (
 
 	"github.com/vk-static/vk-static/lifecycle"
 	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider/process/internal/protocol"
+	"github.com/vk-static/vk-static/provider/process/internal/records"
+	"github.com/vk-static/vk-static/provider/process/supervisor"
 )
 
 func TestExitCodes(t *testing.T) {
@@ -214,7 +217,7 @@ func TestLongStateDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), strings.Repeat("d", 60), strings.Repeat("e", 60))
 	r := newTestRuntime(t, Config{StateDir: dir})
 	id := run(t, r, lifecycle.ContainerConfig{Argv: []string{"sleep", "1000"}})
-	require.Greater(t, len(filepath.Join(r.containerDir(id), socketFile)), maxSocketPath)
+	require.Greater(t, len(filepath.Join(r.containerDir(id), records.SocketFile)), protocol.MaxSocketPath)
 	out := &syncBuffer{}
 	require.NoError(t, r.Exec(context.Background(), id, []string{"echo", "hi"}, &testAttachIO{stdout: out}))
 	assert.Equal(t, "hi\n", out.String())
@@ -265,7 +268,7 @@ func TestStats(t *testing.T) {
 func TestSupervisorMemory(t *testing.T) {
 	r := newTestRuntime(t, Config{})
 	id := run(t, r, lifecycle.ContainerConfig{Argv: []string{"sleep", "1000"}})
-	st, err := readState(r.containerDir(id))
+	st, err := records.ReadState(r.containerDir(id))
 	require.NoError(t, err)
 	status, err := os.ReadFile("/proc/" + strconv.Itoa(st.SupervisorPID) + "/status")
 	require.NoError(t, err)
@@ -289,7 +292,7 @@ func TestDefaultPath(t *testing.T) {
 	r := newTestRuntime(t, Config{})
 	id := run(t, r, lifecycle.ContainerConfig{Argv: []string{"sh", "-c", `echo "$PATH"; echo "$HOME"`}, Env: []string{"A=b"}})
 	s := waitExited(t, r, id)
-	assert.Equal(t, []string{defaultPath, "/nonexistent"}, logContents(t, s.LogPath, "stdout"))
+	assert.Equal(t, []string{supervisor.DefaultPath, "/nonexistent"}, logContents(t, s.LogPath, "stdout"))
 }
 
 // The grace period runs on the runtime's clock.

@@ -1,15 +1,20 @@
 // Package process is the host-process backend of lifecycle.Runtime: every container is a
 // process on the host, started and watched by a supervisor process of its own that outlives
-// the agent — the agent binary re-executed, as conmon is for CRI-O.
+// the agent, as conmon is for CRI-O: the small vk-static-supervisor binary
+// (Config.SupervisorPath), else the agent binary re-executed.
 //
 //	func main() {
 //		process.RunSupervisorIfRequested() // first: a supervisor never returns from it
-//		rt, err := process.New(process.Config{StateDir: "/var/lib/vk-static/process"})
+//		rt, err := process.New(process.Config{
+//			StateDir:       "/var/lib/vk-static/process",
+//			SupervisorPath: "/usr/local/bin/vk-static-supervisor", // or "": re-execute this binary
+//		})
 //		...
 //		defer rt.Close() // stops watching; containers keep running
 //	}
 //
-// Test packages that start containers call RunSupervisorIfRequested first thing in TestMain.
+// Test packages that start containers without a SupervisorPath call RunSupervisorIfRequested
+// first thing in TestMain.
 //
 // # State
 //
@@ -26,9 +31,18 @@
 //
 // # The supervisor
 //
-// StartContainer starts /proc/self/exe with VK_STATIC_SUPERVISOR=<container dir> in a session
-// of its own (stdin and stdout on /dev/null, stderr on supervisor.log in its directory, where a
-// crash would leave its reason), in a new mount namespace, with a socketpair on fd 3. When the
+// The supervisor is package supervisor, which links only the standard library and
+// golang.org/x/sys (records and protocol, shared with this package, are internal packages of
+// the same kind). cmd/vk-static-supervisor is it alone: about 1 MB of private memory and a
+// couple of milliseconds of CPU to start, where the agent binary re-executed pays its whole
+// package initialisation — client-go's schemes, protobuf, metrics — in every container (~7 MB,
+// ~90 ms; docs/performance.md). The records and the socket protocol do not depend on which
+// binary supervises: an agent takes up containers started by either, or by an older build.
+//
+// StartContainer starts the supervisor binary (Config.SupervisorPath, else /proc/self/exe)
+// with VK_STATIC_SUPERVISOR=<container dir> in a session of its own (stdin and stdout on
+// /dev/null, stderr on supervisor.log in its directory, where a crash would leave its reason),
+// in a new mount namespace, with a socketpair on fd 3. When the
 // agent is not root, and only when there are mounts, the namespace is a user and mount
 // namespace mapping only the agent's ids; the supervisor gets CAP_SYS_ADMIN in it as an
 // ambient capability to mount, and starts commands from a thread that has cleared it, so the

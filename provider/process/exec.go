@@ -10,6 +10,9 @@ import (
 	utilexec "k8s.io/utils/exec"
 
 	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider/process/internal/protocol"
+	"github.com/vk-static/vk-static/provider/process/internal/pty"
+	"github.com/vk-static/vk-static/provider/process/internal/records"
 )
 
 // Exec runs cmd through the container's supervisor — in its mount namespace, with its
@@ -29,7 +32,7 @@ func (r *Runtime) Exec(ctx context.Context, containerID string, cmd []string, ai
 	if err != nil {
 		return fmt.Errorf("exec: %w", err)
 	}
-	err = sendRequest(conn, request{Op: opExec, Argv: cmd, Fds: streams.names}, streams.remote)
+	err = protocol.SendRequest(conn, protocol.Request{Op: protocol.OpExec, Argv: cmd, Fds: streams.names}, streams.remote)
 	streams.closeRemote()
 	if err != nil {
 		streams.close()
@@ -38,14 +41,14 @@ func (r *Runtime) Exec(ctx context.Context, containerID string, cmd []string, ai
 	callCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if streams.master != nil {
-		resizeLoop(callCtx, aio, func(size node.TermSize) { _ = setWinsize(streams.master, size.Width, size.Height) })
+		resizeLoop(callCtx, aio, func(size node.TermSize) { _ = pty.SetWinsize(streams.master, size.Width, size.Height) })
 	}
 	streams.start(aio)
 
 	// Closing the connection when ctx ends makes the supervisor kill the command.
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
-	var rep reply
+	var rep protocol.Reply
 	line, readErr := bufio.NewReader(conn).ReadBytes('\n')
 	if readErr == nil {
 		readErr = json.Unmarshal(line, &rep)
@@ -69,14 +72,14 @@ func (r *Runtime) connectRunning(containerID string) (*net.UnixConn, error) {
 	if _, err := r.loadContainer(containerID); err != nil {
 		return nil, err
 	}
-	st, err := readState(r.containerDir(containerID))
+	st, err := records.ReadState(r.containerDir(containerID))
 	if err != nil {
 		return nil, err
 	}
-	if st == nil || st.State != stateRunning {
+	if st == nil || st.State != records.StateRunning {
 		return nil, fmt.Errorf("container %s: %w", containerID, ErrNotRunning)
 	}
-	conn, err := dialSupervisor(r.containerDir(containerID))
+	conn, err := protocol.Dial(r.containerDir(containerID))
 	if err != nil {
 		return nil, fmt.Errorf("container %s: %w (%v)", containerID, ErrNotRunning, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/provider/process/internal/records"
 )
 
 const (
@@ -32,7 +33,7 @@ func newTestRuntime(t *testing.T, cfg Config) *Runtime {
 	t.Cleanup(func() {
 		r.Close()
 		if t.Failed() {
-			logs, _ := filepath.Glob(filepath.Join(cfg.StateDir, containersDir, "*", supervisorLogFile))
+			logs, _ := filepath.Glob(filepath.Join(cfg.StateDir, containersDir, "*", records.SupervisorLogFile))
 			for _, l := range logs {
 				if data, _ := os.ReadFile(l); len(data) > 0 {
 					t.Logf("%s:\n%s", l, data)

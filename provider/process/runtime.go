@@ -14,6 +14,7 @@ import (
 
 	"github.com/vk-static/vk-static/lifecycle"
 	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider/process/internal/records"
 )
 
 var _ lifecycle.Runtime = (*Runtime)(nil)
@@ -25,6 +26,8 @@ type Runtime struct {
 	clock       clock.Clock
 	root        bool            // the agent is root: workloads get the configured users
 	defaultUser *lifecycle.User // who runs a container whose config names nobody
+	// supervisor is the binary StartContainer starts as a container's supervisor.
+	supervisor string
 
 	mu          sync.Mutex
 	closed      bool
@@ -54,6 +57,11 @@ func New(cfg Config) (*Runtime, error) {
 	if r.clock == nil {
 		r.clock = clock.RealClock{}
 	}
+	supervisor, err := supervisorBinary(cfg.SupervisorPath)
+	if err != nil {
+		return nil, fmt.Errorf("process runtime: %w", err)
+	}
+	r.supervisor = supervisor
 	if r.root {
 		u, err := resolveUser(cfg.DefaultUser)
 		if err != nil {
@@ -102,7 +110,7 @@ func (r *Runtime) loadContainer(id string) (*containerRecord, error) {
 		return nil, node.NotFound("container %q", id)
 	}
 	var rec containerRecord
-	if err := readJSON(filepath.Join(r.containerDir(id), containerFile), &rec); err != nil {
+	if err := records.ReadJSON(filepath.Join(r.containerDir(id), records.ContainerFile), &rec); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, node.NotFound("container %q", id)
 		}
@@ -117,7 +125,7 @@ func (r *Runtime) loadSandbox(id string) (*sandboxRecord, error) {
 		return nil, node.NotFound("sandbox %q", id)
 	}
 	var rec sandboxRecord
-	if err := readJSON(filepath.Join(r.sandboxDir(id), sandboxFile), &rec); err != nil {
+	if err := records.ReadJSON(filepath.Join(r.sandboxDir(id), sandboxFile), &rec); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, node.NotFound("sandbox %q", id)
 		}

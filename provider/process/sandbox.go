@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/provider/process/internal/records"
 )
 
 // RunSandbox records a pod. Its processes share the host's network and everything else but
@@ -18,7 +19,7 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg *lifecycle.SandboxConfig) 
 		return "", fmt.Errorf("sandbox: %w", err)
 	}
 	rec := &sandboxRecord{ID: id, Config: *cfg, CreatedAt: r.clock.Now()}
-	if err := writeJSONAtomic(filepath.Join(dir, sandboxFile), rec); err != nil {
+	if err := records.WriteJSONAtomic(filepath.Join(dir, sandboxFile), rec); err != nil {
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("sandbox: %w", err)
 	}
@@ -36,7 +37,7 @@ func (r *Runtime) StopSandbox(ctx context.Context, sandboxID string) error {
 		return nil
 	}
 	rec.Stopped = true
-	return writeJSONAtomic(filepath.Join(r.sandboxDir(sandboxID), sandboxFile), rec)
+	return records.WriteJSONAtomic(filepath.Join(r.sandboxDir(sandboxID), sandboxFile), rec)
 }
 
 // RemoveSandbox forgets the sandbox.

@@ -15,10 +15,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/provider/process/internal/protocol"
+	"github.com/vk-static/vk-static/provider/process/internal/records"
 )
-
-// supervisorArg0 is what ps shows for a supervisor.
-const supervisorArg0 = "vk-static-supervisor"
 
 // StartContainer starts the container's supervisor, which starts the workload and reports
 // back; it returns once the workload runs, or with the reason it could not be started (then
@@ -41,7 +40,7 @@ func (r *Runtime) StartContainer(ctx context.Context, containerID string) error 
 		delete(r.starting, containerID)
 		r.mu.Unlock()
 	}()
-	if st, err := readState(dir); err != nil {
+	if st, err := records.ReadState(dir); err != nil {
 		return err
 	} else if st != nil {
 		return fmt.Errorf("container %s was started before: a container starts once", containerID)
@@ -54,7 +53,7 @@ func (r *Runtime) StartContainer(ctx context.Context, containerID string) error 
 	}
 	reader := bufio.NewReader(conn)
 	stopAfter := context.AfterFunc(ctx, func() { _ = conn.SetReadDeadline(time.Unix(1, 0)) })
-	report, err := readStartReport(reader)
+	report, err := protocol.ReadStartReport(reader)
 	stopAfter()
 	if err == nil && report.Error != "" {
 		conn.Close()
@@ -84,10 +83,10 @@ func (r *Runtime) StartContainer(ctx context.Context, containerID string) error 
 // (the container is then Exited with Reason StartError and the error's text as Message).
 var ErrStartFailed = errors.New("start failed")
 
-// launchSupervisor starts the agent binary again as the container's supervisor: in its own
-// session (it outlives the agent), with stdio on /dev/null, a socketpair on reportFd, and — for
-// the mounts — in a mount namespace of its own (a user namespace too when the agent is not
-// root, mapping only the agent's ids).
+// launchSupervisor starts the container's supervisor (Config.SupervisorPath, else the agent
+// binary again): in its own session (it outlives the agent), with stdio on /dev/null, a
+// socketpair on protocol.ReportFd, and — for the mounts — in a mount namespace of its own (a
+// user namespace too when the agent is not root, mapping only the agent's ids).
 func (r *Runtime) launchSupervisor(rec *containerRecord, dir string) (*exec.Cmd, *net.UnixConn, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -115,15 +114,15 @@ func (r *Runtime) launchSupervisor(rec *containerRecord, dir string) (*exec.Cmd,
 		return nil, nil, err
 	}
 	cmd := &exec.Cmd{
-		Path:        "/proc/self/exe",
-		Args:        []string{supervisorArg0, rec.ID},
+		Path:        r.supervisor,
+		Args:        []string{protocol.Arg0, rec.ID},
 		Env:         supervisorEnv(abs),
 		Dir:         "/",
-		ExtraFiles:  []*os.File{theirs}, // fd 3 (reportFd)
+		ExtraFiles:  []*os.File{theirs}, // fd 3 (protocol.ReportFd)
 		SysProcAttr: attr,
 	}
 	// The supervisor's own stderr: where a crash of it leaves its reason.
-	stderr, err := os.OpenFile(filepath.Join(dir, supervisorLogFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	stderr, err := os.OpenFile(filepath.Join(dir, records.SupervisorLogFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -145,16 +144,16 @@ func (r *Runtime) launchSupervisor(rec *containerRecord, dir string) (*exec.Cmd,
 // not record it itself.
 func (r *Runtime) recordStartError(dir string, cause error) {
 	now := r.clock.Now()
-	_ = writeJSONAtomic(filepath.Join(dir, stateFile), &stateRecord{
-		State: stateExited, StartedAt: now, FinishedAt: now,
-		ExitCode: startErrorExitCode, Reason: ReasonStartError, Message: cause.Error(),
+	_ = records.WriteJSONAtomic(filepath.Join(dir, records.StateFile), &records.State{
+		State: records.StateExited, StartedAt: now, FinishedAt: now,
+		ExitCode: records.StartErrorExitCode, Reason: ReasonStartError, Message: cause.Error(),
 	})
 }
 
 // supervisorEnv is the supervisor's whole environment: the marker, and GORACE when set (a
 // race-enabled binary otherwise sleeps a second at every exit).
 func supervisorEnv(dir string) []string {
-	env := []string{supervisorEnvName + "=" + dir}
+	env := []string{protocol.EnvName + "=" + dir}
 	if v, ok := os.LookupEnv("GORACE"); ok {
 		env = append(env, "GORACE="+v)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/provider/process/internal/procfs"
+	"github.com/vk-static/vk-static/provider/process/internal/records"
 )
 
 // ContainerStats measures the processes of the workload's session (it is a session leader,
@@ -15,15 +17,15 @@ func (r *Runtime) ContainerStats(ctx context.Context, containerID string) (*life
 	if _, err := r.loadContainer(containerID); err != nil {
 		return nil, err
 	}
-	st, err := readState(r.containerDir(containerID))
+	st, err := records.ReadState(r.containerDir(containerID))
 	if err != nil {
 		return nil, err
 	}
-	if st == nil || st.State != stateRunning || sameProcess(st.Pid, st.PidStartTime) != nil {
+	if st == nil || st.State != records.StateRunning || procfs.SameProcess(st.Pid, st.PidStartTime) != nil {
 		return nil, fmt.Errorf("container %s: %w", containerID, ErrNotRunning)
 	}
 	now := r.clock.Now()
-	cpu, rss, err := sessionUsage(st.Pid)
+	cpu, rss, err := procfs.SessionUsage(st.Pid)
 	if err != nil {
 		return nil, fmt.Errorf("container %s: %w", containerID, err)
 	}

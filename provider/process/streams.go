@@ -9,6 +9,9 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider/process/internal/protocol"
+	"github.com/vk-static/vk-static/provider/process/internal/pty"
+	"github.com/vk-static/vk-static/provider/process/supervisor"
 )
 
 // clientStreams are the runtime's ends of an exec's or attach's stdio: pipes (or a pty master)
@@ -30,12 +33,12 @@ type clientStreams struct {
 func newExecStreams(aio node.AttachIO) (*clientStreams, error) {
 	s := &clientStreams{}
 	if aio.TTY() {
-		master, slave, err := openPTY()
+		master, slave, err := pty.Open()
 		if err != nil {
 			return nil, err
 		}
 		s.master = master
-		s.names, s.remote = []string{fdTTY}, []*os.File{slave}
+		s.names, s.remote = []string{protocol.FdTTY}, []*os.File{slave}
 		if aio.Stdin() != nil {
 			s.stdin = master
 		}
@@ -54,12 +57,12 @@ func (s *clientStreams) pipes(stdin, stdout, stderr bool) error {
 			return err
 		}
 		s.stdin = w
-		s.names, s.remote = append(s.names, fdStdin), append(s.remote, r)
+		s.names, s.remote = append(s.names, protocol.FdStdin), append(s.remote, r)
 	}
 	for _, want := range []struct {
 		on   bool
 		name string
-	}{{stdout, fdStdout}, {stderr, fdStderr}} {
+	}{{stdout, protocol.FdStdout}, {stderr, protocol.FdStderr}} {
 		if !want.on {
 			continue
 		}
@@ -112,9 +115,9 @@ func (s *clientStreams) start(aio node.AttachIO) {
 	for _, name := range s.names {
 		var dst io.Writer
 		switch name {
-		case fdStdout:
+		case protocol.FdStdout:
 			dst = aio.Stdout()
-		case fdStderr:
+		case protocol.FdStderr:
 			dst = aio.Stderr()
 		default:
 			continue
@@ -154,7 +157,7 @@ func (s *clientStreams) finish(ctx context.Context, clk clock.Clock, drain bool)
 		select {
 		case <-done:
 		case <-ctx.Done():
-		case <-clk.After(outputDrainTimeout):
+		case <-clk.After(supervisor.OutputDrainTimeout):
 		}
 	}
 	s.close()

@@ -12,6 +12,9 @@ import (
 	"syscall"
 
 	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/provider/process/internal/procfs"
+	"github.com/vk-static/vk-static/provider/process/internal/protocol"
+	"github.com/vk-static/vk-static/provider/process/internal/records"
 )
 
 // watch is the runtime's connection to a running container's supervisor: the supervisor
@@ -70,21 +73,21 @@ func (r *Runtime) track(w *watch) {
 // ReasonSupervisorLost (StartError if it never started).
 func (r *Runtime) concludeLost(ctx context.Context, id, why string) {
 	dir := r.containerDir(id)
-	st, err := readState(dir)
-	if err != nil || (st != nil && st.State == stateExited) {
+	st, err := records.ReadState(dir)
+	if err != nil || (st != nil && st.State == records.StateExited) {
 		return
 	}
 	if st == nil {
 		r.recordStartError(dir, errors.New(why))
 		return
 	}
-	if sameProcess(st.Pid, st.PidStartTime) == nil {
+	if procfs.SameProcess(st.Pid, st.PidStartTime) == nil {
 		_ = syscall.Kill(-st.Pid, syscall.SIGKILL)
 		why += fmt.Sprintf("; its processes (group %d) were killed", st.Pid)
 	}
-	st.State, st.FinishedAt = stateExited, r.clock.Now()
-	st.ExitCode, st.Reason, st.Message = supervisorLostExitCode, ReasonSupervisorLost, why
-	if err := writeJSONAtomic(filepath.Join(dir, stateFile), st); err != nil {
+	st.State, st.FinishedAt = records.StateExited, r.clock.Now()
+	st.ExitCode, st.Reason, st.Message = records.SupervisorLostExitCode, ReasonSupervisorLost, why
+	if err := records.WriteJSONAtomic(filepath.Join(dir, records.StateFile), st); err != nil {
 		logger(ctx).Error(err, "Recording a lost supervisor", "container", id)
 	}
 	logger(ctx).Info("Container's supervisor lost", "container", id, "message", why)
@@ -102,8 +105,8 @@ func (r *Runtime) adoptAll() error {
 		if err != nil {
 			continue
 		}
-		st, err := readState(r.containerDir(id))
-		if err != nil || st == nil || st.State != stateRunning {
+		st, err := records.ReadState(r.containerDir(id))
+		if err != nil || st == nil || st.State != records.StateRunning {
 			continue
 		}
 		r.adopt(rec)
@@ -112,9 +115,9 @@ func (r *Runtime) adoptAll() error {
 }
 
 func (r *Runtime) adopt(rec *containerRecord) {
-	conn, err := dialSupervisor(r.containerDir(rec.ID))
+	conn, err := protocol.Dial(r.containerDir(rec.ID))
 	if err == nil {
-		err = sendRequest(conn, request{Op: opWatch}, nil)
+		err = protocol.SendRequest(conn, protocol.Request{Op: protocol.OpWatch}, nil)
 		if err != nil {
 			conn.Close()
 		}

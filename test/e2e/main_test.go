@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/vk-static/vk-static/internal/testenv"
@@ -12,7 +13,8 @@ import (
 
 var (
 	env *testenv.Env
-	// agentBinary is vk-static built with -race for this test run.
+	// agentBinary is vk-static built with -race for this test run, with vk-static-supervisor
+	// beside it, where the agent finds it.
 	agentBinary string
 )
 
@@ -26,11 +28,19 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	agentBinary = filepath.Join(dir, "vk-static")
-	build := exec.Command("go", "build", "-race", "-o", agentBinary, "github.com/vk-static/vk-static/cmd/vk-static")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: building vk-static:", err)
-		return 1
+	// The supervisor is built without -race: it is what keeps each container's cost small, and
+	// its code runs under the race detector in provider/process's tests (whose supervisors are
+	// the race-enabled test binary re-executed).
+	for _, args := range [][]string{
+		{"build", "-race", "-o", agentBinary, "github.com/vk-static/vk-static/cmd/vk-static"},
+		{"build", "-o", filepath.Join(dir, "vk-static-supervisor"), "github.com/vk-static/vk-static/cmd/vk-static-supervisor"},
+	} {
+		build := exec.Command("go", args...)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: go", strings.Join(args, " ")+":", err)
+			return 1
+		}
 	}
 	return testenv.Main(m, &env)
 }

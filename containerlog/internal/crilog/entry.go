@@ -1,4 +1,4 @@
-package containerlog
+package crilog
 
 import (
 	"bytes"
@@ -14,17 +14,17 @@ import (
 // as containerd writes it (internal/cri/io/logger.go) and the kubelet reads it
 // (k8s.io/cri-client/pkg/logs).
 const (
-	// timeFormatWrite is what entries are stamped with: containerd's format (variable width).
-	timeFormatWrite = time.RFC3339Nano
+	// TimeFormatWrite is what entries are stamped with: containerd's format (variable width).
+	TimeFormatWrite = time.RFC3339Nano
 	// timeFormatRead parses any RFC 3339 timestamp with up to nanoseconds, whatever its width or
 	// zone, as the kubelet does.
 	timeFormatRead = "2006-01-02T15:04:05.999999999Z07:00"
-	// timeFormatOut is the kubelet's fixed-width format for the timestamps it prefixes lines
+	// TimeFormatOut is the kubelet's fixed-width format for the timestamps it prefixes lines
 	// with (opts.Timestamps), so that they line up.
-	timeFormatOut = "2006-01-02T15:04:05.000000000Z07:00"
+	TimeFormatOut = "2006-01-02T15:04:05.000000000Z07:00"
 
-	streamStdout = "stdout"
-	streamStderr = "stderr"
+	StreamStdout = "stdout"
+	StreamStderr = "stderr"
 
 	// tagFull ends a line; tagPartial is a piece of a line that continues in the next entry.
 	tagFull    = 'F'
@@ -39,19 +39,19 @@ const (
 )
 
 // errMalformed marks an entry that is not in the CRI format; readers skip such entries.
-var errMalformed = errors.New("malformed CRI log entry")
+var errMalformed = errors.New("malformed CRI log Entry")
 
-// entry is one parsed line of a log file. Its slices point into the line it was parsed from.
-type entry struct {
-	time    time.Time
-	stream  []byte
-	partial bool
-	// content is without the entry's end of line.
-	content []byte
+// Entry is one parsed line of a log file. Its slices point into the line it was parsed from.
+type Entry struct {
+	Time    time.Time
+	Stream  []byte
+	Partial bool
+	// Content is without the entry's end of line.
+	Content []byte
 }
 
-// parseEntry parses line (with or without its trailing newline) into e.
-func parseEntry(line []byte, e *entry) error {
+// ParseEntry parses line (with or without its trailing newline) into e.
+func ParseEntry(line []byte, e *Entry) error {
 	line = bytes.TrimSuffix(line, []byte{'\n'})
 	stamp, rest, ok := bytes.Cut(line, []byte{' '})
 	if !ok {
@@ -65,7 +65,7 @@ func parseEntry(line []byte, e *entry) error {
 	if !ok {
 		return fmt.Errorf("%w: no stream", errMalformed)
 	}
-	if string(stream) != streamStdout && string(stream) != streamStderr {
+	if string(stream) != StreamStdout && string(stream) != StreamStderr {
 		return fmt.Errorf("%w: unknown stream %q", errMalformed, stream)
 	}
 	tags, content, ok := bytes.Cut(rest, []byte{' '})
@@ -76,7 +76,7 @@ func parseEntry(line []byte, e *entry) error {
 	if !ok {
 		return fmt.Errorf("%w: unknown tag %q", errMalformed, tags)
 	}
-	*e = entry{time: t, stream: stream, partial: partial, content: content}
+	*e = Entry{Time: t, Stream: stream, Partial: partial, Content: content}
 	return nil
 }
 
@@ -95,10 +95,10 @@ func parseTag(tags []byte) (partial, ok bool) {
 	return false, false
 }
 
-// entryHeader reads the tag of the entry whose first bytes are head and, if withTime, its
+// EntryHeader reads the tag of the entry whose first bytes are head and, if withTime, its
 // timestamp — what counting lines from the end of a log needs, without the content. head need
 // only hold the entry's header (timestamp, stream and tag).
-func entryHeader(head []byte, withTime bool) (t time.Time, partial, ok bool) {
+func EntryHeader(head []byte, withTime bool) (t time.Time, partial, ok bool) {
 	stamp, rest, ok := bytes.Cut(head, []byte{' '})
 	if !ok {
 		return time.Time{}, false, false
@@ -123,12 +123,12 @@ func entryHeader(head []byte, withTime bool) (t time.Time, partial, ok bool) {
 	return t, partial, true
 }
 
-// maxHeaderSize bounds an entry's header: a timestamp with a zone offset (35), the stream (6),
+// MaxHeaderSize bounds an entry's header: a timestamp with a zone offset (35), the stream (6),
 // a tag with a few extra tags, and the three spaces.
-const maxHeaderSize = 64
+const MaxHeaderSize = 64
 
-// appendEntry appends one entry to buf: stamp must be formatted with timeFormatWrite.
-func appendEntry(buf, stamp []byte, stream string, partial bool, content []byte) []byte {
+// AppendEntry appends one entry to buf: stamp must be formatted with timeFormatWrite.
+func AppendEntry(buf, stamp []byte, stream string, partial bool, content []byte) []byte {
 	tag := byte(tagFull)
 	if partial {
 		tag = tagPartial
@@ -141,7 +141,7 @@ func appendEntry(buf, stamp []byte, stream string, partial bool, content []byte)
 	return append(buf, '\n')
 }
 
-// entrySize is the size appendEntry adds to a buffer.
-func entrySize(stamp []byte, stream string, content []byte) int64 {
+// EntrySize is the size AppendEntry adds to a buffer.
+func EntrySize(stamp []byte, stream string, content []byte) int64 {
 	return int64(len(stamp) + 1 + len(stream) + 3 + len(content) + 1)
 }

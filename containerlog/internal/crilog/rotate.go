@@ -1,4 +1,4 @@
-package containerlog
+package crilog
 
 import (
 	"cmp"
@@ -18,10 +18,10 @@ import (
 // that name is taken, so that the names order the files oldest first.
 const rotatedTimeFormat = "20060102-150405"
 
-// logFile is one file of a log: the current one or a rotated one.
-type logFile struct {
-	name string
-	info os.FileInfo
+// LogFile is one file of a log: the current one or a rotated one.
+type LogFile struct {
+	Name string
+	Info os.FileInfo
 	// stamp and counter order rotated files (oldest first); the current file has neither.
 	stamp   string
 	counter int
@@ -30,57 +30,57 @@ type logFile struct {
 // Files returns the files of the log at path, oldest first: its rotated files, then path itself
 // if it exists. A log that has no file at all is an empty list, not an error.
 func Files(path string) ([]string, error) {
-	files, err := listFiles(path)
+	files, err := ListFiles(path)
 	if err != nil {
 		return nil, err
 	}
 	names := make([]string, len(files))
 	for i, f := range files {
-		names[i] = f.name
+		names[i] = f.Name
 	}
 	return names, nil
 }
 
-// listFiles is Files with each file's FileInfo (its identity, for os.SameFile).
+// ListFiles is Files with each file's FileInfo (its identity, for os.SameFile).
 //
 // The current file is looked at before the directory is read, so that a rotation while listing
 // leaves no gap: a file renamed away meanwhile is found under its rotated name (and listed
 // there, once), and only files newer than every listed one can be missing — the next listing
 // finds them. Without that order, the file rotated away between the two looks would be seen
 // under neither name, and a reader would skip it. A file removed while listed is left out.
-func listFiles(path string) ([]logFile, error) {
+func ListFiles(path string) ([]LogFile, error) {
 	current, err := os.Stat(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("container log: %w", err)
 	}
-	rotated, err := rotatedFiles(path)
+	rotated, err := RotatedFiles(path)
 	if err != nil {
 		return nil, err
 	}
-	files := make([]logFile, 0, len(rotated)+1)
+	files := make([]LogFile, 0, len(rotated)+1)
 	for _, f := range rotated {
-		info, err := os.Stat(f.name)
+		info, err := os.Stat(f.Name)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return nil, fmt.Errorf("container log: %w", err)
 		}
-		f.info = info
+		f.Info = info
 		files = append(files, f)
 		if current != nil && os.SameFile(current, info) {
 			current = nil
 		}
 	}
 	if current != nil {
-		files = append(files, logFile{name: path, info: current})
+		files = append(files, LogFile{Name: path, Info: current})
 	}
 	return files, nil
 }
 
-// rotatedFiles returns the names of the rotated files of the log at path, oldest first, without
+// RotatedFiles returns the names of the rotated files of the log at path, oldest first, without
 // looking at the files themselves.
-func rotatedFiles(path string) ([]logFile, error) {
+func RotatedFiles(path string) ([]LogFile, error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -92,7 +92,7 @@ func rotatedFiles(path string) ([]logFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("container log: %w", err)
 	}
-	var rotated []logFile
+	var rotated []LogFile
 	for _, e := range entries {
 		suffix, ok := strings.CutPrefix(e.Name(), base+".")
 		if !ok {
@@ -102,7 +102,7 @@ func rotatedFiles(path string) ([]logFile, error) {
 		if !ok {
 			continue
 		}
-		rotated = append(rotated, logFile{name: filepath.Join(dir, e.Name()), stamp: stamp, counter: counter})
+		rotated = append(rotated, LogFile{Name: filepath.Join(dir, e.Name()), stamp: stamp, counter: counter})
 	}
 	slices.SortFunc(rotated, compareRotated)
 	return rotated, nil
@@ -125,14 +125,14 @@ func parseRotatedSuffix(suffix string) (stamp string, counter int, ok bool) {
 	return stamp, n, true
 }
 
-func compareRotated(a, b logFile) int {
+func compareRotated(a, b LogFile) int {
 	return cmp.Or(strings.Compare(a.stamp, b.stamp), cmp.Compare(a.counter, b.counter))
 }
 
-// nextRotatedName returns the name the current file of the log at path is rotated to at now: one
+// NextRotatedName returns the name the current file of the log at path is rotated to at now: one
 // that orders after every rotated file already there, even if the clock went back or several
 // rotations happen within a second.
-func nextRotatedName(path string, rotated []logFile, now time.Time) string {
+func NextRotatedName(path string, rotated []LogFile, now time.Time) string {
 	stamp, counter := now.UTC().Format(rotatedTimeFormat), 0
 	if len(rotated) > 0 {
 		newest := rotated[len(rotated)-1]
@@ -146,11 +146,11 @@ func nextRotatedName(path string, rotated []logFile, now time.Time) string {
 	return path + "." + stamp + "." + strconv.Itoa(counter)
 }
 
-// removeExcess removes the oldest of rotated (oldest first) so that at most keep remain.
-func removeExcess(rotated []logFile, keep int) error {
+// RemoveExcess removes the oldest of rotated (oldest first) so that at most keep remain.
+func RemoveExcess(rotated []LogFile, keep int) error {
 	var errs []error
 	for len(rotated) > keep {
-		if err := os.Remove(rotated[0].name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(rotated[0].Name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("container log: removing a rotated file: %w", err))
 		}
 		rotated = rotated[1:]

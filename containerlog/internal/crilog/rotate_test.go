@@ -1,4 +1,4 @@
-package containerlog
+package crilog
 
 import (
 	"os"
@@ -57,22 +57,22 @@ func TestFilesWithoutCurrentOrDirectory(t *testing.T) {
 
 func TestNextRotatedName(t *testing.T) {
 	now := time.Date(2024, 1, 1, 12, 0, 0, 0, time.UTC)
-	rotated := func(stamp string, counter int) logFile { return logFile{stamp: stamp, counter: counter} }
+	rotated := func(stamp string, counter int) LogFile { return LogFile{stamp: stamp, counter: counter} }
 	for _, tc := range []struct {
 		name     string
-		existing []logFile
+		existing []LogFile
 		now      time.Time
 		want     string
 	}{
 		{name: "first", now: now, want: "0.log.20240101-120000"},
-		{name: "later second", existing: []logFile{rotated("20240101-115959", 0)}, now: now, want: "0.log.20240101-120000"},
-		{name: "same second", existing: []logFile{rotated("20240101-120000", 0)}, now: now, want: "0.log.20240101-120000.1"},
-		{name: "same second again", existing: []logFile{rotated("20240101-120000", 0), rotated("20240101-120000", 1)}, now: now, want: "0.log.20240101-120000.2"},
-		{name: "clock went back", existing: []logFile{rotated("20240101-130000", 3)}, now: now, want: "0.log.20240101-130000.4"},
+		{name: "later second", existing: []LogFile{rotated("20240101-115959", 0)}, now: now, want: "0.log.20240101-120000"},
+		{name: "same second", existing: []LogFile{rotated("20240101-120000", 0)}, now: now, want: "0.log.20240101-120000.1"},
+		{name: "same second again", existing: []LogFile{rotated("20240101-120000", 0), rotated("20240101-120000", 1)}, now: now, want: "0.log.20240101-120000.2"},
+		{name: "clock went back", existing: []LogFile{rotated("20240101-130000", 3)}, now: now, want: "0.log.20240101-130000.4"},
 		{name: "local time is named in UTC", now: now.In(time.FixedZone("", 3600)), want: "0.log.20240101-120000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, nextRotatedName("0.log", tc.existing, tc.now))
+			assert.Equal(t, tc.want, NextRotatedName("0.log", tc.existing, tc.now))
 		})
 	}
 }

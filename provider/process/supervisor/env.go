@@ -1,4 +1,4 @@
-package process
+package supervisor
 
 import (
 	"os"
@@ -20,7 +20,7 @@ func (s *supervisor) env() []string {
 		hasHostname = hasHostname || strings.HasPrefix(kv, "HOSTNAME=")
 	}
 	if !hasPath {
-		env = append(env, "PATH="+defaultPath)
+		env = append(env, "PATH="+DefaultPath)
 	}
 	if !hasHome {
 		home := "/"

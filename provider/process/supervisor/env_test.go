@@ -1,4 +1,4 @@
-package process
+package supervisor
 
 import (
 	"os"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/provider/process/internal/records"
 )
 
 // HOSTNAME is the node's unless the container sets its own, as containerd gives it to a pod on
@@ -25,7 +25,7 @@ func TestEnvHostname(t *testing.T) {
 		{"set by the container", []string{"HOSTNAME=mine"}, "HOSTNAME=mine"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := &supervisor{rec: containerRecord{Config: lifecycle.ContainerConfig{Env: tc.config}}}
+			s := &supervisor{rec: records.Workload{Config: records.WorkloadConfig{Env: tc.config}}}
 			var got []string
 			for _, kv := range s.env() {
 				if strings.HasPrefix(kv, "HOSTNAME=") {

@@ -1,4 +1,4 @@
-package process
+package supervisor
 
 import (
 	"os/exec"

@@ -1,4 +1,4 @@
-package process
+package supervisor
 
 import (
 	"os"
@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// defaultPath is searched when the container's environment has no PATH: the one container
+// DefaultPath is searched when the container's environment has no PATH: the one container
 // runtimes give an image that sets none.
-const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+const DefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // lookPath finds name as the container would: in the PATH of its environment (not the
 // supervisor's), a name with a slash as it is. The error for a name not found is exec's, so
@@ -18,7 +18,7 @@ func lookPath(name string, env []string) (string, error) {
 	if strings.Contains(name, "/") {
 		return name, nil // the kernel's execve judges it, relative to the working directory
 	}
-	path := defaultPath
+	path := DefaultPath
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
 			path = v

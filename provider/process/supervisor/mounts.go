@@ -1,4 +1,4 @@
-package process
+package supervisor
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/provider/process/internal/records"
 )
 
 // setupMounts makes mounts visible to the supervisor and everything it starts. The supervisor
@@ -18,7 +18,7 @@ import (
 // container path, read-only by a second, remounting bind.
 //
 // A container path must exist on the host: creating it would change the host for a pod.
-func setupMounts(mounts []lifecycle.Mount) error {
+func setupMounts(mounts []records.Mount) error {
 	if len(mounts) == 0 {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package process
+package supervisor
 
 import (
 	"encoding/json"
@@ -8,6 +8,11 @@ import (
 	"os"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/vk-static/vk-static/provider/process/internal/protocol"
+	"github.com/vk-static/vk-static/provider/process/internal/pty"
 )
 
 // serve answers the runtime's connections on the supervisor's socket until the process exits.
@@ -25,28 +30,28 @@ func (s *supervisor) serve(l *net.UnixListener) {
 }
 
 func (s *supervisor) handle(conn *net.UnixConn) {
-	req, files, err := receiveRequest(conn)
+	req, files, err := protocol.ReceiveRequest(conn)
 	if err != nil {
 		conn.Close()
 		return
 	}
 	switch req.Op {
-	case opWatch:
+	case protocol.OpWatch:
 		s.watch(conn)
-	case opExec:
+	case protocol.OpExec:
 		s.exec(conn, req, files)
-	case opAttach:
+	case protocol.OpAttach:
 		s.attach(conn, req, files)
 	default:
 		for _, f := range files {
 			f.Close()
 		}
-		writeReply(conn, reply{Error: fmt.Sprintf("unknown operation %q", req.Op)})
+		writeReply(conn, protocol.Reply{Error: fmt.Sprintf("unknown operation %q", req.Op)})
 		conn.Close()
 	}
 }
 
-func writeReply(conn net.Conn, r reply) {
+func writeReply(conn net.Conn, r protocol.Reply) {
 	line, _ := json.Marshal(r)
 	_, _ = conn.Write(append(line, '\n'))
 }
@@ -72,7 +77,7 @@ func (s *supervisor) watch(conn *net.UnixConn) {
 
 // exec runs req.Argv with the descriptors passed in files as its stdio and replies with its
 // exit code. The client closing the connection first kills the command's process group.
-func (s *supervisor) exec(conn *net.UnixConn, req request, files []*os.File) {
+func (s *supervisor) exec(conn *net.UnixConn, req protocol.Request, files []*os.File) {
 	defer conn.Close()
 	closeFiles := func() {
 		for _, f := range files {
@@ -82,18 +87,18 @@ func (s *supervisor) exec(conn *net.UnixConn, req request, files []*os.File) {
 	cmd, err := s.command(req.Argv)
 	if err != nil {
 		closeFiles()
-		writeReply(conn, reply{Error: err.Error()})
+		writeReply(conn, protocol.Reply{Error: err.Error()})
 		return
 	}
 	for i, name := range req.Fds {
 		switch name {
-		case fdStdin:
+		case protocol.FdStdin:
 			cmd.Stdin = files[i]
-		case fdStdout:
+		case protocol.FdStdout:
 			cmd.Stdout = files[i]
-		case fdStderr:
+		case protocol.FdStderr:
 			cmd.Stderr = files[i]
-		case fdTTY:
+		case protocol.FdTTY:
 			cmd.Stdin, cmd.Stdout, cmd.Stderr = files[i], files[i], files[i]
 			cmd.SysProcAttr.Setctty, cmd.SysProcAttr.Ctty = true, 0
 		}
@@ -102,7 +107,7 @@ func (s *supervisor) exec(conn *net.UnixConn, req request, files []*os.File) {
 	if s.exited {
 		s.mu.Unlock()
 		closeFiles()
-		writeReply(conn, reply{Error: "the container is not running"})
+		writeReply(conn, protocol.Reply{Error: "the container is not running"})
 		return
 	}
 	err = s.launch.start(cmd)
@@ -112,7 +117,7 @@ func (s *supervisor) exec(conn *net.UnixConn, req request, files []*os.File) {
 	s.mu.Unlock()
 	closeFiles()
 	if err != nil {
-		writeReply(conn, reply{Error: err.Error()})
+		writeReply(conn, protocol.Reply{Error: err.Error()})
 		return
 	}
 	pid := cmd.Process.Pid
@@ -137,7 +142,7 @@ func (s *supervisor) exec(conn *net.UnixConn, req request, files []*os.File) {
 		code = 128 + int(ws.Signal())
 	}
 	close(ended)
-	writeReply(conn, reply{ExitCode: code})
+	writeReply(conn, protocol.Reply{ExitCode: code})
 }
 
 // attachment is one client attached to the workload's stdio.
@@ -184,7 +189,7 @@ func (s *supervisor) toAttached(p []byte, stderr bool) {
 // to the log, and their input to its stdin. It ends when the workload ends, the client closes
 // the connection, or the attached stdin ends; with StdinOnce, the first attach with stdin to end
 // closes the workload's stdin.
-func (s *supervisor) attach(conn *net.UnixConn, req request, files []*os.File) {
+func (s *supervisor) attach(conn *net.UnixConn, req protocol.Request, files []*os.File) {
 	a := &attachment{conn: conn}
 	for i, name := range req.Fds {
 		f, err := pollable(files[i])
@@ -192,11 +197,11 @@ func (s *supervisor) attach(conn *net.UnixConn, req request, files []*os.File) {
 			continue
 		}
 		switch name {
-		case fdStdout:
+		case protocol.FdStdout:
 			a.stdout = f
-		case fdStderr:
+		case protocol.FdStderr:
 			a.stderr = f
-		case fdStdin:
+		case protocol.FdStdin:
 			a.stdin = f
 		default:
 			f.Close()
@@ -217,12 +222,12 @@ func (s *supervisor) attach(conn *net.UnixConn, req request, files []*os.File) {
 		// The client sends terminal sizes until it detaches.
 		dec := json.NewDecoder(conn)
 		for {
-			var size resize
+			var size protocol.Resize
 			if err := dec.Decode(&size); err != nil {
 				break
 			}
 			if s.master != nil {
-				_ = setWinsize(s.master, size.Width, size.Height)
+				_ = pty.SetWinsize(s.master, size.Width, size.Height)
 			}
 		}
 		done <- struct{}{}
@@ -252,4 +257,19 @@ func (s *supervisor) closeStdinLocked() {
 		s.stdin.Close()
 	}
 	s.stdin = nil
+}
+
+// pollable turns a received (blocking) descriptor into a non-blocking file, so that Close ends
+// a Read or Write pending on it. f is consumed.
+func pollable(f *os.File) (*os.File, error) {
+	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), f.Name()), nil
 }

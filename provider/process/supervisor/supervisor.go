@@ -1,8 +1,6 @@
-package process
+package supervisor
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,44 +16,29 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/vk-static/vk-static/containerlog"
+	"github.com/vk-static/vk-static/containerlog/logwriter"
+	"github.com/vk-static/vk-static/provider/process/internal/procfs"
+	"github.com/vk-static/vk-static/provider/process/internal/protocol"
+	"github.com/vk-static/vk-static/provider/process/internal/pty"
+	"github.com/vk-static/vk-static/provider/process/internal/records"
 )
 
-// RunSupervisorIfRequested runs this process as a container's supervisor and exits, when the
-// runtime started it as one (the environment names the container's state directory); otherwise
-// it returns at once. Call it first thing in main(), and in TestMain of every test package that
-// starts containers — before flags are parsed or goroutines started: the supervisor is the agent
-// binary re-executed, like conmon for CRI-O.
-func RunSupervisorIfRequested() {
-	dir, ok := os.LookupEnv(supervisorEnvName)
-	if !ok {
-		return
-	}
-	os.Exit(runSupervisor(dir))
+// Requested returns the container directory the runtime started this process to supervise
+// (protocol.EnvName in its environment), and whether it did.
+func Requested() (dir string, ok bool) {
+	return os.LookupEnv(protocol.EnvName)
 }
 
-// reportFd is the descriptor on which the runtime hears of the start (one JSON startReport
-// line) and which then stays open as its watch connection: a socketpair, so that there is no
-// moment between the start and the runtime's watch at which an exit could go unseen.
-const reportFd = 3
-
-// startReport is the supervisor's first line on reportFd.
-type startReport struct {
-	Pid          int    `json:"pid,omitempty"`
-	PidStartTime uint64 `json:"pidStartTime,omitempty"`
-	Error        string `json:"error,omitempty"`
-}
-
-// outputDrainTimeout bounds how long, after the workload ended and its process group was
+// OutputDrainTimeout bounds how long, after the workload ended and its process group was
 // killed, the supervisor waits for the rest of its output: a process that left the group (a
 // daemon) may hold the pipes open forever.
-const outputDrainTimeout = 2 * time.Second
+const OutputDrainTimeout = 2 * time.Second
 
 // supervisor is one container's supervisor process.
 type supervisor struct {
 	dir    string
-	rec    containerRecord
-	log    *containerlog.Writer
+	rec    records.Workload
+	log    *logwriter.Writer
 	launch *launcher
 
 	mu sync.Mutex
@@ -73,17 +56,21 @@ type supervisor struct {
 	master *os.File
 }
 
-func runSupervisor(dir string) int {
+// Run supervises the container in dir — starts its workload, records its start and end, serves
+// the runtime's socket — and returns the process's exit code once the workload's end is recorded.
+// Call it first thing in main(), before flags are parsed or goroutines started, and exit with
+// what it returns: it takes over the process's signals and inherited descriptors.
+func Run(dir string) int {
 	// The agent signals the workload's group; the supervisor must outlive that, a terminal
 	// hangup and the agent's own death. Notify (rather than Ignore) keeps the workload's
 	// signals at their defaults: ignored signals would be inherited across exec.
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGPIPE)
 
 	// Descriptors the agent inherited and passed on (Go closes none) are not the workload's.
-	closeOnExecFrom(reportFd)
+	closeOnExecFrom(protocol.ReportFd)
 	// fd 3 is the runtime's report and watch connection; the workload must not inherit it (it
 	// is close-on-exec now), or the runtime's watch would not end with the supervisor.
-	reportFile := os.NewFile(reportFd, "report")
+	reportFile := os.NewFile(protocol.ReportFd, "report")
 	report, err := net.FileConn(reportFile) // a close-on-exec duplicate
 	reportFile.Close()
 	if err != nil {
@@ -95,28 +82,27 @@ func runSupervisor(dir string) int {
 		s.startFailed(report, err)
 		return 1
 	}
-	st := &stateRecord{State: stateRunning, SupervisorPID: os.Getpid(), Pid: cmd.Process.Pid, StartedAt: time.Now()}
-	if ps, err := readProcStat(st.Pid); err == nil {
+	st := &records.State{State: records.StateRunning, SupervisorPID: os.Getpid(), Pid: cmd.Process.Pid, StartedAt: time.Now()}
+	if ps, err := procfs.ReadStat(st.Pid); err == nil {
 		st.PidStartTime = ps.StartTime
 	}
-	if err := writeJSONAtomic(filepath.Join(dir, stateFile), st); err != nil {
+	if err := records.WriteJSONAtomic(filepath.Join(dir, records.StateFile), st); err != nil {
 		_ = syscall.Kill(-st.Pid, syscall.SIGKILL)
 		_ = cmd.Wait()
 		s.startFailed(report, fmt.Errorf("record the start: %w", err))
 		return 1
 	}
-	line, _ := json.Marshal(startReport{Pid: st.Pid, PidStartTime: st.PidStartTime})
-	_, _ = report.Write(append(line, '\n'))
+	_ = protocol.WriteStartReport(report, protocol.StartReport{Pid: st.Pid, PidStartTime: st.PidStartTime})
 
 	exitCode := s.waitWorkload(cmd)
 	s.drain(outputs)
-	st.State, st.FinishedAt, st.ExitCode = stateExited, time.Now(), exitCode
+	st.State, st.FinishedAt, st.ExitCode = records.StateExited, time.Now(), exitCode
 	if s.log != nil {
 		if err := s.log.Close(); err != nil {
 			st.Message = "closing the log: " + err.Error()
 		}
 	}
-	_ = writeJSONAtomic(filepath.Join(dir, stateFile), st)
+	_ = records.WriteJSONAtomic(filepath.Join(dir, records.StateFile), st)
 	s.shutdown()
 	return 0
 }
@@ -124,13 +110,13 @@ func runSupervisor(dir string) int {
 // start prepares the log, the mounts and the socket, and starts the workload. It returns the
 // workload's output copies, which end at its output's end.
 func (s *supervisor) start() (*exec.Cmd, *sync.WaitGroup, error) {
-	if err := readJSON(filepath.Join(s.dir, containerFile), &s.rec); err != nil {
+	if err := records.ReadJSON(filepath.Join(s.dir, records.ContainerFile), &s.rec); err != nil {
 		return nil, nil, err
 	}
 	cfg := &s.rec.Config
 	var logOut, logErr io.Writer = io.Discard, io.Discard
 	if cfg.LogPath != "" {
-		w, err := containerlog.NewWriter(cfg.LogPath, containerlog.WriterOptions{MaxSize: s.rec.LogMaxSize, MaxFiles: s.rec.LogMaxFiles})
+		w, err := logwriter.New(cfg.LogPath, logwriter.Options{MaxSize: s.rec.LogMaxSize, MaxFiles: s.rec.LogMaxFiles})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -139,7 +125,7 @@ func (s *supervisor) start() (*exec.Cmd, *sync.WaitGroup, error) {
 	if err := setupMounts(cfg.Mounts); err != nil {
 		return nil, nil, err
 	}
-	listener, err := listenSupervisor(s.dir)
+	listener, err := protocol.Listen(s.dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("supervisor socket: %w", err)
 	}
@@ -151,7 +137,7 @@ func (s *supervisor) start() (*exec.Cmd, *sync.WaitGroup, error) {
 	outputs := &sync.WaitGroup{}
 	var childEnds []*os.File
 	if cfg.TTY {
-		master, slave, err := openPTY()
+		master, slave, err := pty.Open()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -282,13 +268,13 @@ func (s *supervisor) waitWorkload(cmd *exec.Cmd) int32 {
 	}
 }
 
-// drain waits for the workload's output to end, for outputDrainTimeout at most.
+// drain waits for the workload's output to end, for OutputDrainTimeout at most.
 func (s *supervisor) drain(outputs *sync.WaitGroup) {
 	done := make(chan struct{})
 	go func() { outputs.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(outputDrainTimeout):
+	case <-time.After(OutputDrainTimeout):
 	}
 }
 
@@ -316,29 +302,18 @@ func (s *supervisor) shutdown() {
 // startFailed records a start that failed (Exited, 128, StartError) and tells the runtime.
 func (s *supervisor) startFailed(report net.Conn, cause error) {
 	now := time.Now()
-	st := &stateRecord{State: stateExited, SupervisorPID: os.Getpid(), StartedAt: now, FinishedAt: now,
-		ExitCode: startErrorExitCode, Reason: ReasonStartError, Message: cause.Error()}
+	st := &records.State{State: records.StateExited, SupervisorPID: os.Getpid(), StartedAt: now, FinishedAt: now,
+		ExitCode: records.StartErrorExitCode, Reason: records.ReasonStartError, Message: cause.Error()}
 	if s.log != nil {
 		_ = s.log.Close()
 	}
-	werr := writeJSONAtomic(filepath.Join(s.dir, stateFile), st)
+	werr := records.WriteJSONAtomic(filepath.Join(s.dir, records.StateFile), st)
 	msg := cause.Error()
 	if werr != nil {
 		msg += " (and recording it failed: " + werr.Error() + ")"
 	}
-	line, _ := json.Marshal(startReport{Error: msg})
-	_, _ = report.Write(append(line, '\n'))
+	_ = protocol.WriteStartReport(report, protocol.StartReport{Error: msg})
 	report.Close()
-}
-
-// readStartReport reads the supervisor's first line on the report connection.
-func readStartReport(r *bufio.Reader) (startReport, error) {
-	var rep startReport
-	line, err := r.ReadBytes('\n')
-	if err != nil {
-		return rep, err
-	}
-	return rep, json.Unmarshal(line, &rep)
 }
 
 // closeOnExecFrom marks every descriptor from fd up close-on-exec.

@@ -1,4 +1,4 @@
-package process
+package procfs
 
 import (
 	"bytes"
@@ -8,8 +8,8 @@ import (
 	"strconv"
 )
 
-// procStat is what this runtime reads from /proc/<pid>/stat.
-type procStat struct {
+// Stat is what this runtime reads from /proc/<pid>/stat.
+type Stat struct {
 	State     byte
 	Session   int
 	Utime     uint64 // clock ticks
@@ -19,9 +19,9 @@ type procStat struct {
 	StartTime uint64 // clock ticks after boot
 }
 
-// readProcStat parses /proc/<pid>/stat. The command name (field 2) may hold spaces and
+// ReadStat parses /proc/<pid>/stat. The command name (field 2) may hold spaces and
 // parentheses, so fields are counted from its last ')'.
-func readProcStat(pid int) (*procStat, error) {
+func ReadStat(pid int) (*Stat, error) {
 	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return nil, err
@@ -39,7 +39,7 @@ func readProcStat(pid int) (*procStat, error) {
 		v, _ := strconv.ParseUint(string(fields[n-3]), 10, 64)
 		return v
 	}
-	st := &procStat{
+	st := &Stat{
 		State:     fields[0][0],
 		Session:   int(field(6)),
 		Utime:     field(14),
@@ -51,24 +51,24 @@ func readProcStat(pid int) (*procStat, error) {
 	return st, nil
 }
 
-// errProcessGone: the recorded process no longer exists, or its pid now belongs to another.
-var errProcessGone = errors.New("process gone")
+// ErrProcessGone: the recorded process no longer exists, or its pid now belongs to another.
+var ErrProcessGone = errors.New("process gone")
 
-// sameProcess reports whether pid still is the process that started at startTime, alive
+// SameProcess reports whether pid still is the process that started at startTime, alive
 // (a zombie has ended: it only waits to be reaped).
-func sameProcess(pid int, startTime uint64) error {
+func SameProcess(pid int, startTime uint64) error {
 	if pid <= 0 {
-		return errProcessGone
+		return ErrProcessGone
 	}
-	st, err := readProcStat(pid)
+	st, err := ReadStat(pid)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return errProcessGone
+			return ErrProcessGone
 		}
 		return err
 	}
 	if st.StartTime != startTime || st.State == 'Z' || st.State == 'X' {
-		return errProcessGone
+		return ErrProcessGone
 	}
 	return nil
 }
@@ -79,10 +79,10 @@ const userHZ = 100
 
 func ticksToNanoseconds(ticks uint64) uint64 { return ticks * (1e9 / userHZ) }
 
-// sessionUsage sums CPU time and resident memory over every process of session sid (a
+// SessionUsage sums CPU time and resident memory over every process of session sid (a
 // container's workload runs in its own session), plus the CPU time of the leader's children
 // that have already ended.
-func sessionUsage(sid int) (cpuNanos, rssBytes uint64, err error) {
+func SessionUsage(sid int) (cpuNanos, rssBytes uint64, err error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0, 0, err
@@ -93,7 +93,7 @@ func sessionUsage(sid int) (cpuNanos, rssBytes uint64, err error) {
 		if err != nil {
 			continue
 		}
-		st, err := readProcStat(pid)
+		st, err := ReadStat(pid)
 		if err != nil || st.Session != sid {
 			continue // ended meanwhile, or another session's
 		}

@@ -1,4 +1,4 @@
-package process
+package protocol
 
 import (
 	"encoding/binary"
@@ -12,6 +12,8 @@ import (
 	"strconv"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vk-static/vk-static/provider/process/internal/records"
 )
 
 // The supervisor's socket speaks one request per connection: a 4-byte big-endian length, then
@@ -19,38 +21,42 @@ import (
 // message. What follows depends on the operation:
 //
 //	watch   nothing; the supervisor closes the connection after recording the workload's end
-//	exec    the supervisor answers one JSON reply (exit code or error) when the command ends;
+//	exec    the supervisor answers one JSON Reply (exit code or error) when the command ends;
 //	        the client closing first kills the command
-//	attach  the client sends terminal sizes (JSON resize, one after another); the supervisor
+//	attach  the client sends terminal sizes (JSON Resize, one after another); the supervisor
 //	        closes the connection when the workload ends or the
 //	        attached stdin does; the client closing first detaches
 const (
-	opWatch  = "watch"
-	opExec   = "exec"
-	opAttach = "attach"
+	OpWatch  = "watch"
+	OpExec   = "exec"
+	OpAttach = "attach"
 )
 
-// Names of the descriptors a request hands over, in request.Fds, in the order they are sent.
+// Names of the descriptors a request hands over, in Request.Fds, in the order they are sent.
 const (
-	fdStdin  = "stdin"
-	fdStdout = "stdout"
-	fdStderr = "stderr"
-	fdTTY    = "tty" // one pty slave for all three (exec with a terminal)
+	FdStdin  = "stdin"
+	FdStdout = "stdout"
+	FdStderr = "stderr"
+	FdTTY    = "tty" // one pty slave for all three (exec with a terminal)
 )
 
-type request struct {
+// Request opens a connection: the operation, the command (exec) and the names of the
+// descriptors sent with it.
+type Request struct {
 	Op   string   `json:"op"`
 	Argv []string `json:"argv,omitempty"`
 	Fds  []string `json:"fds,omitempty"`
 }
 
-// resize is a client's terminal size on an attach connection.
-type resize struct {
+// Resize is a client's terminal size on an attach connection.
+type Resize struct {
 	Width  uint16 `json:"width"`
 	Height uint16 `json:"height"`
 }
 
-type reply struct {
+// Reply ends an exec: the command's exit code (128+signal when a signal ended it) or why it
+// could not run.
+type Reply struct {
 	ExitCode int    `json:"exitCode"`
 	Error    string `json:"error,omitempty"`
 }
@@ -61,7 +67,8 @@ const maxRequest = 1 << 20
 // maxFds is the most descriptors one request passes.
 const maxFds = 3
 
-func sendRequest(conn *net.UnixConn, req request, files []*os.File) error {
+// SendRequest sends req on conn with files as its descriptors (in req.Fds's order).
+func SendRequest(conn *net.UnixConn, req Request, files []*os.File) error {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return err
@@ -89,11 +96,11 @@ func sendRequest(conn *net.UnixConn, req request, files []*os.File) error {
 	return err
 }
 
-// receiveRequest reads one request and the descriptors that came with it; the caller owns
+// ReceiveRequest reads one request and the descriptors that came with it; the caller owns
 // (closes) the files.
-func receiveRequest(conn *net.UnixConn) (request, []*os.File, error) {
+func ReceiveRequest(conn *net.UnixConn) (Request, []*os.File, error) {
 	var (
-		req   request
+		req   Request
 		files []*os.File
 		data  []byte
 		buf   = make([]byte, 64*1024)
@@ -162,26 +169,26 @@ func parseRights(oob []byte) ([]*os.File, error) {
 	return files, nil
 }
 
-// maxSocketPath is what fits in sockaddr_un's sun_path with its terminating NUL.
-const maxSocketPath = 107
+// MaxSocketPath is what fits in sockaddr_un's sun_path with its terminating NUL.
+const MaxSocketPath = 107
 
 // socketAddress returns a path to dir/sock usable in a sockaddr_un: the path itself when it is
 // short enough, else /proc/self/fd/N/sock through an O_PATH descriptor of dir, which release
 // (call it once the bind or connect is done) closes.
 func socketAddress(dir string) (addr string, release func(), err error) {
-	path := filepath.Join(dir, socketFile)
-	if len(path) <= maxSocketPath {
+	path := filepath.Join(dir, records.SocketFile)
+	if len(path) <= MaxSocketPath {
 		return path, func() {}, nil
 	}
 	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return "", nil, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
-	return "/proc/self/fd/" + strconv.Itoa(fd) + "/" + socketFile, func() { unix.Close(fd) }, nil
+	return "/proc/self/fd/" + strconv.Itoa(fd) + "/" + records.SocketFile, func() { unix.Close(fd) }, nil
 }
 
-// dialSupervisor connects to the supervisor of the container in dir.
-func dialSupervisor(dir string) (*net.UnixConn, error) {
+// Dial connects to the supervisor of the container in dir.
+func Dial(dir string) (*net.UnixConn, error) {
 	addr, release, err := socketAddress(dir)
 	if err != nil {
 		return nil, err
@@ -190,14 +197,14 @@ func dialSupervisor(dir string) (*net.UnixConn, error) {
 	return net.DialUnix("unix", nil, &net.UnixAddr{Name: addr, Net: "unix"})
 }
 
-// listenSupervisor binds dir/sock for the supervisor.
-func listenSupervisor(dir string) (*net.UnixListener, error) {
+// Listen binds dir/sock for the supervisor.
+func Listen(dir string) (*net.UnixListener, error) {
 	addr, release, err := socketAddress(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	_ = os.Remove(filepath.Join(dir, socketFile)) // a previous supervisor's, if any
+	_ = os.Remove(filepath.Join(dir, records.SocketFile)) // a previous supervisor's, if any
 	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: addr, Net: "unix"})
 	if err != nil {
 		return nil, err

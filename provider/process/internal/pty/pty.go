@@ -1,4 +1,4 @@
-package process
+package pty
 
 import (
 	"fmt"
@@ -8,10 +8,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// openPTY opens a pseudo-terminal: the master (non-blocking, so that closing it ends a pending
+// Open opens a pseudo-terminal: the master (non-blocking, so that closing it ends a pending
 // Read) and the slave (blocking, as a process's terminal must be). It is a few ioctls, which
 // keeps the module free of a pty dependency whose files turn blocking on Fd().
-func openPTY() (master, slave *os.File, err error) {
+func Open() (master, slave *os.File, err error) {
 	mfd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open /dev/ptmx: %w", err)
@@ -34,8 +34,8 @@ func openPTY() (master, slave *os.File, err error) {
 	return os.NewFile(uintptr(mfd), "/dev/ptmx"), os.NewFile(uintptr(sfd), name), nil
 }
 
-// setWinsize sets the terminal size on a pty master without Fd (which would make it blocking).
-func setWinsize(master *os.File, width, height uint16) error {
+// SetWinsize sets the terminal size on a pty master without Fd (which would make it blocking).
+func SetWinsize(master *os.File, width, height uint16) error {
 	raw, err := master.SyscallConn()
 	if err != nil {
 		return err
@@ -48,19 +48,4 @@ func setWinsize(master *os.File, width, height uint16) error {
 		return err
 	}
 	return ioctlErr
-}
-
-// pollable turns a received (blocking) descriptor into a non-blocking file, so that Close ends
-// a Read or Write pending on it. f is consumed.
-func pollable(f *os.File) (*os.File, error) {
-	fd, err := unix.FcntlInt(f.Fd(), unix.F_DUPFD_CLOEXEC, 0)
-	f.Close()
-	if err != nil {
-		return nil, err
-	}
-	if err := unix.SetNonblock(fd, true); err != nil {
-		unix.Close(fd)
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), f.Name()), nil
 }

@@ -1,0 +1,24 @@
+// Command vk-static-supervisor is the process provider's container supervisor: vk-static
+// starts one per container (provider/process/supervisor), and it outlives the agent. Install it
+// beside vk-static, which uses it when it finds it there.
+//
+// It links only the supervisor, the standard library and golang.org/x/sys, so that each of
+// the many supervisors on a node costs about a megabyte and a millisecond to start rather than
+// the agent binary's package initialisation (TestImports keeps it so).
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/vk-static/vk-static/provider/process/supervisor"
+)
+
+func main() {
+	dir, ok := supervisor.Requested()
+	if !ok {
+		fmt.Fprintln(os.Stderr, "vk-static-supervisor supervises one container for vk-static's process provider, which starts it; it is not run by hand")
+		os.Exit(2)
+	}
+	os.Exit(supervisor.Run(dir))
+}

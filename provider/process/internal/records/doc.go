@@ -1,0 +1,14 @@
+// Package records holds what the process runtime (package process) and the container's
+// supervisor (package supervisor) both read and write in a container's directory: the file
+// names, the supervisor's view of config.json, state.json, and the atomic JSON writes (a temp
+// file and a rename, so that a reader — the other side, an agent restarted mid-write — sees the
+// old or the new record, never part of one).
+//
+// The files outlive both binaries: an agent adopts containers an older supervisor started.
+// Fields may be added; none may be renamed or change meaning.
+//
+//	var w records.Workload
+//	err := records.ReadJSON(filepath.Join(dir, records.ContainerFile), &w)
+//	...
+//	err = records.WriteJSONAtomic(filepath.Join(dir, records.StateFile), &records.State{State: records.StateRunning, Pid: pid})
+package records

@@ -1,0 +1,158 @@
+package records
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// The files of a container's directory that both sides use. The runtime's own records (the
+// sandbox's, the layout of the state directory) are the runtime's business.
+const (
+	// ContainerFile is config.json: what to run, written by the runtime at CreateContainer.
+	ContainerFile = "config.json"
+	// StateFile is state.json: the start and the end, written by the supervisor.
+	StateFile = "state.json"
+	// SocketFile is the supervisor's socket (package protocol).
+	SocketFile = "sock"
+	// SupervisorLogFile is the supervisor's own stderr, where a crash leaves its reason.
+	SupervisorLogFile = "supervisor.log"
+)
+
+// Workload is the part of config.json the supervisor reads: what to run and how. The runtime
+// writes the whole record (with lifecycle's ContainerConfig as "config"); the field names here
+// are that record's, so that either side decodes what the other wrote, whichever binary wrote it.
+type Workload struct {
+	Config WorkloadConfig `json:"config"`
+	// User is who the workload runs as: the config's user, else the runtime's default.
+	User User `json:"user"`
+	// SetCredentials is false when the agent is not root: the workload keeps the agent's ids.
+	SetCredentials bool  `json:"setCredentials"`
+	LogMaxSize     int64 `json:"logMaxSize,omitempty"`
+	LogMaxFiles    int   `json:"logMaxFiles,omitempty"`
+}
+
+// WorkloadConfig is what the supervisor uses of lifecycle.ContainerConfig, under its (untagged)
+// field names.
+type WorkloadConfig struct {
+	Argv       []string
+	Env        []string
+	WorkingDir string
+	Mounts     []Mount
+	Stdin      bool
+	StdinOnce  bool
+	TTY        bool
+	LogPath    string
+}
+
+// User is lifecycle.User: numeric ids.
+type User struct {
+	UID                int64
+	GID                int64
+	SupplementalGroups []int64
+}
+
+// Mount is lifecycle.Mount: a host path bind-mounted over a container path.
+type Mount struct {
+	HostPath      string
+	ContainerPath string
+	ReadOnly      bool
+}
+
+// RunState is where a started container is.
+type RunState string
+
+const (
+	StateRunning RunState = "running"
+	StateExited  RunState = "exited"
+)
+
+// State is state.json, written by the supervisor (and by the runtime only for a supervisor
+// that died without writing the end). A container without it has not been started.
+type State struct {
+	State RunState `json:"state"`
+	// SupervisorPID and Pid are process ids; PidStartTime is the workload's start time in clock
+	// ticks since boot (/proc/<pid>/stat field 22), which tells the workload from a later
+	// process that reuses its pid.
+	SupervisorPID int    `json:"supervisorPid,omitempty"`
+	Pid           int    `json:"pid,omitempty"`
+	PidStartTime  uint64 `json:"pidStartTime,omitempty"`
+
+	StartedAt  time.Time `json:"startedAt,omitzero"`
+	FinishedAt time.Time `json:"finishedAt,omitzero"`
+	ExitCode   int32     `json:"exitCode"`
+	Reason     string    `json:"reason,omitempty"`
+	Message    string    `json:"message,omitempty"`
+}
+
+// Reasons for an exit, beyond the exit code.
+const (
+	// ReasonStartError: the command could not be started (as CRI's).
+	ReasonStartError = "StartError"
+	// ReasonSupervisorLost: the supervisor ended without recording the workload's end (it was
+	// killed); the workload's processes, if still there, were killed.
+	ReasonSupervisorLost = "SupervisorLost"
+)
+
+// StartErrorExitCode is the exit code of a container whose command could not be started: the
+// shell's and runc's 128 (CRI runtimes report it so).
+const StartErrorExitCode = 128
+
+// SupervisorLostExitCode is the exit code of a container whose supervisor vanished: nothing
+// recorded the real one; containerd reports a lost shim's tasks with 255 too.
+const SupervisorLostExitCode = 255
+
+// WriteJSONAtomic writes v as indented JSON to path through a temporary file and a rename.
+func WriteJSONAtomic(path string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// ReadJSON decodes the JSON file at path into v.
+func ReadJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadState reads the state.json of the container directory dir; a missing file is (nil, nil):
+// never started.
+func ReadState(dir string) (*State, error) {
+	var st State
+	err := ReadJSON(filepath.Join(dir, StateFile), &st)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
