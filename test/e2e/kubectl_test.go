@@ -651,6 +651,29 @@ func TestKubectlPortForward(t *testing.T) {
 				assert.Equal(t, "hello from "+who[p.kind]+" at "+path+"\n", string(body))
 			}
 			forward.stop()
+
+			// A port nothing listens on: the request gets no answer, and kubectl says why.
+			unused, err := testenv.FreePort()
+			require.NoError(t, err)
+			local, err = testenv.FreePort()
+			require.NoError(t, err)
+			forward = k.start(t, false, "port-forward", "-n", p.namespace, "pod/"+p.name,
+				"--address", "127.0.0.1", fmt.Sprintf("%d:%d", local, unused))
+			forward.until(t, 30*time.Second, "Forwarding from", func(line string) bool {
+				return strings.HasPrefix(line, "Forwarding from 127.0.0.1:"+strconv.Itoa(local))
+			})
+			resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/", local))
+			if err == nil {
+				resp.Body.Close()
+				t.Fatalf("GET through a forward to port %d, where nothing listens: %s", unused, resp.Status)
+			}
+			require.EventuallyWithT(t, func(c *assert.CollectT) {
+				stderr := forward.stderr.String()
+				assert.Contains(c, stderr, fmt.Sprintf("an error occurred forwarding %d -> %d", local, unused))
+				assert.Contains(c, stderr, "connection refused")
+			}, 10*time.Second, 100*time.Millisecond, "kubectl reports the refused connection")
+			t.Logf("kubectl port-forward to an unused port: %s", strings.TrimSpace(forward.stderr.String()))
+			forward.stop()
 		})
 	}
 }
