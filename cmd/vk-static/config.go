@@ -107,6 +107,18 @@ func applyConfigFile(path string, o *options, fs *pflag.FlagSet) error {
 	if cfg.EnableProfilingHandler != nil {
 		set("profiling", func() { o.Profiling = *cfg.EnableProfilingHandler })
 	}
+	if len(cfg.SystemReserved) > 0 {
+		set("system-reserved", func() { o.Process.SystemReserved = cfg.SystemReserved })
+	}
+	if len(cfg.KubeReserved) > 0 {
+		set("kube-reserved", func() { o.Process.KubeReserved = cfg.KubeReserved })
+	}
+	if cfg.ContainerLogMaxSize != "" {
+		set("container-log-max-size", func() { o.Process.ContainerLogMaxSize = cfg.ContainerLogMaxSize })
+	}
+	if cfg.ContainerLogMaxFiles != nil {
+		set("container-log-max-files", func() { o.Process.ContainerLogMaxFiles = *cfg.ContainerLogMaxFiles })
+	}
 	applyKubeletAPIConfig(&cfg, o, set)
 	if ignored := ignoredConfigFields(data); len(ignored) > 0 {
 		// Valid kubelet settings that mean nothing here: say so rather than fail, so that a
@@ -125,6 +137,7 @@ var supportedConfigFields = map[string]bool{
 	"kubeAPIQPS": true, "kubeAPIBurst": true, "eventRecordQPS": true, "eventBurst": true, "maxPods": true,
 	"nodeStatusUpdateFrequency": true, "nodeLeaseDurationSeconds": true,
 	"registerWithTaints": true, "enableProfilingHandler": true,
+	"systemReserved": true, "kubeReserved": true, "containerLogMaxSize": true, "containerLogMaxFiles": true,
 	"tlsCertFile": true, "tlsPrivateKeyFile": true, "tlsMinVersion": true, "tlsCipherSuites": true,
 	"authentication": true, "authorization": true,
 }

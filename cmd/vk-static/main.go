@@ -19,7 +19,6 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 
-	"github.com/vk-static/vk-static/internal/version"
 	"github.com/vk-static/vk-static/provider/process"
 )
 
@@ -35,19 +34,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		switch args[0] {
 		case "version":
-			fmt.Fprintln(stdout, "vk-static", version.Version)
-			return 0
+			return printVersion(args[1:], stdout, stderr)
 		case "validate":
 			return validate(args[1:], stdout, stderr)
 		}
 	}
 
-	fs := pflag.NewFlagSet("vk-static", pflag.ContinueOnError)
-	fs.SetOutput(stderr)
 	opts := defaultOptions()
-	opts.addFlags(fs)
-	klogFlags := klogFlagSet()
-	fs.AddGoFlagSet(klogFlags)
+	fs := opts.agentFlagSet(stdout, stderr)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return 0
@@ -59,13 +53,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if opts.Config != "" {
 		if err := applyConfigFile(opts.Config, opts, fs); err != nil {
-			fmt.Fprintln(stderr, "vk-static:", err)
-			return 2
+			return usageError(stderr, "vk-static", err)
 		}
 	}
 	if err := opts.validate(); err != nil {
-		fmt.Fprintln(stderr, "vk-static:", err)
-		return 2
+		return usageError(stderr, "vk-static", err)
 	}
 	defer klog.Flush()
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/assert"
 
 	"github.com/vk-static/vk-static/internal/memlimit"
 )
@@ -174,23 +175,49 @@ func TestVersion(t *testing.T) {
 	}
 }
 
-// A mistyped flag, a bad value or a stray argument is printed, naming what was wrong and
-// pointing at --help, with the usage exit code — for the agent and its subcommands.
+// A mistyped flag, a bad value, conflicting flags, a bad config file or a stray argument is
+// printed, naming what was wrong and pointing at --help, with the usage exit code — for the
+// agent and its subcommands — and nothing starts.
 func TestBadCommandLinesAreNamed(t *testing.T) {
+	unknownField := writeFile(t, "unknown-field.yaml", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPth: /x\n")
+	badFieldValue := writeFile(t, "bad-value.yaml", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: many\n")
 	for _, tc := range []struct {
+		name string
 		args []string
-		want string
+		want []string
 	}{
-		{[]string{"--nonsense"}, "unknown flag: --nonsense"},
-		{[]string{"--port", "abc"}, `invalid argument "abc" for "--port"`},
-		{[]string{"--bootstrap-kubeconfig", "x"}, "unknown flag: --bootstrap-kubeconfig"},
-		{[]string{"stray"}, `unexpected argument "stray"`},
-		{[]string{"validate", "--nonsense", "x.yaml"}, "unknown flag: --nonsense"},
+		{"unknown flag", []string{"--nonsense"}, []string{"unknown flag: --nonsense"}},
+		{"a newer kubelet's flag", []string{"--bootstrap-kubeconfig", "x"}, []string{"unknown flag: --bootstrap-kubeconfig"}},
+		{"unknown shorthand", []string{"-x"}, []string{"unknown shorthand flag: 'x'"}},
+		{"int", []string{"--port", "abc"}, []string{`invalid argument "abc" for "--port"`}},
+		{"int32 overflow", []string{"--max-pods", "99999999999"}, []string{`"--max-pods"`}},
+		{"duration", []string{"--file-check-frequency", "soon"}, []string{`invalid argument "soon" for "--file-check-frequency"`}},
+		{"bool", []string{"--anonymous-auth=maybe"}, []string{`invalid argument "maybe" for "--anonymous-auth"`}},
+		{"float", []string{"--kube-api-qps", "fast"}, []string{`"--kube-api-qps"`}},
+		{"key=value", []string{"--node-labels", "novalue"}, []string{`"--node-labels"`}},
+		{"missing value", []string{"--hostname-override"}, []string{"flag needs an argument: --hostname-override"}},
+		{"invalid value", []string{"--node-ip", "not-an-ip"}, []string{"--node-ip", `"not-an-ip" is not an IP address`}},
+		{"conflicting pair", []string{"--tls-cert-file", "/c.pem"}, []string{"--tls-cert-file", "--tls-private-key-file"}},
+		{"conflicting with standalone", []string{"--anonymous-auth", "--authorization-mode", "Webhook"}, []string{"--authorization-mode", "without --kubeconfig"}},
+		{"unknown config-file field", []string{"--config", unknownField}, []string{"--config", `unknown field "staticPodPth"`}},
+		{"config-file field of a wrong type", []string{"--config", badFieldValue}, []string{"--config", "maxPods"}},
+		{"missing config file", []string{"--config", "/does/not/exist.yaml"}, []string{"--config", "/does/not/exist.yaml"}},
+		{"stray argument", []string{"stray"}, []string{`unexpected argument "stray"`}},
+		{"mistyped subcommand", []string{"valdate", "x.yaml"}, []string{`unexpected argument "valdate"`, "subcommands: validate, version"}},
+		{"validate: unknown flag", []string{"validate", "--nonsense", "x.yaml"}, []string{"vk-static validate", "unknown flag: --nonsense"}},
+		{"validate: nothing to check", []string{"validate"}, []string{"vk-static validate", "no FILE or DIR"}},
+		{"version: unknown flag", []string{"version", "--short"}, []string{"vk-static version", "unknown flag: --short"}},
+		{"version: stray argument", []string{"version", "now"}, []string{"vk-static version", `unexpected argument "now"`}},
 	} {
-		var out, errOut bytes.Buffer
-		code := run(tc.args, &out, &errOut)
-		if code != 2 || !strings.Contains(errOut.String(), tc.want) || !strings.Contains(errOut.String(), "--help") {
-			t.Errorf("%q: exit %d, stderr %q; want 2 and %q with a pointer to --help", tc.args, code, errOut.String(), tc.want)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := run(tc.args, &out, &errOut)
+			assert.Equal(t, 2, code, "exit code; stderr %q", errOut.String())
+			for _, want := range tc.want {
+				assert.Contains(t, errOut.String(), want)
+			}
+			assert.Contains(t, errOut.String(), "--help'", "a pointer to --help")
+			assert.Empty(t, out.String(), "nothing on stdout")
+		})
 	}
 }

@@ -97,36 +97,61 @@ func defaultOptions() *options {
 	}
 }
 
+// addFlags registers every flag of the agent on fs (the sections of flagSections, logging
+// included).
 func (o *options) addFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.Config, "config", o.Config, "A kubelet.config.k8s.io/v1beta1 KubeletConfiguration file; flags given on the command line win over it.")
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig with the node's credentials. Without it the agent runs standalone: static pods only, no API server.")
-	fs.StringVar(&o.HostnameOverride, "hostname-override", o.HostnameOverride, "The node name (default: the lowercased hostname).")
-	fs.StringVar(&o.NodeIP, "node-ip", o.NodeIP, "The InternalIP the Node reports (default: the address of the hostname).")
-	fs.StringVar(&o.Address, "address", o.Address, "IP address of the kubelet HTTP API (default 0.0.0.0, or 127.0.0.1 without --kubeconfig).")
-	fs.Int32Var(&o.Port, "port", o.Port, "Port of the kubelet HTTP API (HTTPS: logs, exec, port-forward through the API server), advertised in the Node's daemonEndpoints; 0 serves none.")
-	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", o.HealthzBindAddress, "Address of the healthz (and metrics) endpoint.")
-	fs.Int32Var(&o.HealthzPort, "healthz-port", o.HealthzPort, "Port of the healthz endpoint; 0 disables it.")
-	fs.StringVar(&o.PodManifestPath, "pod-manifest-path", o.PodManifestPath, "A directory of static pod manifests (*.yaml, *.yml, *.json), or a single file.")
+	fss := o.flagSections()
+	for _, name := range fss.Order {
+		fs.AddFlagSet(fss.FlagSets[name])
+	}
+}
+
+func (o *options) addGeneralFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Config, "config", o.Config, "A kubelet.config.k8s.io/v1beta1 KubeletConfiguration file; flags given on the command line win over it. Its fields that vk-static reads are named beside the flags below; an unknown field is an error, a kubelet field vk-static does not use is logged and ignored.")
+	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "Directory for the agent's and the provider's state.")
+	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "How often every pod is synced again without an event asking for it (spread by up to half of it): the safety net that repairs what a lost or misleading answer left wrong.")
+	fs.IntVar(&o.PodSyncWorkers, "pod-sync-workers", o.PodSyncWorkers, "Pods synced in parallel.")
+}
+
+func (o *options) addSourceFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.PodManifestPath, "pod-manifest-path", o.PodManifestPath, "A directory of static pod manifests (*.yaml, *.yml, *.json), or a single file. Symlinks are followed, and a symlink switched atomically to another directory is followed at once. A path that does not exist or cannot be read is reported (a Warning event on the Node) and its pods are kept until it is back; it is picked up as soon as it appears.")
 	fs.StringVar(&o.ManifestURL, "manifest-url", o.ManifestURL, "A URL serving static pod manifests, polled.")
 	fs.StringSliceVar(&o.ManifestURLHeader, "manifest-url-header", o.ManifestURLHeader, "An HTTP header 'Name:value' sent with every manifest URL request; repeatable.")
-	fs.DurationVar(&o.FileCheckFrequency, "file-check-frequency", o.FileCheckFrequency, "How often the manifest directory is re-listed in full (changes are seen at once through inotify).")
+	fs.DurationVar(&o.FileCheckFrequency, "file-check-frequency", o.FileCheckFrequency, "How often the manifest path is re-listed in full (changes are seen at once through inotify; this is the safety net, and how soon a path whose parent did not exist is noticed at the latest).")
 	fs.DurationVar(&o.HTTPCheckFrequency, "http-check-frequency", o.HTTPCheckFrequency, "How often the manifest URL is polled.")
-	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "How often every pod is synced again without an event asking for it (spread by up to half of it): the safety net that repairs what a lost or misleading answer left wrong.")
-	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "Directory for the agent's and the provider's state.")
-	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Queries per second to the API server.")
-	fs.Int32Var(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Burst of queries to the API server.")
-	fs.Float32Var(&o.EventQPS, "event-qps", o.EventQPS, "Events per second sent to the API server (their own limit, apart from --kube-api-qps); -1 for no client-side limit.")
-	fs.Int32Var(&o.EventBurst, "event-burst", o.EventBurst, "Burst of events sent to the API server.")
-	fs.Int32Var(&o.MaxPods, "max-pods", o.MaxPods, "Pods this node can run (its pods capacity).")
+}
+
+func (o *options) addNodeFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.HostnameOverride, "hostname-override", o.HostnameOverride, "The node name (default: the lowercased hostname).")
+	fs.StringVar(&o.NodeIP, "node-ip", o.NodeIP, "The InternalIP the Node reports (default: the address of the hostname).")
 	fs.StringToStringVar(&o.NodeLabels, "node-labels", o.NodeLabels, "Labels the Node registers with, key=value pairs.")
 	fs.StringSliceVar(&o.RegisterWithTaints, "register-with-taints", o.RegisterWithTaints, "Taints the Node registers with: key=value:Effect or key:Effect.")
 	fs.DurationVar(&o.NodeStatusUpdateFrequency, "node-status-update-frequency", o.NodeStatusUpdateFrequency, "How often the Node's status is written.")
 	fs.Int32Var(&o.NodeLeaseDurationSeconds, "node-lease-duration-seconds", o.NodeLeaseDurationSeconds, "Duration of the node Lease; it is renewed every quarter of it.")
-	fs.IntVar(&o.PodSyncWorkers, "pod-sync-workers", o.PodSyncWorkers, "Pods synced in parallel.")
+}
+
+func (o *options) addClientFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig with the node's credentials. Without it the agent runs standalone: static pods only, no API server.")
+	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Queries per second to the API server.")
+	fs.Int32Var(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Burst of queries to the API server.")
+	fs.Float32Var(&o.EventQPS, "event-qps", o.EventQPS, "Events per second sent to the API server (their own limit, apart from --kube-api-qps); -1 for no client-side limit.")
+	fs.Int32Var(&o.EventBurst, "event-burst", o.EventBurst, "Burst of events sent to the API server.")
+}
+
+// addServingFlags registers the addresses the agent serves on; addKubeletAPIFlags the kubelet
+// API's TLS and authentication.
+func (o *options) addServingFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.Address, "address", o.Address, "IP address of the kubelet HTTP API (default 0.0.0.0, or 127.0.0.1 without --kubeconfig).")
+	fs.Int32Var(&o.Port, "port", o.Port, "Port of the kubelet HTTP API (HTTPS: logs, exec, port-forward through the API server), advertised in the Node's daemonEndpoints; 0 serves none.")
+	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", o.HealthzBindAddress, "Address of the healthz (and metrics) endpoint.")
+	fs.Int32Var(&o.HealthzPort, "healthz-port", o.HealthzPort, "Port of the healthz endpoint; 0 disables it.")
 	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve net/http/pprof on the healthz endpoint.")
-	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "The agent's soft memory limit (the Go runtime's, as GOMEMLIMIT sets it, which wins): a quantity such as 256Mi, none, or auto — 32Mi plus 20Ki per --max-pods pod, raised if the live heap outgrows it.")
-	o.addProviderFlags(fs)
 	o.addKubeletAPIFlags(fs)
+}
+
+func (o *options) addResourceFlags(fs *pflag.FlagSet) {
+	fs.Int32Var(&o.MaxPods, "max-pods", o.MaxPods, "Pods this node can run (its pods capacity).")
+	fs.StringVar(&o.MemoryLimit, "memory-limit", o.MemoryLimit, "The agent's soft memory limit (the Go runtime's, as GOMEMLIMIT sets it, which wins): a quantity such as 256Mi, none, or auto — 32Mi plus 20Ki per --max-pods pod, raised if the live heap outgrows it.")
 }
 
 // validate checks every option and names the flag that is wrong.

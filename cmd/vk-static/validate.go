@@ -19,6 +19,9 @@ func validate(args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("vk-static validate", pflag.ContinueOnError)
 	fs.SetOutput(stderr)
 	nodeName := fs.String("hostname-override", "", "Node name the static pods' names are derived from (default: the lowercased hostname).")
+	fs.Usage = func() {
+		fmt.Fprint(stdout, "Check manifests as the agent would (decoding, static-pod defaults, validation, restrictions,\nduplicate names across files), one line per problem.\n\nUsage:\n  vk-static validate [--hostname-override NAME] FILE|DIR...\n\nFlags:\n"+fs.FlagUsagesWrapped(helpColumns)+"\n"+exitCodes)
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return 0
@@ -26,8 +29,7 @@ func validate(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "vk-static validate", err)
 	}
 	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "usage: vk-static validate [--hostname-override NAME] FILE|DIR...")
-		return 2
+		return usageError(stderr, "vk-static validate", errors.New("no FILE or DIR to check"))
 	}
 	o := &options{HostnameOverride: *nodeName}
 	name, err := o.nodeName()
