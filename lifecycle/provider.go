@@ -2,8 +2,8 @@ package lifecycle
 
 import (
 	"context"
-	"io"
 	"fmt"
+	"io"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
