@@ -548,7 +548,9 @@ func TestKubectlAttach(t *testing.T) {
 	pods := runStaticAndAPI(t, a, "echoer", sameSpec(corev1.PodSpec{
 		TerminationGracePeriodSeconds: ptr.To[int64](1),
 		Containers: []corev1.Container{{Name: "main", Image: "busybox", Stdin: true,
-			Command: shell(`echo "ready $$$$"; while read -r line; do echo "got: $line from $$$$"; done; echo "stdin ended"`)}},
+			Command: shell(`echo "ready $$$$"; while read -r line; do echo "got: $line from $$$$"; done; echo "stdin ended"`)},
+			{Name: "term", Image: "busybox", Stdin: true, TTY: true,
+				Command: shell(`while read -r line; do echo "got: $line"; echo "size: $(stty size)"; done`)}},
 	}))
 	for _, p := range pods {
 		t.Run(p.kind, func(t *testing.T) {
@@ -579,7 +581,59 @@ func TestKubectlAttach(t *testing.T) {
 			assert.Zero(t, cs.RestartCount, "detaching restarted the container: %s", describeStatus(cs))
 			logs := k.ok(t, append([]string{"logs"}, p.args("-c", "main")...)...)
 			assert.NotContains(t, logs, "stdin ended", "detaching closed the container's stdin")
+
+			attachInTerminal(t, k, p)
 		})
+	}
+}
+
+// attachInTerminal runs kubectl attach -it on a pseudo-terminal of 25 rows and 90 columns to
+// container term, which has a terminal: what is typed reaches it, its terminal takes kubectl's
+// size, and what it prints comes back.
+func attachInTerminal(t *testing.T, k *kubectl, p kubectlPod) {
+	t.Helper()
+	master, terminal := openPTY(t, 25, 90)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := k.command(ctx, append([]string{"attach", "-it"}, p.args("-c", "term")...)...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = terminal, terminal, terminal
+	require.NoError(t, cmd.Start())
+	var screen lockedBuffer
+	copied := make(chan struct{})
+	go func() {
+		defer close(copied)
+		_, _ = io.Copy(&screen, master) // ends when the terminal or master is closed
+	}()
+	// kubectl says to press Enter just before it attaches: what is typed before goes nowhere.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Contains(c, screen.String(), "try pressing enter")
+	}, 30*time.Second, 100*time.Millisecond, "kubectl attach -it is up")
+	// Typed again at each poll until it comes back (a line typed in the moment before the
+	// attach is up is lost, as it is for a user).
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		out := screen.String()
+		read := assert.Contains(c, out, "got: hello terminal\r\n")
+		sized := assert.Contains(c, out, "size: 25 90\r\n")
+		if !read || !sized {
+			_, err := master.Write([]byte("hello terminal\r"))
+			require.NoError(c, err)
+		}
+	}, 30*time.Second, 500*time.Millisecond, "the container reads what is typed on its terminal, of kubectl's size")
+	cancel()
+	_ = cmd.Wait()
+	terminal.Close()
+	select {
+	case <-copied:
+	case <-time.After(10 * time.Second):
+		master.Close()
+		<-copied
+	}
+	pod := p.get(t)
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == "term" {
+			assert.Zero(t, cs.RestartCount, "detaching restarted the container: %s", describeStatus(&cs))
+			assert.NotNil(t, cs.State.Running, "%s", describeStatus(&cs))
+		}
 	}
 }
 
