@@ -168,6 +168,27 @@ func (s *streaming) until(t *testing.T, timeout time.Duration, what string, matc
 	}
 }
 
+// end waits until kubectl's output ends by itself and it exits, failing the test after
+// timeout; it returns the lines not read before and the exit code.
+func (s *streaming) end(t *testing.T, timeout time.Duration) ([]string, int) {
+	t.Helper()
+	deadline := time.After(timeout)
+	var rest []string
+	for {
+		select {
+		case line, ok := <-s.lines:
+			if ok {
+				rest = append(rest, line)
+				continue
+			}
+			_ = s.cmd.Wait()
+			return rest, s.cmd.ProcessState.ExitCode()
+		case <-deadline:
+			t.Fatalf("kubectl %s still runs after %s (printed %q since); stderr %q", strings.Join(s.cmd.Args[3:], " "), timeout, rest, s.stderr.String())
+		}
+	}
+}
+
 // stop kills kubectl (if it runs) and waits for it.
 func (s *streaming) stop() {
 	if s.stdin != nil {
@@ -342,6 +363,9 @@ func TestKubectlLogs(t *testing.T) {
 				last = at
 			}
 
+			// --limit-bytes: that many bytes, even mid-line.
+			assert.Equal(t, "line 1 o", logs("--limit-bytes=8"))
+
 			// --since: only what was printed in the last seconds.
 			asked := time.Now()
 			since := strings.Split(strings.TrimSuffix(logs("--since=1s", "--timestamps"), "\n"), "\n")
@@ -373,7 +397,15 @@ func TestKubectlLogs(t *testing.T) {
 			require.NoError(t, err)
 			require.NotZero(t, w.Pid)
 			before := parseLogLines(t, logs())
+			// A follower open when the process ends: its stream ends with it, kubectl exits 0.
+			follow = k.start(t, false, append([]string{"logs", "-f", "--tail=1"}, p.args("-c", "main")...)...)
+			parseLogLine(t, follow.next(t, 10*time.Second))
 			require.NoError(t, syscall.Kill(-w.Pid, syscall.SIGKILL))
+			followed, code := follow.end(t, 20*time.Second)
+			assert.Zero(t, code, "kubectl logs -f after the container ended; stderr %q", follow.stderr.String())
+			for _, line := range followed {
+				assert.Equal(t, pid, parseLogLine(t, line).pid, "the follower went on to another instance")
+			}
 			waitPod(t, p.namespace, p.name, 30*time.Second, "restarted", func(pod *corev1.Pod) error {
 				cs := mainStatus(pod)
 				if cs == nil || cs.RestartCount != 1 || cs.State.Running == nil {
