@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,12 @@ func TestManifestPathAppearsVanishesAndMoves(t *testing.T) {
 	a := startAgent(t, agentOptions{extraArgs: []string{
 		"--pod-manifest-path", path, "--file-check-frequency", checkPeriod.String(),
 	}})
+
+	// The start-up line says what the agent is: its mode, provider and kubelet API address.
+	startup := a.logLine(` mode="`)
+	assert.Contains(t, startup, `mode="API server https://`)
+	assert.Contains(t, startup, `provider="mock"`)
+	assert.Contains(t, startup, `kubeletAPI="https://127.0.0.1:`+strconv.Itoa(a.APIPort)+`"`)
 
 	// Missing: one warning naming the path and the reason, and a Warning event on the Node.
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
