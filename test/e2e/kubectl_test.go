@@ -491,6 +491,26 @@ func TestKubectlExec(t *testing.T) {
 			assert.Regexp(t, `not (found|running)`, r.stderr, "%s", r)
 			t.Logf("kubectl %s", strings.TrimSpace(r.stderr))
 
+			// kubectl cp (tar through exec) both ways: out of the container, and into a
+			// directory the container's user may write, where the file is then the user's.
+			local := filepath.Join(t.TempDir(), "hostname")
+			k.ok(t, "cp", "-c", "main", p.namespace+"/"+p.name+":/etc/hostname", local)
+			want, err := os.ReadFile("/etc/hostname")
+			require.NoError(t, err)
+			got, err := os.ReadFile(local)
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(got), "kubectl cp out of the container")
+			shared := sharedDir(t)
+			require.NoError(t, os.Chmod(shared, 0o777))
+			require.NoError(t, os.WriteFile(local, []byte(input.String()), 0o644))
+			k.ok(t, "cp", "-c", "main", local, p.namespace+"/"+p.name+":"+shared+"/copied")
+			got, err = os.ReadFile(filepath.Join(shared, "copied"))
+			require.NoError(t, err, "kubectl cp into the container")
+			assert.True(t, string(got) == input.String(), "kubectl cp in: %d bytes of %d", len(got), input.Len())
+			if fi, err := os.Stat(filepath.Join(shared, "copied")); assert.NoError(t, err) {
+				assert.Equal(t, uint32(65534), fi.Sys().(*syscall.Stat_t).Uid, "the copied file's owner")
+			}
+
 			// -it from a terminal: the command gets a terminal of its own with kubectl's size,
 			// what is typed reaches it, and the exit code comes back.
 			execInTerminal(t, k, p)
