@@ -26,9 +26,11 @@ export VK_STATIC_TESTBIN := $(TESTBIN)
 all: build
 
 # The agent, and beside it the process provider's container supervisor, which it finds there.
+# The supervisor is built without cgo: a static binary starts without the dynamic loader and
+# libc, which every container would pay for (docs/performance.md, process-100).
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/vk-static ./cmd/vk-static
-	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/vk-static-supervisor ./cmd/vk-static-supervisor
+	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/vk-static-supervisor ./cmd/vk-static-supervisor
 
 # run starts the agent standalone (no API server) on the example manifests, with its state in
 # ./run; stop it with Ctrl-C. ARGS replaces the default verbosity, e.g. make run ARGS=-v=4.

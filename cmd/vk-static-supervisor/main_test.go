@@ -62,10 +62,7 @@ func TestImports(t *testing.T) {
 // and an agent without it (re-executing itself) adopts them: the records and the socket
 // protocol are the same whichever binary supervises.
 func TestRuntimeWithSupervisorBinary(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "vk-static-supervisor")
-	build := exec.Command(goTool(t), "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	require.NoError(t, build.Run(), "go build")
+	bin := buildSupervisor(t)
 
 	ctx := context.Background()
 	state := t.TempDir()
@@ -111,11 +108,11 @@ func TestRuntimeWithSupervisorBinary(t *testing.T) {
 	assert.Equal(t, int32(128+15), status.ExitCode, "ended by SIGTERM")
 }
 
-func goTool(t *testing.T) string {
-	t.Helper()
+func goTool(tb testing.TB) string {
+	tb.Helper()
 	path, err := exec.LookPath("go")
 	if err != nil {
-		t.Skipf("no go tool to list or build the supervisor: %v", err)
+		tb.Skipf("no go tool to list or build the supervisor: %v", err)
 	}
 	return path
 }

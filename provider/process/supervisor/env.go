@@ -10,7 +10,9 @@ import (
 // env is the container's environment as its processes get it: the config's, plus PATH, HOME
 // and HOSTNAME when it does not set them, as CRI runtimes add them (PATH their default, HOME the
 // user's home directory, else "/", HOSTNAME the pod's hostname — for a pod on the host's
-// network, as every pod here is, the node's). Never the supervisor's own environment.
+// network, as every pod here is, the node's). Never the supervisor's own environment. Built
+// without cgo (make build), the home directory comes from /etc/passwd, as runc reads it, not
+// through NSS.
 func (s *supervisor) env() []string {
 	env := append([]string{}, s.rec.Config.Env...)
 	var hasPath, hasHome, hasHostname bool
