@@ -22,6 +22,7 @@
 //   - Tail then keeps the last that many of the lines left; a line is counted whole, however
 //     many "P" entries it was cut into (the kubelet counts entries, so its tail may start
 //     mid-line, and applies tail before since, which differs only if the clock went back);
+//     without Follow the output ends after those lines, even if more were written meanwhile;
 //   - LimitBytes ends the output after that many bytes, possibly mid-line;
 //   - Timestamps prefixes each line with its first entry's time, in the kubelet's fixed-width
 //     form (2006-01-02T15:04:05.000000000Z07:00), and a space;

@@ -30,7 +30,7 @@ const (
 	ctxCheckEvery = 1024
 )
 
-// errLimitReached ends a read at opts.LimitBytes.
+// errLimitReached ends a read at opts.LimitBytes, or after opts.Tail lines without Follow.
 var errLimitReached = errors.New("limit reached")
 
 // Read writes the log at path, rotated files first, to out, shaped by opts as the kubelet
@@ -120,6 +120,12 @@ type reader struct {
 	// since.
 	atLineStart bool
 	skipLine    bool
+	// tailLeft counts down the lines Tail lets through without Follow (-1: no such limit). At
+	// zero the next line ends the read, as the kubelet stops after that many: lines written
+	// while the tail is read are not shown. An entry cut short at the end of the log is still
+	// shown after them (endFile), as it was before the limit.
+	tailLeft   int
+	endingFile bool
 }
 
 // openReader opens the log's files and finds where to start reading; everything that can fail
@@ -136,6 +142,10 @@ func openReader(ctx context.Context, path string, opts ReadOptions, clk clock.Pa
 		since:       since(opts, clk.Now()),
 		logger:      klog.FromContext(ctx).WithValues("path", path),
 		atLineStart: true,
+	}
+	r.tailLeft = -1
+	if !opts.Follow && opts.Tail > 0 {
+		r.tailLeft = opts.Tail
 	}
 	if opts.Follow {
 		// Watching before listing: nothing written after the listing can go unnoticed.
@@ -362,7 +372,9 @@ func (r *reader) endFile(lw *lineWriter) error {
 		return nil
 	}
 	r.logger.V(4).Info("Incomplete entry at the end of a container log file", "file", r.cur.name)
+	r.endingFile = true
 	err := r.write(lw, r.fragment)
+	r.endingFile = false
 	r.fragment = r.fragment[:0]
 	return err
 }
@@ -382,6 +394,12 @@ func (r *reader) write(lw *lineWriter, line []byte) error {
 	r.atLineStart = !e.Partial
 	if r.skipLine {
 		return nil
+	}
+	if lineStart && r.tailLeft == 0 && !r.endingFile {
+		return errLimitReached
+	}
+	if r.tailLeft > 0 && !e.Partial {
+		r.tailLeft--
 	}
 	return lw.write(&e, lineStart)
 }
