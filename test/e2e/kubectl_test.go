@@ -329,14 +329,28 @@ func TestKubectlLogs(t *testing.T) {
 		TerminationGracePeriodSeconds: ptr.To[int64](1),
 		Containers: []corev1.Container{{Name: "main", Image: "busybox",
 			// $$$$ is the shell's $$: the kubelet's $(VAR) expansion turns $$ into $.
-			Command: shell(`i=0; while true; do i=$((i+1)); echo "line $i of $$$$"; sleep 0.2; done`)}},
+			Command: shell(`i=0; while true; do i=$((i+1)); echo "line $i of $$$$"; sleep 0.2; done`)},
+			// A log that no longer grows, for --tail's exact lines.
+			{Name: "fifty", Image: "busybox",
+				Command: shell(`i=0; while [ $i -lt 50 ]; do i=$((i+1)); echo "line $i of $$$$"; done; exec sleep 3600`)}},
 	}))
 	for _, p := range pods {
 		t.Run(p.kind, func(t *testing.T) {
-			logs := func(more ...string) string {
+			logsOf := func(container string, more ...string) string {
 				t.Helper()
-				return k.ok(t, append([]string{"logs"}, p.args(append([]string{"-c", "main"}, more...)...)...)...)
+				return k.ok(t, append([]string{"logs"}, p.args(append([]string{"-c", container}, more...)...)...)...)
 			}
+			logs := func(more ...string) string { t.Helper(); return logsOf("main", more...) }
+
+			// --tail: the last lines only; --tail=0 none.
+			require.EventuallyWithT(t, func(c *assert.CollectT) {
+				assert.Len(c, parseLogLines(c, logsOf("fifty")), 50)
+			}, 30*time.Second, 200*time.Millisecond, "fifty lines logged")
+			tail := parseLogLines(t, logsOf("fifty", "--tail=3"))
+			require.Len(t, tail, 3, "--tail=3: %v", tail)
+			assert.Equal(t, 48, tail[0].n, "--tail=3: %v", tail)
+			assert.Empty(t, logsOf("fifty", "--tail=0"))
+
 			// All of it: consecutive lines from the first, of one process.
 			var first []counted
 			require.EventuallyWithT(t, func(c *assert.CollectT) {
@@ -346,9 +360,10 @@ func TestKubectlLogs(t *testing.T) {
 			require.Equal(t, 1, first[0].n, "the logs start with the first line")
 			pid := first[0].pid
 
-			// --tail: the last lines only.
-			tail := parseLogLines(t, logs("--tail=3"))
-			require.Len(t, tail, 3)
+			// --tail on a growing log: three lines, the last when it was asked — not more,
+			// even when more are printed while they are read.
+			tail = parseLogLines(t, logs("--tail=3"))
+			require.Len(t, tail, 3, "--tail=3: %v", tail)
 			assert.Greater(t, tail[0].n, first[len(first)-1].n-3, "--tail=3 gave older lines: %v", tail)
 
 			// --timestamps: each line with the time it was printed, in order.
