@@ -33,10 +33,10 @@
 //
 // The supervisor is package supervisor, which links only the standard library and
 // golang.org/x/sys (records and protocol, shared with this package, are internal packages of
-// the same kind). cmd/vk-static-supervisor is it alone: about 1 MB of private memory and a
-// couple of milliseconds of CPU to start, where the agent binary re-executed pays its whole
-// package initialisation — client-go's schemes, protobuf, metrics — in every container (~7 MB,
-// ~90 ms; docs/performance.md). The records and the socket protocol do not depend on which
+// the same kind). cmd/vk-static-supervisor is it alone: about 1 MB of private memory and 10 ms
+// of CPU per container, where the agent binary re-executed pays its whole package
+// initialisation — client-go's schemes, protobuf, metrics — in every container (~7 MB, ~90 ms;
+// docs/performance.md, process-100). The records and the socket protocol do not depend on which
 // binary supervises: an agent takes up containers started by either, or by an older build.
 //
 // StartContainer starts the supervisor binary (Config.SupervisorPath, else /proc/self/exe)
