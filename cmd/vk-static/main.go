@@ -23,8 +23,8 @@ import (
 )
 
 func main() {
-	// The process provider's container supervisors are this binary, re-executed: before
-	// anything else, become one if asked to.
+	// Without vk-static-supervisor beside it, the process provider's container supervisors
+	// are this binary, re-executed: before anything else, become one if asked to.
 	process.RunSupervisorIfRequested()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
