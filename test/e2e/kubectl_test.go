@@ -395,6 +395,10 @@ func attachInTerminal(t *testing.T, k *kubectl, p kubectlPod) {
 func TestKubectlPortForward(t *testing.T) {
 	t.Parallel()
 	k := newKubectl(t)
+	// The server is python3, found in the PATH a container without one gets.
+	if !inContainerPath("python3") {
+		t.Fatal("this test runs a python3 HTTP server in its pods: no python3 in a container's default PATH (/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)")
+	}
 	a := startProcessAgent(t)
 	// Each pod listens on a port of its own: they share the host's network.
 	var ports [2]int
@@ -483,4 +487,15 @@ func TestKubectlPortForward(t *testing.T) {
 			forward.stop()
 		})
 	}
+}
+
+// inContainerPath reports whether name is an executable in the PATH the process provider gives a
+// container that sets none.
+func inContainerPath(name string) bool {
+	for _, dir := range []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return true
+		}
+	}
+	return false
 }
