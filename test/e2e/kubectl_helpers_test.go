@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
@@ -89,6 +90,15 @@ func (k *kubectl) ok(t *testing.T, args ...string) string {
 	t.Helper()
 	r := k.run(t, "", args...)
 	require.Zero(t, r.code, "kubectl %s: %s", strings.Join(args, " "), r)
+	return r.stdout
+}
+
+// okIn is ok within a require.EventuallyWithT condition: kubectl exiting non-zero (a
+// container that has not started yet) fails that try, not the test.
+func (k *kubectl) okIn(t *testing.T, c *assert.CollectT, args ...string) string {
+	t.Helper()
+	r := k.run(t, "", args...)
+	require.Zero(c, r.code, "kubectl %s: %s", strings.Join(args, " "), r)
 	return r.stdout
 }
 

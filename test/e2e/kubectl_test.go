@@ -53,10 +53,14 @@ func TestKubectlLogs(t *testing.T) {
 				return k.ok(t, append([]string{"logs"}, p.args(append([]string{"-c", container}, more...)...)...)...)
 			}
 			logs := func(more ...string) string { t.Helper(); return logsOf("main", more...) }
+			logsIn := func(c *assert.CollectT, container string) string {
+				t.Helper()
+				return k.okIn(t, c, append([]string{"logs"}, p.args("-c", container)...)...)
+			}
 
 			// --tail: the last lines only; --tail=0 none.
 			require.EventuallyWithT(t, func(c *assert.CollectT) {
-				assert.Len(c, parseLogLines(c, logsOf("fifty")), 50)
+				assert.Len(c, parseLogLines(c, logsIn(c, "fifty")), 50)
 			}, 30*time.Second, 200*time.Millisecond, "fifty lines logged")
 			tail := parseLogLines(t, logsOf("fifty", "--tail=3"))
 			require.Len(t, tail, 3, "--tail=3: %v", tail)
@@ -66,7 +70,7 @@ func TestKubectlLogs(t *testing.T) {
 			// All of it: consecutive lines from the first, of one process.
 			var first []counted
 			require.EventuallyWithT(t, func(c *assert.CollectT) {
-				first = parseLogLines(c, logs())
+				first = parseLogLines(c, logsIn(c, "main"))
 				require.GreaterOrEqual(c, len(first), 10, "lines so far")
 			}, 30*time.Second, 200*time.Millisecond, "ten lines logged")
 			require.Equal(t, 1, first[0].n, "the logs start with the first line")
@@ -144,7 +148,7 @@ func TestKubectlLogs(t *testing.T) {
 			require.GreaterOrEqual(t, len(previous), len(before), "--previous: %v", previous)
 			assert.Equal(t, before, previous[:len(before)], "--previous is not the killed process's logs")
 			require.EventuallyWithT(t, func(c *assert.CollectT) {
-				current := parseLogLines(c, logs())
+				current := parseLogLines(c, logsIn(c, "main"))
 				require.NotEmpty(c, current)
 				assert.Equal(c, 1, current[0].n)
 				assert.NotEqual(c, pid, current[0].pid, "the current logs are the killed process's")
@@ -309,7 +313,7 @@ func TestKubectlAttach(t *testing.T) {
 		t.Run(p.kind, func(t *testing.T) {
 			var pid string
 			require.EventuallyWithT(t, func(c *assert.CollectT) {
-				logs := k.ok(t, append([]string{"logs"}, p.args("-c", "main")...)...)
+				logs := k.okIn(t, c, append([]string{"logs"}, p.args("-c", "main")...)...)
 				first, _, _ := strings.Cut(logs, "\n")
 				var ok bool
 				pid, ok = strings.CutPrefix(first, "ready ")
