@@ -207,9 +207,28 @@ func TestMounts(t *testing.T) {
 		require.Error(t, err)
 		s := status(t, r, id)
 		assert.Equal(t, "StartError", s.Reason)
-		assert.Equal(t, "mountPath "+missing+" does not exist on this host: the process provider mounts volumes over existing host paths", s.Message)
+		assert.Equal(t, "mountPath "+missing+" does not exist on this host: the process provider mounts volumes over existing host paths (it creates missing ones only under /run/secrets)", s.Message)
 		_, err = os.Stat(missing)
 		assert.True(t, os.IsNotExist(err), "not created on the host")
+	})
+
+	// The service account token's mount point is the exception: /var/run/secrets/... is made.
+	t.Run("missing mountPath under /var/run/secrets", func(t *testing.T) {
+		if _, err := os.Stat("/var/run"); err != nil {
+			t.Skip("no /var/run here")
+		}
+		top := filepath.Join("/var/run/secrets", "vk-static-test-"+strconv.Itoa(os.Getpid()))
+		t.Cleanup(func() { os.RemoveAll(top) })
+		missing := filepath.Join(top, "kubernetes.io", "serviceaccount")
+		id := create(t, r, lifecycle.ContainerConfig{Argv: []string{"cat", filepath.Join(missing, "hello")}, Mounts: []lifecycle.Mount{{HostPath: host, ContainerPath: missing, ReadOnly: true}}})
+		require.NoError(t, os.WriteFile(filepath.Join(host, "hello"), []byte("token\n"), 0o644))
+		require.NoError(t, r.StartContainer(context.Background(), id))
+		s := waitExited(t, r, id)
+		assert.Equal(t, int32(0), s.ExitCode, "%+v", s)
+		assert.Equal(t, []string{"token"}, logContents(t, s.LogPath, "stdout"))
+		entries, err := os.ReadDir(missing)
+		require.NoError(t, err, "the mount point stays, empty")
+		assert.Empty(t, entries)
 	})
 }
 

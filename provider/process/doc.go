@@ -52,7 +52,8 @@
 //     terminal, for TTY) to it and to attached clients;
 //   - makes every mount private and bind-mounts each volume over its container path (read-only
 //     by a remount). A container path that does not exist on the host is a start error: the
-//     runtime does not create paths on the host for a pod;
+//     runtime does not create paths on the host for a pod, except directories under
+//     /run/secrets (the service account token's mount point);
 //   - marks every descriptor it inherited close-on-exec: the workload gets its stdio only;
 //   - starts the workload: Argv[0] looked up in the container's PATH (else a default), its Env
 //     only (plus PATH and HOME when it sets neither, as CRI runtimes add them: the default PATH,

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -17,7 +19,12 @@ import (
 // peers of the host's and would propagate back), then each volume is bind-mounted over its
 // container path, read-only by a second, remounting bind.
 //
-// A container path must exist on the host: creating it would change the host for a pod.
+// A container path must exist on the host: creating it would change the host for a pod, and a
+// pod — written by anyone who may create pods — could then make, say, /etc/nologin appear. The
+// one exception is the directories under /run/secrets (and /var/run/secrets, its usual
+// symlink), where every API pod's service account token is mounted
+// (/var/run/secrets/kubernetes.io/serviceaccount): those are created, empty, and left for the
+// next container, like the directories hostPath DirectoryOrCreate makes.
 func setupMounts(mounts []records.Mount) error {
 	if len(mounts) == 0 {
 		return nil
@@ -27,7 +34,9 @@ func setupMounts(mounts []records.Mount) error {
 	}
 	for _, m := range mounts {
 		if _, err := os.Stat(m.ContainerPath); errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("mountPath %s does not exist on this host: the process provider mounts volumes over existing host paths", m.ContainerPath)
+			if err := createSecretsMountPoint(m); err != nil {
+				return err
+			}
 		} else if err != nil {
 			return fmt.Errorf("mountPath %s: %w", m.ContainerPath, err)
 		}
@@ -58,6 +67,42 @@ func setupMounts(mounts []records.Mount) error {
 		if err := unix.Mount("", m.ContainerPath, "", flags, ""); err != nil {
 			return fmt.Errorf("make mount %s read-only: %w", m.ContainerPath, err)
 		}
+	}
+	return nil
+}
+
+// secretsDir is where missing mount points are created: the service account token's parent.
+const secretsDir = "/run/secrets"
+
+// createSecretsMountPoint creates m's missing container path if it is a directory mount under
+// secretsDir (after resolving the symlinks of the part that exists), or says why it may not.
+func createSecretsMountPoint(m records.Mount) error {
+	refused := fmt.Errorf("mountPath %s does not exist on this host: the process provider mounts volumes over existing host paths (it creates missing ones only under %s)", m.ContainerPath, secretsDir)
+	if st, err := os.Stat(m.HostPath); err != nil || !st.IsDir() {
+		return refused
+	}
+	existing, rest := filepath.Clean(m.ContainerPath), ""
+	for {
+		if _, err := os.Lstat(existing); err == nil {
+			break
+		}
+		parent := filepath.Dir(existing)
+		if parent == existing {
+			return refused
+		}
+		rest = filepath.Join(filepath.Base(existing), rest)
+		existing = parent
+	}
+	resolved, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return refused
+	}
+	target := filepath.Join(resolved, rest)
+	if target != secretsDir && !strings.HasPrefix(target, secretsDir+"/") {
+		return refused
+	}
+	if err := os.MkdirAll(target, 0o755); err != nil {
+		return fmt.Errorf("create mountPath %s: %w", m.ContainerPath, err)
 	}
 	return nil
 }
