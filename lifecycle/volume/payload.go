@@ -181,6 +181,21 @@ func apiVolumeKind(v *corev1.Volume) (apiVolume, bool) {
 	return apiVolume{}, false
 }
 
+// objectVolumePayload adds to out the files of a configMap or secret volume (field names it):
+// the object's keys, or its items, with their modes.
+func (m *Manager) objectVolumePayload(ctx context.Context, out payload, namespace, field, kind, name string, defaultMode *int32, items []corev1.KeyToPath, optionalRef *bool) error {
+	mode, err := fileMode(field+".defaultMode", defaultMode, os.FileMode(defaultFileMode))
+	if err != nil {
+		return err
+	}
+	optional := optionalRef != nil && *optionalRef
+	data, err := m.objectData(ctx, kind, namespace, name, optional, field)
+	if err != nil {
+		return err
+	}
+	return keysPayload(out, field, kind, namespace, name, data, items, mode, optional)
+}
+
 // apiPayload computes the files of volume i, which apiVolumeKind accepted.
 func (m *Manager) apiPayload(ctx context.Context, pod *corev1.Pod, i int, in downwardInputs) (payload, error) {
 	v := &pod.Spec.Volumes[i]
@@ -189,30 +204,10 @@ func (m *Manager) apiPayload(ctx context.Context, pod *corev1.Pod, i int, in dow
 	switch {
 	case v.ConfigMap != nil:
 		src := v.ConfigMap
-		field := base + ".configMap"
-		mode, err := fileMode(field+".defaultMode", src.DefaultMode, os.FileMode(defaultFileMode))
-		if err != nil {
-			return nil, err
-		}
-		optional := src.Optional != nil && *src.Optional
-		data, err := m.objectData(ctx, "ConfigMap", pod.Namespace, src.Name, optional, field)
-		if err != nil {
-			return nil, err
-		}
-		return out, keysPayload(out, field, "ConfigMap", pod.Namespace, src.Name, data, src.Items, mode, optional)
+		return out, m.objectVolumePayload(ctx, out, pod.Namespace, base+".configMap", "ConfigMap", src.Name, src.DefaultMode, src.Items, src.Optional)
 	case v.Secret != nil:
 		src := v.Secret
-		field := base + ".secret"
-		mode, err := fileMode(field+".defaultMode", src.DefaultMode, os.FileMode(defaultFileMode))
-		if err != nil {
-			return nil, err
-		}
-		optional := src.Optional != nil && *src.Optional
-		data, err := m.objectData(ctx, "Secret", pod.Namespace, src.SecretName, optional, field)
-		if err != nil {
-			return nil, err
-		}
-		return out, keysPayload(out, field, "Secret", pod.Namespace, src.SecretName, data, src.Items, mode, optional)
+		return out, m.objectVolumePayload(ctx, out, pod.Namespace, base+".secret", "Secret", src.SecretName, src.DefaultMode, src.Items, src.Optional)
 	case v.DownwardAPI != nil:
 		src := v.DownwardAPI
 		field := base + ".downwardAPI"
