@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
+
+	"github.com/vk-static/vk-static/internal/agentproc"
 )
 
 // processQuiet is process-100's quiet window: long enough for the agent's per-pod work to
@@ -69,10 +72,10 @@ func runProcessPods(ctx context.Context, s *session, n int, quiet time.Duration)
 	}
 	goneAt, left := gone(processesGoneTimeout)
 	res.Process.ProviderCalls = s.providerCalls(ctx, "CreatePod", "UpdatePod", "DeletePod")
-	if left.count() > 0 {
-		res.Process.Leftovers, res.Process.LeftoverProcesses = left.count(), left.String()
+	if left.Len() > 0 {
+		res.Process.Leftovers, res.Process.LeftoverProcesses = left.Len(), left.String()
 		res.Error = fmt.Sprintf("%d container processes left %s after every mirror pod was gone: %s",
-			left.count(), processesGoneTimeout, left)
+			left.Len(), processesGoneTimeout, left)
 		return res, fmt.Errorf("%s", res.Error)
 	}
 	res.Process.ProcessesGoneSeconds = goneAt.Sub(delStart).Seconds()
@@ -84,7 +87,7 @@ func runProcessPods(ctx context.Context, s *session, n int, quiet time.Duration)
 // far, by pid.
 func (s *session) supervisorCPU() map[int]float64 {
 	out := map[int]float64{}
-	procs, err := findContainerProcs(containersDir(s.agent.Dir), nil)
+	procs, err := agentproc.FindContainers(s.agent.Dir, nil)
 	if err != nil {
 		return out
 	}
@@ -100,13 +103,13 @@ func (s *session) supervisorCPU() map[int]float64 {
 // and the supervisors' CPU time: in all since they started, and in the quiet window (window
 // seconds long, cpuBefore sampled at its start). It returns the workloads it found: the
 // processes that must be gone once the pods are removed.
-func (s *session) measureContainers(pr *ProcessResult, cpuBefore map[int]float64, window float64) ([]containerState, error) {
+func (s *session) measureContainers(pr *ProcessResult, cpuBefore map[int]float64, window float64) ([]agentproc.Workload, error) {
 	p, err := s.agent.sample()
 	if err != nil {
 		return nil, err
 	}
 	pr.AgentRSSMB = mb(p.RSSBytes)
-	procs, err := findContainerProcs(containersDir(s.agent.Dir), nil)
+	procs, err := agentproc.FindContainers(s.agent.Dir, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -136,11 +139,9 @@ func (s *session) measureContainers(pr *ProcessResult, cpuBefore map[int]float64
 		}
 	}
 	pr.Workloads, pr.WorkloadRSSSumMB = len(work), sum(work)
-	var running []containerState
-	for _, st := range procs.States {
-		if _, ok := procs.Workloads[st.Pid]; ok {
-			running = append(running, st)
-		}
+	var running []agentproc.Workload
+	for _, w := range procs.Workloads {
+		running = append(running, w)
 	}
 	return running, nil
 }
@@ -149,23 +150,23 @@ func (s *session) measureContainers(pr *ProcessResult, cpuBefore map[int]float64
 // left: no supervisor of its containers and none of the workloads in known (their state files
 // may be removed with the containers) or still recorded. wait gives it up to timeout more and
 // returns that moment, or what was still left.
-func (s *session) watchContainersGone(ctx context.Context, known []containerState) (wait func(timeout time.Duration) (time.Time, containerProcs)) {
+func (s *session) watchContainersGone(ctx context.Context, known []agentproc.Workload) (wait func(timeout time.Duration) (time.Time, agentproc.Containers)) {
 	ctx, cancel := context.WithCancel(ctx)
 	type outcome struct {
 		at   time.Time
-		left containerProcs
+		left agentproc.Containers
 	}
 	done := make(chan outcome, 1)
-	dir := containersDir(s.agent.Dir)
+	dir := s.agent.Dir
 	go func() {
-		var last containerProcs
+		var last agentproc.Containers
 		err := poll(ctx, time.Hour, 200*time.Millisecond, func() (bool, error) {
-			procs, err := findContainerProcs(dir, known)
+			procs, err := agentproc.FindContainers(dir, known)
 			if err != nil {
 				return false, nil // a state file being rewritten: read it next time
 			}
 			last = procs
-			return procs.count() == 0, nil
+			return procs.Len() == 0, nil
 		})
 		if err != nil {
 			done <- outcome{left: last}
@@ -173,7 +174,7 @@ func (s *session) watchContainersGone(ctx context.Context, known []containerStat
 		}
 		done <- outcome{at: time.Now()}
 	}()
-	return func(timeout time.Duration) (time.Time, containerProcs) {
+	return func(timeout time.Duration) (time.Time, agentproc.Containers) {
 		defer cancel()
 		select {
 		case o := <-done:
@@ -182,23 +183,38 @@ func (s *session) watchContainersGone(ctx context.Context, known []containerStat
 		}
 		cancel()
 		o := <-done
-		if o.left.count() == 0 && o.at.IsZero() {
+		if o.left.Len() == 0 && o.at.IsZero() {
 			// Cancelled before a first look: look once more.
-			o.left, _ = findContainerProcs(dir, known)
+			o.left, _ = agentproc.FindContainers(dir, known)
 		}
 		return o.at, o.left
 	}
 }
 
 // killContainers kills what is left of the agent's container processes (they outlive the
-// agent): a scenario that failed half-way must not leave 100 sleeps on a shared machine.
+// agent; it is stopped first): a scenario that failed half-way must not leave 100 sleeps on a
+// shared machine.
 func (s *session) killContainers() {
-	procs, err := findContainerProcs(containersDir(s.agent.Dir), nil)
-	if err != nil || procs.count() == 0 {
-		return
+	killed, err := agentproc.KillContainers(s.agent.Dir)
+	if len(killed) > 0 {
+		s.r.logf("%s: killed %d container processes left by the agent: %s", s.name, len(killed), firstProcesses(killed, 4))
 	}
-	s.r.logf("%s: killing %d container processes left by the agent: %s", s.name, procs.count(), procs.summary(4))
-	procs.kill()
+	if err != nil {
+		s.r.logf("%s: %v", s.name, err)
+	}
+}
+
+// firstProcesses names at most limit of procs and says how many more there are: a log line
+// for 200 processes would be unreadable.
+func firstProcesses(procs []agentproc.ContainerProcess, limit int) string {
+	var parts []string
+	for _, p := range procs[:min(limit, len(procs))] {
+		parts = append(parts, p.String())
+	}
+	if len(procs) > limit {
+		parts = append(parts, fmt.Sprintf("and %d more", len(procs)-limit))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func mb(bytes int64) float64 { return float64(bytes) / (1 << 20) }

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,12 +31,82 @@ func (p ContainerProcess) String() string {
 	return fmt.Sprintf("pid %d (session %d): %s", p.Pid, p.Session, p.Command)
 }
 
+// Containers are the processes that run for the containers of the agents under a directory,
+// by role: the supervisors and the workloads themselves (ContainerProcesses adds what runs in
+// their sessions).
+type Containers struct {
+	// Supervisors are the live processes whose VK_STATIC_SUPERVISOR names a container directory
+	// under the directory, by pid, with that container directory. They are found by their
+	// environment, not by the state records, so that one that has not written its record yet
+	// is found too.
+	Supervisors map[int]string
+	// Workloads are the live processes a state record names — its pid, started at the time it
+	// records — by pid, with that record.
+	Workloads map[int]Workload
+	// Records are every state record read. A container that is removed takes its record with
+	// it: keep these and pass them as known to a later FindContainers to still find the
+	// workloads they name.
+	Records []Workload
+}
+
+// FindContainers finds the supervisors and workloads of the containers of the agents whose Dir
+// is under dir (see Workloads for where their records are), and the workloads that known (records
+// read before) name. A record that cannot be read is in the error, which comes with all the
+// rest that was found.
+func FindContainers(dir string, known []Workload) (Containers, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return Containers{}, err
+	}
+	procs, err := allProcesses()
+	if err != nil {
+		return Containers{}, err
+	}
+	return findContainers(dir, known, procs)
+}
+
+// findContainers is FindContainers on procs, under dir (absolute).
+func findContainers(dir string, known []Workload, procs map[int]procInfo) (Containers, error) {
+	records, err := Workloads(dir)
+	c := Containers{Supervisors: map[int]string{}, Workloads: map[int]Workload{}, Records: records}
+	recorded := map[int]Workload{}
+	for _, w := range slices.Concat(known, records) { // what is recorded now wins
+		recorded[w.Pid] = w
+	}
+	for pid, p := range procs {
+		if d := supervisorDir(pid); under(d, dir) {
+			c.Supervisors[pid] = d
+			continue
+		}
+		if w, ok := recorded[pid]; ok && w.is(p) {
+			c.Workloads[pid] = w
+		}
+	}
+	return c, err
+}
+
+// Len is how many supervisors and workloads there are.
+func (c Containers) Len() int { return len(c.Supervisors) + len(c.Workloads) }
+
+// String lists the processes by pid, each with its role and container ID:
+// "supervisor 41 (c1), workload 43 (c1)".
+func (c Containers) String() string {
+	var parts []string
+	for _, pid := range slices.Sorted(maps.Keys(c.Supervisors)) {
+		parts = append(parts, fmt.Sprintf("supervisor %d (%s)", pid, filepath.Base(c.Supervisors[pid])))
+	}
+	for _, pid := range slices.Sorted(maps.Keys(c.Workloads)) {
+		parts = append(parts, fmt.Sprintf("workload %d (%s)", pid, filepath.Base(c.Workloads[pid].ContainerDir())))
+	}
+	return strings.Join(parts, ", ")
+}
+
 // ContainerProcesses lists the processes that run for the containers of agents whose Dir is
-// under dir: each supervisor (its environment names a container directory under dir), each
-// workload a state.json under dir records (with the start time it records, so that a reused
-// pid is not taken for it), and every process in their sessions — supervisors and workloads
-// each lead a session of their own, and a container's children stay in it. Container
-// processes outlive the agent; this is how a test finds what it left.
+// under dir: each supervisor and each workload FindContainers finds, and every process in their
+// sessions — supervisors and workloads each lead a session of their own, and a container's
+// children stay in it. Container processes outlive the agent; this is how a test finds what it
+// left. A state.json that cannot be read names no workload here (its supervisor, if alive, is
+// still found by its environment).
 func ContainerProcesses(dir string) ([]ContainerProcess, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
@@ -44,16 +116,13 @@ func ContainerProcesses(dir string) ([]ContainerProcess, error) {
 	if err != nil {
 		return nil, err
 	}
+	c, _ := findContainers(dir, nil, procs)
 	leaders := map[int]bool{}
-	for _, p := range procs {
-		if under(supervisorDir(p.pid), dir) {
-			leaders[p.pid] = true
-		}
+	for pid := range c.Supervisors {
+		leaders[pid] = true
 	}
-	for _, w := range recordedWorkloads(dir) {
-		if p, ok := procs[w.Pid]; ok && p.startTime == w.PidStartTime {
-			leaders[w.Pid] = true
-		}
+	for pid := range c.Workloads {
+		leaders[pid] = true
 	}
 	// A supervisor's children (the workload, exec'd commands) lead sessions of their own.
 	for _, p := range procs {
@@ -121,21 +190,32 @@ func allProcesses() (map[int]procInfo, error) {
 		if err != nil {
 			continue // gone meanwhile
 		}
-		// The command (field 2) is in parentheses and may hold anything: fields after the last ')'.
-		i := bytes.LastIndexByte(data, ')')
-		if i < 0 {
-			continue
+		if p, alive := parseStat(pid, string(data)); alive {
+			out[pid] = p
 		}
-		f := strings.Fields(string(data[i+1:]))
-		if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		session, _ := strconv.Atoi(f[3])
-		start, _ := strconv.ParseUint(f[19], 10, 64)
-		out[pid] = procInfo{pid: pid, ppid: ppid, session: session, startTime: start}
 	}
 	return out, nil
+}
+
+// parseStat reads parent, session and start time (fields 4, 6 and 22) of a /proc/<pid>/stat
+// line, and whether the process is alive: its state (field 3) is not Z or X, and the line is
+// whole. Fields are counted from the last ')': the command (field 2) may hold anything.
+func parseStat(pid int, stat string) (procInfo, bool) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return procInfo{}, false
+	}
+	f := strings.Fields(stat[i+1:])
+	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
+		return procInfo{}, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	session, err2 := strconv.Atoi(f[3])
+	start, err3 := strconv.ParseUint(f[19], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return procInfo{}, false
+	}
+	return procInfo{pid: pid, ppid: ppid, session: session, startTime: start}, true
 }
 
 // supervisorDir is the container directory in pid's environment, "" for other processes.
@@ -179,8 +259,17 @@ func (w Workload) Running() bool {
 		return false
 	}
 	p, ok := procs[w.Pid]
-	return ok && w.Pid > 0 && p.startTime == w.PidStartTime
+	return ok && w.is(p)
 }
+
+// is reports whether p is the recorded process: the same pid and start time, so that a pid
+// the kernel has given to another process since is not taken for the workload.
+func (w Workload) is(p procInfo) bool {
+	return w.Pid > 0 && p.pid == w.Pid && p.startTime == w.PidStartTime
+}
+
+// ContainerDir is the directory of the container the record is of, named by the container ID.
+func (w Workload) ContainerDir() string { return filepath.Dir(w.StateFile) }
 
 // Workloads reads every container state record (<root-dir>/process/containers/*/state.json)
 // of the agents whose Dir is under dir.
@@ -203,11 +292,6 @@ func Workloads(dir string) ([]Workload, error) {
 		out = append(out, w)
 	}
 	return out, errors.Join(errs...)
-}
-
-func recordedWorkloads(dir string) []Workload {
-	ws, _ := Workloads(dir)
-	return ws
 }
 
 // stateFiles finds state.json files of the process provider under dir: an agent's own

@@ -2,6 +2,8 @@ package agentproc
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,4 +133,79 @@ func TestKillContainersFindsSupervisorsWorkloadsAndTheirSessions(t *testing.T) {
 	assert.False(t, w.Running(), "killed")
 	_, err = ContainerWorkload(dir, "process://../b2")
 	assert.Error(t, err)
+}
+
+func TestParseStat(t *testing.T) {
+	// Fields 4 (ppid), 6 (session) and 22 (start time) counted after the command, which may
+	// hold spaces and parentheses.
+	fields := func(state string) string {
+		return state + " 7 2 9 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 4242 20 21"
+	}
+	tests := []struct {
+		name      string
+		stat      string
+		want      procInfo
+		wantAlive bool
+	}{
+		{"sleeping", "123 (sleep) " + fields("S"), procInfo{pid: 123, ppid: 7, session: 9, startTime: 4242}, true},
+		{"command with ') ('", "123 (a) (b c) " + fields("R"), procInfo{pid: 123, ppid: 7, session: 9, startTime: 4242}, true},
+		{"zombie has ended", "123 (sleep) " + fields("Z"), procInfo{}, false},
+		{"dead has ended", "123 (sleep) " + fields("X"), procInfo{}, false},
+		{"truncated", "123 (sleep) S 1 2", procInfo{}, false},
+		{"no command", "garbage", procInfo{}, false},
+		{"start time not a number", "123 (sleep) S 7 2 9 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 x 20 21", procInfo{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, alive := parseStat(123, tt.stat)
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.wantAlive, alive)
+		})
+	}
+}
+
+// TestFindContainers plays a process provider's containers with real processes: a supervisor
+// (its environment names a container directory), the workload its state.json records, a
+// state.json whose pid is alive but started at another time (a reused pid), and a supervisor of
+// another agent's directory.
+func TestFindContainers(t *testing.T) {
+	dir := t.TempDir()
+	c1 := filepath.Join(dir, "root", "process", "containers", "c1")
+	supervisor := startSession(t, "exec sleep 1000", "VK_STATIC_SUPERVISOR="+c1)
+	other := startSession(t, "exec sleep 1000", "VK_STATIC_SUPERVISOR="+filepath.Join(dir+"-other", "root", "process", "containers", "x"))
+	workload := startSession(t, "exec sleep 1000")
+	writeState(t, dir, "c1", Workload{State: "running", Pid: workload.Process.Pid, PidStartTime: startTime(t, workload.Process.Pid)})
+	reused := startSession(t, "exec sleep 1000")
+	writeState(t, dir, "c2", Workload{State: "running", Pid: reused.Process.Pid, PidStartTime: startTime(t, reused.Process.Pid) + 1})
+
+	c, err := FindContainers(dir, nil)
+	require.NoError(t, err)
+	assert.Equal(t, map[int]string{supervisor.Process.Pid: c1}, c.Supervisors)
+	require.Equal(t, []int{workload.Process.Pid}, slices.Collect(maps.Keys(c.Workloads)))
+	assert.Equal(t, c1, c.Workloads[workload.Process.Pid].ContainerDir())
+	assert.Len(t, c.Records, 2)
+	assert.Equal(t, 2, c.Len())
+	assert.NotContains(t, c.Supervisors, other.Process.Pid)
+	assert.Equal(t, fmt.Sprintf("supervisor %d (c1), workload %d (c1)", supervisor.Process.Pid, workload.Process.Pid), c.String())
+
+	// The containers are removed with their state files: the workload is still found through
+	// the records read before, the supervisor through its environment.
+	known := c.Records
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, "root")))
+	after, err := FindContainers(dir, known)
+	require.NoError(t, err)
+	assert.Equal(t, c.Supervisors, after.Supervisors)
+	assert.Equal(t, c.Workloads, after.Workloads)
+	assert.Empty(t, after.Records)
+	none, err := FindContainers(dir, nil)
+	require.NoError(t, err)
+	assert.Empty(t, none.Workloads)
+
+	// A record that cannot be read is an error; the rest is still found.
+	writeState(t, dir, "c1", Workload{})
+	require.NoError(t, os.WriteFile(filepath.Join(c1, "state.json"), []byte("{"), 0o644))
+	broken, err := FindContainers(dir, known)
+	assert.Error(t, err)
+	assert.Equal(t, c.Supervisors, broken.Supervisors)
+	assert.Equal(t, c.Workloads, broken.Workloads)
 }

@@ -12,10 +12,13 @@
 // With --provider process the containers are host processes that outlive the agent (Kill is a
 // kill -9 of the agent alone). ContainerProcesses finds what still runs for the containers of
 // the agents under a directory (supervisors by their VK_STATIC_SUPERVISOR environment,
-// workloads by their state.json, and everything in their sessions), Workloads and
-// ContainerWorkload read the recorded pids, and KillContainers is the clean-up of last resort:
+// workloads by their state.json pid and start time, and everything in their sessions);
+// FindContainers finds the supervisors and workloads alone, by role (for the benchmark's
+// figures); Workloads and ContainerWorkload read the recorded pids, and KillContainers is the
+// clean-up of last resort:
 //
 //	a.Kill()
 //	procs, err := agentproc.ContainerProcesses(a.Dir) // still running
+//	c, err := agentproc.FindContainers(a.Dir, nil)    // c.Supervisors, c.Workloads
 //	killed, err := agentproc.KillContainers(a.Dir)    // stop the agent first
 package agentproc
