@@ -91,7 +91,7 @@ func New(cfg Config) (*Agent, error) {
 			return nil, err
 		}
 		// The kubelet's routes, from the pods bound here and the provider running them.
-		api.Routes{Pods: pods, Provider: cfg.Provider}.Register(a.api)
+		api.Routes{Pods: pods, Provider: cfg.Provider, StreamIdleTimeout: cfg.API.StreamingConnectionIdleTimeout}.Register(a.api)
 		a.components = append(a.components, a.api)
 	}
 	var nodeController *node.NodeController

@@ -26,7 +26,7 @@ func (rt Routes) attach(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	remotecommand.ServeAttach(w, r, providerAttacher{attacher, namespace}, pod.Name, string(pod.UID), container,
-		opts, streamIdleTimeout, streamCreationTimeout, remotecommand.SupportedStreamingProtocols)
+		opts, rt.streamIdleTimeout(), streamCreationTimeout, remotecommand.SupportedStreamingProtocols)
 }
 
 // providerAttacher is the provider's attach as cri-streaming calls it.

@@ -23,6 +23,9 @@ const (
 	DefaultAuthenticationCacheTTL = 2 * time.Minute
 	DefaultAuthorizedCacheTTL     = 5 * time.Minute
 	DefaultUnauthorizedCacheTTL   = 30 * time.Second
+	// DefaultStreamingConnectionIdleTimeout is how long an exec, attach or port-forward
+	// connection may carry nothing before it is closed (--streaming-connection-idle-timeout).
+	DefaultStreamingConnectionIdleTimeout = 4 * time.Hour
 )
 
 // Config is everything New needs. NodeName is required, and either TLSCertFile and
@@ -79,6 +82,17 @@ type Config struct {
 	// SubjectAccessReview answer is reused; 0 is the default, negative is not at all.
 	AuthorizedCacheTTL   time.Duration
 	UnauthorizedCacheTTL time.Duration
+
+	// StreamingConnectionIdleTimeout closes an exec, attach or port-forward connection that has
+	// carried nothing for that long (--streaming-connection-idle-timeout); 0 is
+	// DefaultStreamingConnectionIdleTimeout, negative is never. The server does not use it
+	// itself: whoever registers the stream routes passes it on (Routes.StreamIdleTimeout).
+	StreamingConnectionIdleTimeout time.Duration
+
+	// Configz is the configuration the agent runs with, served by GET /configz (authorized as
+	// nodes/configz) as {"kubeletconfig": Configz}, as the kubelet serves its
+	// KubeletConfiguration; it must encode as JSON. nil serves no /configz.
+	Configz any
 }
 
 // complete returns c with the defaults filled in, or why it cannot work.

@@ -36,6 +36,8 @@
 // started have stopped (k8s.io/apiserver's reloaders end their own workers moments later). A
 // request's context ends with Run's, and a route must then return: Run cannot stop a hijacked
 // (upgraded) connection for it. /healthz is not here: it stays on the plain healthz port.
+// GET /configz is the server's own, when Config.Configz is given: the agent's configuration
+// as {"kubeletconfig": …}, authorized as nodes/configz (or nodes/proxy) like the kubelet's.
 //
 // The smallest use, on a node with an API client:
 //

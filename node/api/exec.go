@@ -14,12 +14,9 @@ import (
 	"github.com/vk-static/vk-static/node"
 )
 
-// The kubelet's stream timeouts (its --streaming-connection-idle-timeout default, and the
-// time a client has to open its streams).
-const (
-	streamIdleTimeout     = 4 * time.Hour
-	streamCreationTimeout = remotecommand.DefaultStreamCreationTimeout
-)
+// streamCreationTimeout is the time a client has to open its streams, the kubelet's (the idle
+// timeout is Routes.StreamIdleTimeout).
+const streamCreationTimeout = remotecommand.DefaultStreamCreationTimeout
 
 // exec serves /exec/{namespace}/{pod}/{container} (and with the pod's UID before the
 // container), what the API server proxies for pods/exec: k8s.io/cri-streaming speaks the
@@ -44,7 +41,7 @@ func (rt Routes) exec(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	remotecommand.ServeExec(w, r, providerExecutor{execer, namespace}, pod.Name, string(pod.UID), container, cmd,
-		opts, streamIdleTimeout, streamCreationTimeout, remotecommand.SupportedStreamingProtocols)
+		opts, rt.streamIdleTimeout(), streamCreationTimeout, remotecommand.SupportedStreamingProtocols)
 }
 
 // providerExecutor is the provider's exec as cri-streaming calls it.

@@ -34,7 +34,7 @@ func (rt Routes) portForward(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	portforward.ServePortForward(w, r, providerPortForwarder{pf, namespace}, pod.Name, string(pod.UID), opts,
-		streamIdleTimeout, streamCreationTimeout, portforward.SupportedProtocols)
+		rt.streamIdleTimeout(), streamCreationTimeout, portforward.SupportedProtocols)
 }
 
 // providerPortForwarder is the provider's port-forward as cri-streaming calls it.

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/podmanager"
@@ -16,6 +17,22 @@ type Routes struct {
 	Pods podmanager.Manager
 	// Provider runs the pods.
 	Provider node.PodLifecycleHandler
+	// StreamIdleTimeout closes an exec, attach or port-forward connection that has carried
+	// nothing for that long (Config.StreamingConnectionIdleTimeout, the kubelet's
+	// --streaming-connection-idle-timeout); 0 is DefaultStreamingConnectionIdleTimeout,
+	// negative is never.
+	StreamIdleTimeout time.Duration
+}
+
+// streamIdleTimeout is StreamIdleTimeout as cri-streaming takes it (0 is no timeout there).
+func (rt Routes) streamIdleTimeout() time.Duration {
+	switch {
+	case rt.StreamIdleTimeout == 0:
+		return DefaultStreamingConnectionIdleTimeout
+	case rt.StreamIdleTimeout < 0:
+		return 0
+	}
+	return rt.StreamIdleTimeout
 }
 
 // Mux is where routes are registered: a *Server (behind its authentication and authorization)

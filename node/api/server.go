@@ -46,6 +46,13 @@ func New(cfg Config) (*Server, error) {
 	if s.authz, err = newAuthorizer(cfg); err != nil {
 		return nil, err
 	}
+	if cfg.Configz != nil {
+		h, err := configzHandler(cfg.Configz)
+		if err != nil {
+			return nil, err
+		}
+		s.mux.Handle("GET /configz", h)
+	}
 	return s, nil
 }
 

@@ -32,15 +32,20 @@ var whoAmI = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 
 // serve runs the kubelet API of node (whose token identity, system:node:<node>, is all it uses
 // to ask the API server), trusting the cluster CA for client certificates, with /whoami and
-// /pods; it stops when the test ends, leaving nothing running.
-func serve(t *testing.T, node string) *api.Server {
+// /pods, and what configure adds to its Config; it stops when the test ends, leaving nothing
+// running.
+func serve(t *testing.T, node string, configure ...func(*api.Config)) *api.Server {
 	t.Helper()
 	cfg, cs, verifyNoLeaks := env.LeakCheckedNodeClient(t, node, itWait)
 	require.NotEmpty(t, cfg.BearerToken, "a token identity, so that the node's own rights are tested")
-	s, err := api.New(api.Config{
+	c := api.Config{
 		NodeName: node, Client: cs, Address: "127.0.0.1",
 		CertDirectory: t.TempDir(), ClientCAFile: env.CAFile,
-	})
+	}
+	for _, f := range configure {
+		f(&c)
+	}
+	s, err := api.New(c)
 	require.NoError(t, err)
 	s.Handle("/whoami", whoAmI)
 	s.Handle("/pods", whoAmI)
