@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -251,7 +252,10 @@ func parseLogQuery(q url.Values) (logQuery, error) {
 		if secs < 1 {
 			return lq, fmt.Errorf("sinceSeconds: Invalid value: %d: must be greater than 0", secs)
 		}
-		lq.opts.SinceSeconds = int(min(secs, int64(maxInt)))
+		// Capped at what a time.Duration holds (about 292 years): providers compute the bound as
+		// now - SinceSeconds*time.Second, which a larger value overflows into a time in the future,
+		// so that sinceSeconds=9223372036854775807 showed nothing instead of the whole log.
+		lq.opts.SinceSeconds = int(min(secs, maxSinceSeconds))
 	}
 	if hasTime && sinceTime != "" {
 		t, err := time.Parse(time.RFC3339, sinceTime)
@@ -264,6 +268,10 @@ func parseLogQuery(q url.Values) (logQuery, error) {
 }
 
 const maxInt = int(^uint(0) >> 1)
+
+// maxSinceSeconds is the largest sinceSeconds passed on: the most whole seconds a time.Duration
+// holds.
+const maxSinceSeconds = int64(math.MaxInt64 / time.Second)
 
 // boolParam is a boolean query parameter: absent or empty is false, and a parameter given
 // without a value ("?follow") true, as the kubelet's decoder reads them.
