@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/vk-static/vk-static/internal/agentproc"
 	"github.com/vk-static/vk-static/internal/testenv"
 )
 
@@ -118,6 +119,9 @@ type session struct {
 	transport *requestCounter
 	watcher   *podWatcher
 	agent     *agentProcess
+	// workloads are the container workloads a scenario saw running: the clean-up kills them
+	// even when their containers, and the records of them, are gone.
+	workloads []agentproc.Workload
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 }

@@ -57,6 +57,7 @@ func runProcessPods(ctx context.Context, s *session, n int, quiet time.Duration)
 	if err != nil {
 		return nil, err
 	}
+	s.workloads = running
 	s.r.logf("%s: agent RSS %.1f MB; %d supervisors: RSS %.1f MB in all (median %.2f), private %.1f MB, Pss %.1f MB; %d workloads",
 		s.name, res.Process.AgentRSSMB, res.Process.Supervisors, res.Process.SupervisorRSSSumMB, res.Process.SupervisorRSSMB,
 		res.Process.SupervisorAnonSumMB, res.Process.SupervisorPssSumMB, res.Process.Workloads)
@@ -192,10 +193,10 @@ func (s *session) watchContainersGone(ctx context.Context, known []agentproc.Wor
 }
 
 // killContainers kills what is left of the agent's container processes (they outlive the
-// agent; it is stopped first): a scenario that failed half-way must not leave 100 sleeps on a
+// agent; it is stopped first), those of the workloads the scenario saw running too: a scenario that failed half-way must not leave 100 sleeps on a
 // shared machine.
 func (s *session) killContainers() {
-	killed, err := agentproc.KillContainers(s.agent.Dir)
+	killed, err := agentproc.KillContainers(s.agent.Dir, s.workloads...)
 	if len(killed) > 0 {
 		s.r.logf("%s: killed %d container processes left by the agent: %s", s.name, len(killed), firstProcesses(killed, 4))
 	}

@@ -1,7 +1,17 @@
 package bench
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -57,4 +67,62 @@ func TestFirstProcesses(t *testing.T) {
 			require.Equal(t, tt.want, firstProcesses(tt.procs, tt.limit))
 		})
 	}
+}
+
+// startSession starts `exec sleep 60` with env added, leading a session of its own (as the
+// process provider starts supervisors and workloads); the test reaps it in any case.
+func startSession(t *testing.T, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", "exec sleep 60")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	require.NoError(t, cmd.Start())
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-done
+	})
+	return cmd
+}
+
+// TestLeftoversAreReportedAndKilled plays what process-100 checks after removing its pods: a
+// supervisor and the workload its container recorded outlive the container's directory. The
+// watch reports both as left over, the session's clean-up kills them, and a watch then sees
+// them gone.
+func TestLeftoversAreReportedAndKilled(t *testing.T) {
+	dir := t.TempDir()
+	container := filepath.Join(dir, "root", "process", "containers", "c1")
+	supervisor := startSession(t, "VK_STATIC_SUPERVISOR="+container)
+	workload := startSession(t)
+	require.Eventually(t, func() bool { // sh has exec'd sleep: the start time is the workload's for good
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", workload.Process.Pid))
+		return strings.HasPrefix(string(cmdline), "sleep")
+	}, 10*time.Second, 10*time.Millisecond)
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", workload.Process.Pid))
+	require.NoError(t, err)
+	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+	record, err := json.Marshal(map[string]any{"state": "running", "pid": workload.Process.Pid, "pidStartTime": json.Number(fields[19])})
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(container, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(container, "state.json"), record, 0o644))
+
+	var log bytes.Buffer
+	s := &session{r: &Runner{Log: &log}, name: "t", agent: &agentProcess{Agent: &agentproc.Agent{Dir: dir}}}
+	found, err := agentproc.FindContainers(dir, nil)
+	require.NoError(t, err)
+	require.Equal(t, 2, found.Len(), "%v", found)
+	known := found.Records
+	require.NoError(t, os.RemoveAll(filepath.Join(dir, "root"))) // the container takes its record with it
+
+	at, left := s.watchContainersGone(context.Background(), known)(300 * time.Millisecond)
+	require.True(t, at.IsZero())
+	require.Equal(t, fmt.Sprintf("supervisor %d (c1), workload %d (c1)", supervisor.Process.Pid, workload.Process.Pid), left.String())
+
+	s.workloads = known
+	s.killContainers()
+	require.Contains(t, log.String(), "t: killed 2 container processes left by the agent: ")
+	at, left = s.watchContainersGone(context.Background(), known)(10 * time.Second)
+	require.False(t, at.IsZero(), "left: %v", left)
+	require.Zero(t, left.Len())
 }

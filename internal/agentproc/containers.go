@@ -105,9 +105,9 @@ func (c Containers) String() string {
 // under dir: each supervisor and each workload FindContainers finds, and every process in their
 // sessions — supervisors and workloads each lead a session of their own, and a container's
 // children stay in it. Container processes outlive the agent; this is how a test finds what it
-// left. A state.json that cannot be read names no workload here (its supervisor, if alive, is
-// still found by its environment).
-func ContainerProcesses(dir string) ([]ContainerProcess, error) {
+// left. known are records read before, as for FindContainers. A state.json that cannot be read
+// names no workload here (its supervisor, if alive, is still found by its environment).
+func ContainerProcesses(dir string, known ...Workload) ([]ContainerProcess, error) {
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -116,7 +116,7 @@ func ContainerProcesses(dir string) ([]ContainerProcess, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, _ := findContainers(dir, nil, procs)
+	c, _ := findContainers(dir, known, procs)
 	leaders := map[int]bool{}
 	for pid := range c.Supervisors {
 		leaders[pid] = true
@@ -139,15 +139,15 @@ func ContainerProcesses(dir string) ([]ContainerProcess, error) {
 	return out, nil
 }
 
-// KillContainers kills (SIGKILL) every process ContainerProcesses finds under dir, and their
-// process groups, until none is left or 10 seconds have passed; it returns what it found. Stop
-// the agents first: a running agent restarts what is killed.
-func KillContainers(dir string) ([]ContainerProcess, error) {
+// KillContainers kills (SIGKILL) every process ContainerProcesses finds under dir (and through
+// known), and their process groups, until none is left or 10 seconds have passed; it returns
+// what it found. Stop the agents first: a running agent restarts what is killed.
+func KillContainers(dir string, known ...Workload) ([]ContainerProcess, error) {
 	var found []ContainerProcess
 	seen := map[int]bool{}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		procs, err := ContainerProcesses(dir)
+		procs, err := ContainerProcesses(dir, known...)
 		if err != nil {
 			return found, err
 		}

@@ -209,3 +209,23 @@ func TestFindContainers(t *testing.T) {
 	assert.Equal(t, c.Supervisors, broken.Supervisors)
 	assert.Equal(t, c.Workloads, broken.Workloads)
 }
+
+// TestKillContainersThroughKnownRecords: a workload whose container was removed with its record
+// (and whose supervisor is gone) is found, and killed, only through the record read before.
+func TestKillContainersThroughKnownRecords(t *testing.T) {
+	dir := t.TempDir()
+	workload := startSession(t, "exec sleep 1000")
+	known := Workload{State: "running", Pid: workload.Process.Pid, PidStartTime: startTime(t, workload.Process.Pid)}
+
+	procs, err := ContainerProcesses(dir)
+	require.NoError(t, err)
+	assert.Empty(t, procs)
+	procs, err = ContainerProcesses(dir, known)
+	require.NoError(t, err)
+	assert.Equal(t, []int{workload.Process.Pid}, pids(procs))
+
+	killed, err := KillContainers(dir, known)
+	require.NoError(t, err)
+	assert.Equal(t, []int{workload.Process.Pid}, pids(killed))
+	assert.False(t, known.Running(), "killed")
+}
