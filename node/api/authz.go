@@ -7,9 +7,14 @@ import (
 
 // newAuthorizer is the kubelet's authorizer (cmd/kubelet/app/auth.go BuildAuthz) for a completed
 // Config: SubjectAccessReview through the Client with both answers cached, or AlwaysAllow.
+// Webhook without a Client (complete allows it only with a local administrator, whom
+// withLocalAdmin allows first) denies everyone.
 func newAuthorizer(c Config) (authorizer.Authorizer, error) {
-	if c.AuthorizationMode == AuthorizationModeAlwaysAllow {
+	switch {
+	case c.AuthorizationMode == AuthorizationModeAlwaysAllow:
 		return authorizerfactory.NewAlwaysAllowAuthorizer(), nil
+	case c.Client == nil:
+		return authorizerfactory.NewAlwaysDenyAuthorizer(), nil
 	}
 	return authorizerfactory.DelegatingAuthorizerConfig{
 		SubjectAccessReviewClient: c.Client.AuthorizationV1(),

@@ -76,7 +76,15 @@ type Config struct {
 	// DefaultAuthenticationCacheTTL, negative is not at all.
 	AuthenticationCacheTTL time.Duration
 
+	// LocalAdmin keeps a local CA in CertDirectory and, once the server listens, a kubeconfig
+	// there for the local administrator (package localadmin): a client certificate it signed,
+	// authenticated besides ClientCAFile and allowed everything before AuthorizationMode is
+	// consulted — with Webhook, without asking the API server, which does not know the user.
+	// The files are 0600 in a 0700 directory: whoever reads them is root on the machine.
+	LocalAdmin bool
+
 	// AuthorizationMode is AuthorizationModeWebhook ("" too) or AuthorizationModeAlwaysAllow.
+	// Webhook without a Client allows the local administrator only (LocalAdmin is required).
 	AuthorizationMode string
 	// AuthorizedCacheTTL and UnauthorizedCacheTTL are how long an allowed and a denied
 	// SubjectAccessReview answer is reused; 0 is the default, negative is not at all.
@@ -117,6 +125,8 @@ func (c Config) complete() (Config, error) {
 		return c, errors.New("api: Config.TLSCertFile and Config.TLSPrivateKeyFile go together")
 	case c.TLSCertFile == "" && c.CertDirectory == "":
 		return c, errors.New("api: Config.CertDirectory is required without Config.TLSCertFile")
+	case c.LocalAdmin && c.CertDirectory == "":
+		return c, errors.New("api: Config.CertDirectory is required with Config.LocalAdmin")
 	}
 	if _, err := cliflag.TLSVersion(c.TLSMinVersion); err != nil {
 		return c, fmt.Errorf("api: Config.TLSMinVersion: %w", err)
@@ -124,16 +134,16 @@ func (c Config) complete() (Config, error) {
 	if _, err := cliflag.TLSCipherSuites(c.TLSCipherSuites); err != nil {
 		return c, fmt.Errorf("api: Config.TLSCipherSuites: %w", err)
 	}
-	if c.ClientCAFile == "" && !c.Anonymous && (c.Client == nil || c.DisableTokenWebhook) {
-		return c, errors.New("api: no way to authenticate a request: set Config.ClientCAFile, or Config.Anonymous, or give a Client for bearer tokens")
+	if c.ClientCAFile == "" && !c.Anonymous && !c.LocalAdmin && (c.Client == nil || c.DisableTokenWebhook) {
+		return c, errors.New("api: no way to authenticate a request: set Config.ClientCAFile, Config.Anonymous or Config.LocalAdmin, or give a Client for bearer tokens")
 	}
 	if c.AuthorizationMode == "" {
 		c.AuthorizationMode = AuthorizationModeWebhook
 	}
 	switch c.AuthorizationMode {
 	case AuthorizationModeWebhook:
-		if c.Client == nil {
-			return c, errors.New("api: authorization mode Webhook needs a Client to ask the API server; without one, AlwaysAllow must be chosen explicitly")
+		if c.Client == nil && !c.LocalAdmin {
+			return c, errors.New("api: authorization mode Webhook needs a Client to ask the API server; without one, AlwaysAllow must be chosen explicitly (or LocalAdmin, the only user then allowed)")
 		}
 	case AuthorizationModeAlwaysAllow:
 	default:

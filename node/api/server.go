@@ -46,6 +46,7 @@ func New(cfg Config) (*Server, error) {
 	if s.authz, err = newAuthorizer(cfg); err != nil {
 		return nil, err
 	}
+	s.authz = s.tls.local.authorizer(s.authz)
 	if cfg.Configz != nil {
 		h, err := configzHandler(cfg.Configz)
 		if err != nil {
@@ -90,7 +91,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	authn, err := newAuthenticator(s.cfg, certs.clientCAProvider())
+	authn, err := s.authenticator(certs.clientCAProvider())
 	if err != nil {
 		return err
 	}
@@ -102,6 +103,10 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	s.addr = ln.Addr().String()
 	s.mu.Unlock()
 	s.tls.log(logger)
+	if err := s.writeLocalAdmin(logger, s.addr); err != nil {
+		ln.Close()
+		return err
+	}
 	if s.cfg.Anonymous && s.cfg.AuthorizationMode == AuthorizationModeAlwaysAllow {
 		logger.Info("Warning: anonymous requests are allowed everything: anyone who reaches the port can use the kubelet API")
 	}
@@ -127,7 +132,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	served := make(chan error, 1)
 	wg.Go(func() { served <- srv.ServeTLS(ln, "", "") })
 	logger.Info("Serving the kubelet API", "address", s.addr, "authorization", s.cfg.AuthorizationMode,
-		"clientCA", s.cfg.ClientCAFile != "", "tokenWebhook", s.cfg.Client != nil && !s.cfg.DisableTokenWebhook, "anonymous", s.cfg.Anonymous)
+		"clientCA", s.cfg.ClientCAFile != "", "tokenWebhook", s.cfg.Client != nil && !s.cfg.DisableTokenWebhook, "anonymous", s.cfg.Anonymous, "localAdmin", s.tls.local != nil)
 	close(s.ready)
 
 	select {

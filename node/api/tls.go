@@ -22,6 +22,7 @@ type tlsSettings struct {
 	minVersion        uint16
 	cipherSuites      []uint16
 	cipherNames       []string
+	local             *localAdmin // nil without Config.LocalAdmin
 }
 
 // prepareTLS loads (or creates) everything Run will serve with, so that a missing file or a bad
@@ -42,6 +43,10 @@ func prepareTLS(c Config) (tlsSettings, error) {
 		if _, err := certutil.NewPool(t.clientCAFile); err != nil {
 			return t, fmt.Errorf("api: client CA: %w", err)
 		}
+	}
+	var err error
+	if t.local, err = prepareLocalAdmin(c); err != nil {
+		return t, fmt.Errorf("api: %w", err)
 	}
 	return t, nil
 }
@@ -82,6 +87,21 @@ func (t tlsSettings) startCertificates(ctx context.Context, wg *sync.WaitGroup) 
 		}
 		wg.Go(func() { c.clientCA.Run(ctx, 1) })
 		clientCA = c.clientCA
+	}
+	if t.local != nil {
+		// Advertised beside the client CA, so that clients choose the local administrator's
+		// certificate; the local administrator's authenticator checks it against this CA alone.
+		localCA, err := dynamiccertificates.NewStaticCAContent("local-admin-ca", t.local.ca.CABundle())
+		if err != nil {
+			return nil, fmt.Errorf("api: local admin CA: %w", err)
+		}
+		if clientCA == nil {
+			clientCA = localCA
+		} else {
+			clientCA = dynamiccertificates.NewUnionCAContentProvider(c.clientCA, localCA)
+		}
+	}
+	if clientCA != nil {
 		// Ask for a certificate, never require one: bearer tokens are the other way in, and
 		// the authenticator, not the handshake, verifies it against the CA.
 		base.ClientAuth = tls.RequestClientCert
