@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -69,19 +68,16 @@ func TestFirstProcesses(t *testing.T) {
 	}
 }
 
-// startSession starts `exec sleep 60` with env added, leading a session of its own (as the
-// process provider starts supervisors and workloads); the test reaps it in any case.
-func startSession(t *testing.T, env ...string) *exec.Cmd {
+// startSleep starts `sleep 60` with env added; the test kills and reaps it in any case (a
+// process killed before is a zombie until then, and counts as ended).
+func startSleep(t *testing.T, env ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command("sh", "-c", "exec sleep 60")
+	cmd := exec.Command("sleep", "60")
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	require.NoError(t, cmd.Start())
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Kill()
-		<-done
+		_ = cmd.Wait()
 	})
 	return cmd
 }
@@ -93,12 +89,8 @@ func startSession(t *testing.T, env ...string) *exec.Cmd {
 func TestLeftoversAreReportedAndKilled(t *testing.T) {
 	dir := t.TempDir()
 	container := filepath.Join(dir, "root", "process", "containers", "c1")
-	supervisor := startSession(t, "VK_STATIC_SUPERVISOR="+container)
-	workload := startSession(t)
-	require.Eventually(t, func() bool { // sh has exec'd sleep: the start time is the workload's for good
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", workload.Process.Pid))
-		return strings.HasPrefix(string(cmdline), "sleep")
-	}, 10*time.Second, 10*time.Millisecond)
+	supervisor := startSleep(t, "VK_STATIC_SUPERVISOR="+container)
+	workload := startSleep(t)
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", workload.Process.Pid))
 	require.NoError(t, err)
 	fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
