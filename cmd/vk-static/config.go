@@ -139,7 +139,7 @@ var supportedConfigFields = map[string]bool{
 	"registerWithTaints": true, "enableProfilingHandler": true,
 	"systemReserved": true, "kubeReserved": true, "containerLogMaxSize": true, "containerLogMaxFiles": true,
 	"tlsCertFile": true, "tlsPrivateKeyFile": true, "tlsMinVersion": true, "tlsCipherSuites": true,
-	"authentication": true, "authorization": true,
+	"authentication": true, "authorization": true, "streamingConnectionIdleTimeout": true,
 }
 
 // ignoredConfigFields lists the top-level keys of a KubeletConfiguration file that are valid

@@ -74,6 +74,7 @@ var kubeletConfigFields = map[string]string{
 	"authorization-mode":                           "authorization.mode",
 	"authorization-webhook-cache-authorized-ttl":   "authorization.webhook.cacheAuthorizedTTL",
 	"authorization-webhook-cache-unauthorized-ttl": "authorization.webhook.cacheUnauthorizedTTL",
+	"streaming-connection-idle-timeout":            "streamingConnectionIdleTimeout",
 }
 
 // flagSections are the agent's flags, bound to o, in the sections --help prints them in; each

@@ -109,6 +109,7 @@ func TestKubeletConfigFieldsAreTheOnesApplied(t *testing.T) {
 		"authorization.mode":                         "authorization: {mode: AlwaysAllow}",
 		"authorization.webhook.cacheAuthorizedTTL":   "authorization: {webhook: {cacheAuthorizedTTL: 3s}}",
 		"authorization.webhook.cacheUnauthorizedTTL": "authorization: {webhook: {cacheUnauthorizedTTL: 3s}}",
+		"streamingConnectionIdleTimeout":             "streamingConnectionIdleTimeout: 3s",
 	}
 	named := map[string]bool{}
 	for flagName, field := range kubeletConfigFields {

@@ -26,6 +26,7 @@ func (o *options) addKubeletAPIFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.AuthorizationMode, "authorization-mode", o.AuthorizationMode, "How kubelet API requests are authorized: Webhook (a SubjectAccessReview with the API server, for nodes/<node> and a subresource such as proxy, log or stats; needs --kubeconfig) or AlwaysAllow (every authenticated request).")
 	fs.DurationVar(&o.AuthorizationWebhookCacheAuthorizedTTL, "authorization-webhook-cache-authorized-ttl", o.AuthorizationWebhookCacheAuthorizedTTL, "How long an allowing SubjectAccessReview's answer is reused; 0 not at all.")
 	fs.DurationVar(&o.AuthorizationWebhookCacheUnauthorizedTTL, "authorization-webhook-cache-unauthorized-ttl", o.AuthorizationWebhookCacheUnauthorizedTTL, "How long a denying SubjectAccessReview's answer is reused; 0 not at all.")
+	fs.DurationVar(&o.StreamingConnectionIdleTimeout, "streaming-connection-idle-timeout", o.StreamingConnectionIdleTimeout, "How long an exec, attach or port-forward connection may carry nothing before it is closed; 0 never.")
 }
 
 // applyKubeletAPIConfig applies a KubeletConfiguration's kubelet API fields to o through set
@@ -66,6 +67,9 @@ func applyKubeletAPIConfig(cfg *kubeletv1beta1.KubeletConfiguration, o *options,
 	if authz.Webhook.CacheUnauthorizedTTL.Duration != 0 {
 		set("authorization-webhook-cache-unauthorized-ttl", func() { o.AuthorizationWebhookCacheUnauthorizedTTL = authz.Webhook.CacheUnauthorizedTTL.Duration })
 	}
+	if cfg.StreamingConnectionIdleTimeout.Duration != 0 {
+		set("streaming-connection-idle-timeout", func() { o.StreamingConnectionIdleTimeout = cfg.StreamingConnectionIdleTimeout.Duration })
+	}
 }
 
 // validateKubeletAPI checks the kubelet API's options, naming the flag that is wrong.
@@ -88,6 +92,7 @@ func (o *options) validateKubeletAPI(bad func(flag, format string, args ...any))
 		"authentication-token-webhook-cache-ttl":       o.AuthenticationTokenWebhookCacheTTL,
 		"authorization-webhook-cache-authorized-ttl":   o.AuthorizationWebhookCacheAuthorizedTTL,
 		"authorization-webhook-cache-unauthorized-ttl": o.AuthorizationWebhookCacheUnauthorizedTTL,
+		"streaming-connection-idle-timeout":            o.StreamingConnectionIdleTimeout,
 	} {
 		if d < 0 {
 			bad(flag, "must not be negative, got %s", d)
@@ -130,11 +135,14 @@ func (o *options) kubeletAPI() (*api.Config, string) {
 		AuthorizationMode:      o.AuthorizationMode,
 		AuthorizedCacheTTL:     cacheTTL(o.AuthorizationWebhookCacheAuthorizedTTL),
 		UnauthorizedCacheTTL:   cacheTTL(o.AuthorizationWebhookCacheUnauthorizedTTL),
+		// 0 is never for the flag, as cacheTTL's.
+		StreamingConnectionIdleTimeout: cacheTTL(o.StreamingConnectionIdleTimeout),
+		Configz:                        o.kubeletConfiguration(),
 	}, ""
 }
 
-// cacheTTL maps a flag's 0 (no caching, as for the kubelet) to api.Config's negative (its 0 is
-// the default).
+// cacheTTL maps a flag's 0 (no caching, or no timeout, as for the kubelet) to api.Config's
+// negative (its 0 is the default).
 func cacheTTL(d time.Duration) time.Duration {
 	if d == 0 {
 		return -1

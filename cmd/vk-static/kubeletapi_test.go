@@ -26,7 +26,8 @@ func TestKubeletAPIFromFlags(t *testing.T) {
 		name: "with an API server",
 		args: withAPIServer,
 		want: &api.Config{Port: 10250, CertDirectory: "/var/lib/x/pki", AuthorizationMode: "Webhook",
-			AuthenticationCacheTTL: 2 * time.Minute, AuthorizedCacheTTL: 5 * time.Minute, UnauthorizedCacheTTL: 30 * time.Second},
+			AuthenticationCacheTTL: 2 * time.Minute, AuthorizedCacheTTL: 5 * time.Minute, UnauthorizedCacheTTL: 30 * time.Second,
+			StreamingConnectionIdleTimeout: 4 * time.Hour},
 	}, {
 		name:    "--port 0",
 		args:    append(withAPIServer, "--port", "0"),
@@ -39,7 +40,8 @@ func TestKubeletAPIFromFlags(t *testing.T) {
 		name: "standalone with a client CA",
 		args: []string{"--root-dir", "/r", "--client-ca-file", "/ca.crt", "--authorization-mode", "AlwaysAllow"},
 		want: &api.Config{Port: 10250, CertDirectory: "/r/pki", ClientCAFile: "/ca.crt", AuthorizationMode: "AlwaysAllow",
-			AuthenticationCacheTTL: 2 * time.Minute, AuthorizedCacheTTL: 5 * time.Minute, UnauthorizedCacheTTL: 30 * time.Second},
+			AuthenticationCacheTTL: 2 * time.Minute, AuthorizedCacheTTL: 5 * time.Minute, UnauthorizedCacheTTL: 30 * time.Second,
+			StreamingConnectionIdleTimeout: 4 * time.Hour},
 	}, {
 		name: "every flag",
 		args: append(withAPIServer, "--address", "10.0.0.7", "--port", "11250",
@@ -47,17 +49,22 @@ func TestKubeletAPIFromFlags(t *testing.T) {
 			"--tls-cipher-suites", "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
 			"--client-ca-file", "/ca.crt", "--anonymous-auth", "--authentication-token-webhook=false",
 			"--authentication-token-webhook-cache-ttl", "0", "--authorization-mode", "AlwaysAllow",
-			"--authorization-webhook-cache-authorized-ttl", "1m", "--authorization-webhook-cache-unauthorized-ttl", "0s"),
+			"--authorization-webhook-cache-authorized-ttl", "1m", "--authorization-webhook-cache-unauthorized-ttl", "0s",
+			"--streaming-connection-idle-timeout", "0"),
 		want: &api.Config{Address: "10.0.0.7", Port: 11250, TLSCertFile: "/tls.crt", TLSPrivateKeyFile: "/tls.key",
 			CertDirectory: "/var/lib/x/pki", TLSMinVersion: "VersionTLS13",
 			TLSCipherSuites: []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"},
 			ClientCAFile:    "/ca.crt", Anonymous: true, DisableTokenWebhook: true, AuthenticationCacheTTL: -1,
-			AuthorizationMode: "AlwaysAllow", AuthorizedCacheTTL: time.Minute, UnauthorizedCacheTTL: -1},
+			AuthorizationMode: "AlwaysAllow", AuthorizedCacheTTL: time.Minute, UnauthorizedCacheTTL: -1,
+			StreamingConnectionIdleTimeout: -1},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := parse(t, tc.args...)
 			require.NoError(t, err)
 			got, why := o.kubeletAPI()
+			if got != nil {
+				got.Configz = nil // TestConfigz
+			}
 			assert.Equal(t, tc.want, got)
 			if tc.whyNone == "" {
 				assert.Empty(t, why)
@@ -120,14 +127,17 @@ authentication:
 authorization:
   mode: AlwaysAllow
   webhook: {cacheAuthorizedTTL: 2m, cacheUnauthorizedTTL: 10s}
+streamingConnectionIdleTimeout: 5m
 `)
 	o, err := parse(t, "--config", cfg, "--kubeconfig", "/k", "--root-dir", "/r", "--authorization-webhook-cache-unauthorized-ttl", "20s")
 	require.NoError(t, err)
 	got, _ := o.kubeletAPI()
+	got.Configz = nil // TestConfigz
 	assert.Equal(t, &api.Config{Port: 10250, TLSCertFile: "/tls.crt", TLSPrivateKeyFile: "/tls.key", CertDirectory: filepath.Join("/r", "pki"),
 		TLSMinVersion: "VersionTLS13", TLSCipherSuites: []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"},
 		ClientCAFile: "/ca.crt", Anonymous: true, DisableTokenWebhook: true, AuthenticationCacheTTL: time.Minute,
-		AuthorizationMode: "AlwaysAllow", AuthorizedCacheTTL: 2 * time.Minute, UnauthorizedCacheTTL: 20 * time.Second}, got)
+		AuthorizationMode: "AlwaysAllow", AuthorizedCacheTTL: 2 * time.Minute, UnauthorizedCacheTTL: 20 * time.Second,
+		StreamingConnectionIdleTimeout: 5 * time.Minute}, got)
 
 	bad := writeFile(t, "bad.yaml", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nauthorization: {mode: Node}\n")
 	_, err = parse(t, "--config", bad)

@@ -63,6 +63,7 @@ type options struct {
 	AuthorizationMode                        string
 	AuthorizationWebhookCacheAuthorizedTTL   time.Duration
 	AuthorizationWebhookCacheUnauthorizedTTL time.Duration
+	StreamingConnectionIdleTimeout           time.Duration
 }
 
 // defaultOptions are the kubelet's defaults, taken from the packages that use them wherever a
@@ -94,6 +95,7 @@ func defaultOptions() *options {
 		AuthorizationMode:                        api.AuthorizationModeWebhook,
 		AuthorizationWebhookCacheAuthorizedTTL:   api.DefaultAuthorizedCacheTTL,
 		AuthorizationWebhookCacheUnauthorizedTTL: api.DefaultUnauthorizedCacheTTL,
+		StreamingConnectionIdleTimeout:           api.DefaultStreamingConnectionIdleTimeout,
 	}
 }
 
