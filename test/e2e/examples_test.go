@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// What the README promises for `make run`: the example manifests run as real processes — a web
+// server answering on 127.0.0.1:18080 once its readiness probe passes, a ticker whose logs
+// stream, a run-once pod that ends Succeeded, and a pod whose init container ran first.
+func TestExampleManifestsRunForReal(t *testing.T) {
+	a := startProcessAgent(t)
+	examples, err := filepath.Glob(filepath.Join("..", "..", "examples", "manifests", "*.yaml"))
+	require.NoError(t, err)
+	require.Len(t, examples, 4, "the README describes four examples")
+	for _, path := range examples {
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		a.WriteManifest(filepath.Base(path), string(data))
+	}
+
+	running := func(container string) func(*corev1.Pod) error {
+		return func(p *corev1.Pod) error {
+			for _, cs := range p.Status.ContainerStatuses {
+				if cs.Name == container && cs.State.Running != nil && p.Status.Phase == corev1.PodRunning {
+					return nil
+				}
+			}
+			return fmt.Errorf("phase %s, %+v", p.Status.Phase, p.Status.ContainerStatuses)
+		}
+	}
+	a.waitMirror("web", time.Minute, "ready", func(p *corev1.Pod) error {
+		if podReady(p) != corev1.ConditionTrue {
+			return fmt.Errorf("not ready: %+v", p.Status.ContainerStatuses)
+		}
+		return nil
+	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		resp, err := http.Get("http://127.0.0.1:18080/")
+		require.NoError(c, err)
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		assert.Equal(c, http.StatusOK, resp.StatusCode)
+		assert.Contains(c, string(body), "Directory listing", "python's http.server, serving the emptyDir at /srv")
+	}, 30*time.Second, 200*time.Millisecond, "the web example answers on 127.0.0.1:18080")
+
+	a.waitMirror("ticker", time.Minute, "running", running("ticker"))
+	ctx := context.Background()
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		logs, err := podLogs(ctx, metav1.NamespaceDefault, a.mirrorName("ticker"), &corev1.PodLogOptions{Container: "ticker"})
+		require.NoError(c, err)
+		assert.Contains(c, logs, "tick 2 from "+a.mirrorName("ticker")+" on "+a.Node, "the downward API names the pod and the node")
+	}, 30*time.Second, 200*time.Millisecond)
+
+	a.waitMirror("once", time.Minute, "Succeeded", func(p *corev1.Pod) error {
+		if p.Status.Phase != corev1.PodSucceeded {
+			return fmt.Errorf("phase %s", p.Status.Phase)
+		}
+		return nil
+	})
+	logs, err := podLogs(ctx, metav1.NamespaceDefault, a.mirrorName("once"), &corev1.PodLogOptions{Container: "job"})
+	require.NoError(t, err)
+	assert.Equal(t, "started\nfinished\n", logs)
+
+	init := a.waitMirror("with-init", time.Minute, "main running", running("main"))
+	require.Len(t, init.Status.InitContainerStatuses, 1)
+	prepared := init.Status.InitContainerStatuses[0].State.Terminated
+	require.NotNil(t, prepared, "the init container ran to its end first")
+	assert.Equal(t, "Completed", prepared.Reason)
+	assert.False(t, init.Status.ContainerStatuses[0].State.Running.StartedAt.Before(&prepared.FinishedAt), "main started after prepare finished")
+
+	for _, path := range examples {
+		a.RemoveManifest(filepath.Base(path))
+	}
+	for _, name := range []string{"web", "ticker", "once", "with-init"} {
+		a.mirrorGone(name)
+	}
+	a.noContainerProcesses(30 * time.Second)
+}
