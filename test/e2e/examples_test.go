@@ -88,3 +88,24 @@ func TestExampleManifestsRunForReal(t *testing.T) {
 	}
 	a.noContainerProcesses(30 * time.Second)
 }
+
+// Garbage in a manifest must not take its running pod down, not even across an agent restart:
+// the restarted agent cannot decode the file, so it keeps the pod the process provider still
+// runs — the same process — until the file decodes again or is removed.
+func TestUnreadableManifestAtRestartKeepsItsProcess(t *testing.T) {
+	a := startProcessAgent(t)
+	a.writePod(staticPod("keep", shell("while true; do sleep 1; done")...))
+	before := a.workload(mainStatus(a.waitMirror("keep", time.Minute, "running", mainRunning)))
+
+	a.Stop()
+	a.WriteManifest("keep.json", "{ this is not a pod")
+	a.restart()
+	mirror := a.waitMirror("keep", 30*time.Second, "still running", mainRunning)
+	assert.Equal(t, before, a.workload(mainStatus(mirror)), "the same process, not a new one")
+	assert.Equal(t, int32(0), mainStatus(mirror).RestartCount)
+	assert.True(t, before.Running(), "the workload still runs")
+
+	a.removePod("keep")
+	a.mirrorGone("keep")
+	a.noContainerProcesses(30 * time.Second)
+}
