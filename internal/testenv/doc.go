@@ -2,7 +2,9 @@
 // end-to-end tests, configured like a production cluster: the Node authorizer and RBAC,
 // NodeRestriction admission, token and client-certificate authentication, service-account
 // signing keys, and a kubelet client certificate so the API server can reach the agent with a
-// verifiable identity.
+// verifiable identity. With Options.VerifyKubeletServingCerts the API server verifies the
+// agents' serving certificates in turn (--kubelet-certificate-authority): an agent then serves
+// a certificate from Env.IssueServingCert.
 //
 // The binaries are built from Go modules by `make testbin` (hack/tools); testenv finds them in
 // $VK_STATIC_TESTBIN, or in the Makefile's default cache directory. Missing binaries are a test

@@ -30,6 +30,12 @@ type Options struct {
 	Nodes []string
 	// ExtraAPIServerArgs are appended to the API server's command line.
 	ExtraAPIServerArgs []string
+	// VerifyKubeletServingCerts makes the API server verify the serving certificate of every
+	// agent it calls (logs, exec, port-forward) against CAFile, as a production cluster with
+	// --kubelet-certificate-authority does: agents must then serve a certificate from
+	// IssueServingCert for the address the API server dials (their InternalIP). Off, the API
+	// server trusts any certificate, and agents may keep their self-signed ones.
+	VerifyKubeletServingCerts bool
 }
 
 // Env is a running control plane. Its fields are read-only.
@@ -162,6 +168,9 @@ func start(ctx context.Context, bin string, opts Options) (_ *Env, err error) {
 	args, err := env.apiServerFlags(opts, etcdURL)
 	if err != nil {
 		return nil, err
+	}
+	if opts.VerifyKubeletServingCerts {
+		args = append(args, "--kubelet-certificate-authority", env.CAFile)
 	}
 	env.apiArgs = append(args, opts.ExtraAPIServerArgs...)
 	if err := env.StartAPIServer(ctx); err != nil {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/vk-static/vk-static/internal/agentproc"
+	"github.com/vk-static/vk-static/internal/testenv"
 )
 
 // agent is one vk-static process for one test, with the test's own node name.
@@ -25,8 +26,9 @@ type agent struct {
 type agentOptions struct {
 	standalone bool
 	extraArgs  []string
-	node       string // default: named after the test
-	apiHost    string // the API server's URL for the agent, when not env's (a proxy)
+	node       string       // default: named after the test
+	env        *testenv.Env // default: the package's
+	apiHost    string       // the API server's URL for the agent, when not env's (a proxy)
 }
 
 // startAgent runs vk-static for a node named after the test, waits until it is ready, and
@@ -49,8 +51,11 @@ func startAgent(t *testing.T, opts agentOptions) *agent {
 			"-v", "4",
 		}, opts.extraArgs...),
 	}
+	if opts.env == nil {
+		opts.env = env
+	}
 	if !opts.standalone {
-		cfg.Env = env
+		cfg.Env = opts.env
 	}
 	p, err := agentproc.Start(cfg)
 	if err != nil {
@@ -58,7 +63,7 @@ func startAgent(t *testing.T, opts agentOptions) *agent {
 	}
 	a := &agent{Agent: p, t: t}
 	if !opts.standalone {
-		a.Client = env.NodeClient(t, a.Node)
+		a.Client = opts.env.NodeClient(t, a.Node)
 	}
 	t.Cleanup(func() {
 		a.Stop()
