@@ -132,13 +132,16 @@ that the cluster sees them all. Its flags are the kubelet's where the kubelet ha
 Usage:
   vk-static [flags]                                          run the agent
   vk-static validate [--hostname-override NAME] FILE|DIR...  check manifests as the agent would
+  vk-static pods [--root-dir DIR]                            list a running agent's pods
+  vk-static logs POD [-c CONTAINER] [-f] [--root-dir DIR]    print a container's log
   vk-static version                                          print the version
 `
 
 // exitCodes is the exit code table of every command.
 const exitCodes = `Exit codes:
   0  done: the agent stopped on SIGINT or SIGTERM; validate found every manifest good; --help
-  1  runtime failure: the agent failed (its log says why); validate found a problem
+  1  runtime failure: the agent failed (its log says why); validate found a problem; pods or
+     logs could not reach the agent, or it refused
   2  usage: an unknown flag or subcommand, a bad value, conflicting flags, a --config file
      that cannot be read or has an unknown field
 `

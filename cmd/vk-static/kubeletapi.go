@@ -23,7 +23,7 @@ func (o *options) addKubeletAPIFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.AnonymousAuth, "anonymous-auth", o.AnonymousAuth, "Let kubelet API requests without credentials through to authorization, as system:anonymous in group system:unauthenticated.")
 	fs.BoolVar(&o.AuthenticationTokenWebhook, "authentication-token-webhook", o.AuthenticationTokenWebhook, "Authenticate bearer tokens to the kubelet API through TokenReviews with the API server (with --kubeconfig only; without, there is no API server to ask).")
 	fs.DurationVar(&o.AuthenticationTokenWebhookCacheTTL, "authentication-token-webhook-cache-ttl", o.AuthenticationTokenWebhookCacheTTL, "How long a TokenReview's answer is reused; 0 not at all.")
-	fs.StringVar(&o.AuthorizationMode, "authorization-mode", o.AuthorizationMode, "How kubelet API requests are authorized: Webhook (a SubjectAccessReview with the API server, for nodes/<node> and a subresource such as proxy, log or stats; needs --kubeconfig) or AlwaysAllow (every authenticated request).")
+	fs.StringVar(&o.AuthorizationMode, "authorization-mode", o.AuthorizationMode, "How kubelet API requests are authorized: Webhook (a SubjectAccessReview with the API server, for nodes/<node> and a subresource such as proxy, log or stats; without --kubeconfig, nobody but the local administrator) or AlwaysAllow (every authenticated request). The local administrator (<root-dir>/pki/local-admin.kubeconfig, what vk-static pods and logs use) is allowed either way, without asking the API server.")
 	fs.DurationVar(&o.AuthorizationWebhookCacheAuthorizedTTL, "authorization-webhook-cache-authorized-ttl", o.AuthorizationWebhookCacheAuthorizedTTL, "How long an allowing SubjectAccessReview's answer is reused; 0 not at all.")
 	fs.DurationVar(&o.AuthorizationWebhookCacheUnauthorizedTTL, "authorization-webhook-cache-unauthorized-ttl", o.AuthorizationWebhookCacheUnauthorizedTTL, "How long a denying SubjectAccessReview's answer is reused; 0 not at all.")
 	fs.DurationVar(&o.StreamingConnectionIdleTimeout, "streaming-connection-idle-timeout", o.StreamingConnectionIdleTimeout, "How long an exec, attach or port-forward connection may carry nothing before it is closed; 0 never.")
@@ -102,23 +102,24 @@ func (o *options) validateKubeletAPI(bad func(flag, format string, args ...any))
 		return // not served: nothing more can be wrong
 	}
 	standalone := o.Kubeconfig == ""
-	if standalone && o.AuthorizationMode == api.AuthorizationModeWebhook {
-		bad("authorization-mode", "Webhook asks the API server, and without --kubeconfig there is none: choose AlwaysAllow to serve the kubelet API standalone (or --port 0 to serve none)")
+	// Standalone, Webhook allows the local administrator only: the users of a client CA or
+	// anonymous requests would be authenticated and then refused everything.
+	if standalone && o.AuthorizationMode == api.AuthorizationModeWebhook && (o.ClientCAFile != "" || o.AnonymousAuth) {
+		bad("authorization-mode", "Webhook asks the API server, and without --kubeconfig there is none: only the local administrator would be allowed; choose AlwaysAllow to let --client-ca-file's users or --anonymous-auth's requests in")
 	}
 	if !standalone && !o.AuthenticationTokenWebhook && o.ClientCAFile == "" && !o.AnonymousAuth {
 		bad("authentication-token-webhook", "off, with neither --client-ca-file nor --anonymous-auth: nothing could authenticate to the kubelet API (--port 0 serves none)")
 	}
 }
 
-// kubeletAPI is the kubelet API the options ask for, or nil and why none is served: --port 0,
-// or standalone with nothing that could authenticate a request (no client CA, no anonymous
-// requests, and no API server for tokens), which is how `make run` starts.
+// kubeletAPI is the kubelet API the options ask for, or nil and why none is served (--port 0).
+// It always has a local administrator (the credential `vk-static pods` and `vk-static logs`
+// use, in <root-dir>/pki): so standalone, with no API server to authenticate anyone, it is
+// served too — on 127.0.0.1 unless --address says otherwise, to the local administrator only
+// unless --client-ca-file or --anonymous-auth, with AlwaysAllow, let others in.
 func (o *options) kubeletAPI() (*api.Config, string) {
-	switch {
-	case o.Port == 0:
+	if o.Port == 0 {
 		return nil, "--port is 0"
-	case o.Kubeconfig == "" && o.ClientCAFile == "" && !o.AnonymousAuth:
-		return nil, "standalone (no --kubeconfig for bearer tokens) with neither --client-ca-file nor --anonymous-auth: nothing could authenticate"
 	}
 	return &api.Config{
 		Address:                o.Address,
@@ -130,6 +131,7 @@ func (o *options) kubeletAPI() (*api.Config, string) {
 		TLSCipherSuites:        o.TLSCipherSuites,
 		ClientCAFile:           o.ClientCAFile,
 		Anonymous:              o.AnonymousAuth,
+		LocalAdmin:             true,
 		DisableTokenWebhook:    !o.AuthenticationTokenWebhook,
 		AuthenticationCacheTTL: cacheTTL(o.AuthenticationTokenWebhookCacheTTL),
 		AuthorizationMode:      o.AuthorizationMode,

@@ -12,9 +12,9 @@ import (
 	"github.com/vk-static/vk-static/node/api"
 )
 
-// Which kubelet API the flags ask for: served by default with an API server (Webhook for both,
-// the kubelet's cache TTLs, a self-signed certificate in <root-dir>/pki); not served with
-// --port 0, nor standalone unless something could authenticate; flag TTLs of 0 are no caching.
+// Which kubelet API the flags ask for: served by default (Webhook for both, the kubelet's cache
+// TTLs, a self-signed certificate and the local administrator in <root-dir>/pki), standalone
+// too; not served with --port 0; flag TTLs of 0 are no caching.
 func TestKubeletAPIFromFlags(t *testing.T) {
 	withAPIServer := []string{"--kubeconfig", "/etc/vk-static/node.kubeconfig", "--root-dir", "/var/lib/x"}
 	for _, tc := range []struct {
@@ -26,21 +26,24 @@ func TestKubeletAPIFromFlags(t *testing.T) {
 		name: "with an API server",
 		args: withAPIServer,
 		want: &api.Config{Port: 10250, CertDirectory: "/var/lib/x/pki", AuthorizationMode: "Webhook",
-			AuthenticationCacheTTL: 2 * time.Minute, AuthorizedCacheTTL: 5 * time.Minute, UnauthorizedCacheTTL: 30 * time.Second,
+			LocalAdmin: true, AuthenticationCacheTTL: 2 * time.Minute, AuthorizedCacheTTL: 5 * time.Minute, UnauthorizedCacheTTL: 30 * time.Second,
 			StreamingConnectionIdleTimeout: 4 * time.Hour},
 	}, {
 		name:    "--port 0",
 		args:    append(withAPIServer, "--port", "0"),
 		whyNone: "--port is 0",
 	}, {
-		name:    "standalone",
-		args:    nil,
-		whyNone: "nothing could authenticate",
+		// `make run`: served to the local administrator only (Webhook, and no API server to ask).
+		name: "standalone",
+		args: []string{"--root-dir", "/r"},
+		want: &api.Config{Port: 10250, CertDirectory: "/r/pki", AuthorizationMode: "Webhook",
+			LocalAdmin: true, AuthenticationCacheTTL: 2 * time.Minute, AuthorizedCacheTTL: 5 * time.Minute, UnauthorizedCacheTTL: 30 * time.Second,
+			StreamingConnectionIdleTimeout: 4 * time.Hour},
 	}, {
 		name: "standalone with a client CA",
 		args: []string{"--root-dir", "/r", "--client-ca-file", "/ca.crt", "--authorization-mode", "AlwaysAllow"},
 		want: &api.Config{Port: 10250, CertDirectory: "/r/pki", ClientCAFile: "/ca.crt", AuthorizationMode: "AlwaysAllow",
-			AuthenticationCacheTTL: 2 * time.Minute, AuthorizedCacheTTL: 5 * time.Minute, UnauthorizedCacheTTL: 30 * time.Second,
+			LocalAdmin: true, AuthenticationCacheTTL: 2 * time.Minute, AuthorizedCacheTTL: 5 * time.Minute, UnauthorizedCacheTTL: 30 * time.Second,
 			StreamingConnectionIdleTimeout: 4 * time.Hour},
 	}, {
 		name: "every flag",
@@ -54,7 +57,7 @@ func TestKubeletAPIFromFlags(t *testing.T) {
 		want: &api.Config{Address: "10.0.0.7", Port: 11250, TLSCertFile: "/tls.crt", TLSPrivateKeyFile: "/tls.key",
 			CertDirectory: "/var/lib/x/pki", TLSMinVersion: "VersionTLS13",
 			TLSCipherSuites: []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"},
-			ClientCAFile:    "/ca.crt", Anonymous: true, DisableTokenWebhook: true, AuthenticationCacheTTL: -1,
+			ClientCAFile:    "/ca.crt", Anonymous: true, DisableTokenWebhook: true, AuthenticationCacheTTL: -1, LocalAdmin: true,
 			AuthorizationMode: "AlwaysAllow", AuthorizedCacheTTL: time.Minute, UnauthorizedCacheTTL: -1,
 			StreamingConnectionIdleTimeout: -1},
 	}} {
@@ -91,7 +94,8 @@ func TestKubeletAPIFlagsAreValidated(t *testing.T) {
 		{[]string{"--authentication-token-webhook-cache-ttl", "-1s"}, "--authentication-token-webhook-cache-ttl"},
 		{[]string{"--authorization-webhook-cache-authorized-ttl", "-1s"}, "--authorization-webhook-cache-authorized-ttl"},
 		{[]string{"--authorization-webhook-cache-unauthorized-ttl", "-1s"}, "--authorization-webhook-cache-unauthorized-ttl"},
-		// Served standalone, Webhook authorization has nobody to ask.
+		// Served standalone, Webhook authorization has nobody to ask about the users of a
+		// client CA or anonymous requests.
 		{[]string{"--anonymous-auth"}, "--authorization-mode: Webhook asks the API server"},
 		{[]string{"--client-ca-file", "/ca.crt"}, "--authorization-mode: Webhook asks the API server"},
 		// With an API server, turning tokens off leaves nothing to authenticate with.
@@ -105,6 +109,7 @@ func TestKubeletAPIFlagsAreValidated(t *testing.T) {
 	for _, ok := range [][]string{
 		{"--anonymous-auth", "--authorization-mode", "AlwaysAllow"},
 		{"--anonymous-auth", "--port", "0"}, // not served: nothing to authorize
+		{},                                  // standalone, Webhook: the local administrator only
 		append(kubeconfig, "--authentication-token-webhook=false", "--client-ca-file", "/ca.crt"),
 	} {
 		_, err := parse(t, ok...)
@@ -135,7 +140,7 @@ streamingConnectionIdleTimeout: 5m
 	got.Configz = nil // TestConfigz
 	assert.Equal(t, &api.Config{Port: 10250, TLSCertFile: "/tls.crt", TLSPrivateKeyFile: "/tls.key", CertDirectory: filepath.Join("/r", "pki"),
 		TLSMinVersion: "VersionTLS13", TLSCipherSuites: []string{"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"},
-		ClientCAFile: "/ca.crt", Anonymous: true, DisableTokenWebhook: true, AuthenticationCacheTTL: time.Minute,
+		ClientCAFile: "/ca.crt", Anonymous: true, DisableTokenWebhook: true, AuthenticationCacheTTL: time.Minute, LocalAdmin: true,
 		AuthorizationMode: "AlwaysAllow", AuthorizedCacheTTL: 2 * time.Minute, UnauthorizedCacheTTL: 20 * time.Second,
 		StreamingConnectionIdleTimeout: 5 * time.Minute}, got)
 

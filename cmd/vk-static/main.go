@@ -4,6 +4,8 @@
 //
 //	vk-static [flags]                 run the agent
 //	vk-static validate FILE|DIR...    check manifests as the agent would, one line per problem
+//	vk-static pods                    list the pods a running agent runs
+//	vk-static logs POD [-c C] [-f]    print a container's log
 //	vk-static version                 print the version
 package main
 
@@ -37,6 +39,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return printVersion(args[1:], stdout, stderr)
 		case "validate":
 			return validate(args[1:], stdout, stderr)
+		case "pods":
+			return podsCommand(context.Background(), args[1:], stdout, stderr)
+		case "logs":
+			return logsCommand(context.Background(), args[1:], stdout, stderr)
 		}
 	}
 
@@ -49,7 +55,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "vk-static", err)
 	}
 	if fs.NArg() > 0 {
-		return usageError(stderr, "vk-static", fmt.Errorf("unexpected argument %q (subcommands: validate, version)", fs.Arg(0)))
+		return usageError(stderr, "vk-static", fmt.Errorf("unexpected argument %q (subcommands: validate, pods, logs, version)", fs.Arg(0)))
 	}
 	if opts.Config != "" {
 		if err := applyConfigFile(opts.Config, opts, fs); err != nil {

@@ -203,7 +203,7 @@ func TestBadCommandLinesAreNamed(t *testing.T) {
 		{"config-file field of a wrong type", []string{"--config", badFieldValue}, []string{"--config", "maxPods"}},
 		{"missing config file", []string{"--config", "/does/not/exist.yaml"}, []string{"--config", "/does/not/exist.yaml"}},
 		{"stray argument", []string{"stray"}, []string{`unexpected argument "stray"`}},
-		{"mistyped subcommand", []string{"valdate", "x.yaml"}, []string{`unexpected argument "valdate"`, "subcommands: validate, version"}},
+		{"mistyped subcommand", []string{"valdate", "x.yaml"}, []string{`unexpected argument "valdate"`, "subcommands: validate, pods, logs, version"}},
 		{"validate: unknown flag", []string{"validate", "--nonsense", "x.yaml"}, []string{"vk-static validate", "unknown flag: --nonsense"}},
 		{"validate: nothing to check", []string{"validate"}, []string{"vk-static validate", "no FILE or DIR"}},
 		{"version: unknown flag", []string{"version", "--short"}, []string{"vk-static version", "unknown flag: --short"}},

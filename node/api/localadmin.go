@@ -72,6 +72,15 @@ func (s *Server) writeLocalAdmin(logger klog.Logger, addr string) error {
 	return nil
 }
 
+// authorizationSummary is the authorization mode for the log, saying who Webhook allows when
+// there is no API server to ask.
+func (s *Server) authorizationSummary() string {
+	if s.cfg.AuthorizationMode == AuthorizationModeWebhook && s.cfg.Client == nil {
+		return "the local administrator only (Webhook, with no API server to ask)"
+	}
+	return s.cfg.AuthorizationMode
+}
+
 // localURL is the URL a client on this machine reaches a server listening on addr at.
 func localURL(addr string) string {
 	host, port, err := net.SplitHostPort(addr)
