@@ -73,6 +73,10 @@ func logsCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if err := co.validate(); err != nil {
 		return usageError(stderr, name, err)
 	}
+	ref, err := parsePodRef(fs.Arg(0))
+	if err != nil {
+		return usageError(stderr, name, err)
+	}
 	client, err := co.connect()
 	if err != nil {
 		return failure(stderr, name, err)
@@ -82,7 +86,7 @@ func logsCommand(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if err != nil {
 		return failure(stderr, name, err)
 	}
-	pod, container, err := chooseContainer(pods, fs.Arg(0), lo.container)
+	pod, container, err := chooseContainer(pods, ref, lo.container)
 	if err != nil {
 		var u usageErr
 		if errors.As(err, &u) {
@@ -119,22 +123,37 @@ func (lo logsOptions) query() url.Values {
 	return q
 }
 
-// chooseContainer finds the pod named ref (name, or namespace/name) among pods, and its
-// container: container when given, else the default one. A name in several namespaces, or a
-// pod with several containers and none named, is a usageErr naming the choices; a pod or
-// container that does not exist is a plain error naming what does.
-func chooseContainer(pods []corev1.Pod, ref, container string) (*corev1.Pod, string, error) {
-	namespace, name, qualified := strings.Cut(ref, "/")
+// podRef is POD as given: a name, with a namespace or not ("" any).
+type podRef struct{ namespace, name string }
+
+func (r podRef) String() string {
+	if r.namespace == "" {
+		return r.name
+	}
+	return r.namespace + "/" + r.name
+}
+
+// parsePodRef reads POD: name or namespace/name.
+func parsePodRef(s string) (podRef, error) {
+	namespace, name, qualified := strings.Cut(s, "/")
 	if !qualified {
-		namespace, name = "", ref
+		namespace, name = "", s
 	}
 	if name == "" || (qualified && namespace == "") || strings.Contains(name, "/") {
-		return nil, "", usageErr{fmt.Errorf("POD %q is not a name or namespace/name", ref)}
+		return podRef{}, fmt.Errorf("POD %q is not a name or namespace/name", s)
 	}
+	return podRef{namespace: namespace, name: name}, nil
+}
+
+// chooseContainer finds the pod ref names among pods, and its container: container when
+// given, else the default one. A name in several namespaces, or a pod with several containers
+// and none named, is a usageErr naming the choices; a pod or container that does not exist is
+// a plain error naming what does.
+func chooseContainer(pods []corev1.Pod, ref podRef, container string) (*corev1.Pod, string, error) {
 	var matches []*corev1.Pod
 	for i := range pods {
 		p := &pods[i]
-		if p.Name == name && (namespace == "" || p.Namespace == namespace) {
+		if p.Name == ref.name && (ref.namespace == "" || p.Namespace == ref.namespace) {
 			matches = append(matches, p)
 		}
 	}
@@ -145,16 +164,16 @@ func chooseContainer(pods []corev1.Pod, ref, container string) (*corev1.Pod, str
 			names = append(names, pods[i].Namespace+"/"+pods[i].Name)
 		}
 		if len(names) == 0 {
-			return nil, "", fmt.Errorf("pod %q not found: the agent has no pods", ref)
+			return nil, "", fmt.Errorf("pod %q not found: the agent has no pods", ref.String())
 		}
-		return nil, "", fmt.Errorf("pod %q not found; the agent's pods: %s", ref, strings.Join(names, ", "))
+		return nil, "", fmt.Errorf("pod %q not found; the agent's pods: %s", ref.String(), strings.Join(names, ", "))
 	case 1:
 	default:
 		names := make([]string, 0, len(matches))
 		for _, p := range matches {
 			names = append(names, p.Namespace+"/"+p.Name)
 		}
-		return nil, "", usageErr{fmt.Errorf("pod %q is in several namespaces: %s; name one as namespace/name", ref, strings.Join(names, ", "))}
+		return nil, "", usageErr{fmt.Errorf("pod %q is in several namespaces: %s; name one as namespace/name", ref.String(), strings.Join(names, ", "))}
 	}
 	pod := matches[0]
 	all := containerNames(pod)
