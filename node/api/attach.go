@@ -25,6 +25,8 @@ func (rt Routes) attach(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	w, r, stop := untilHangup(w, r)
+	defer stop()
 	remotecommand.ServeAttach(w, r, providerAttacher{attacher, namespace}, pod.Name, string(pod.UID), container,
 		opts, rt.streamIdleTimeout(), streamCreationTimeout, remotecommand.SupportedStreamingProtocols)
 }

@@ -40,6 +40,8 @@ func (rt Routes) exec(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	w, r, stop := untilHangup(w, r)
+	defer stop()
 	remotecommand.ServeExec(w, r, providerExecutor{execer, namespace}, pod.Name, string(pod.UID), container, cmd,
 		opts, rt.streamIdleTimeout(), streamCreationTimeout, remotecommand.SupportedStreamingProtocols)
 }

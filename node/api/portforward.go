@@ -33,6 +33,8 @@ func (rt Routes) portForward(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	w, r, stop := untilHangup(w, r)
+	defer stop()
 	portforward.ServePortForward(w, r, providerPortForwarder{pf, namespace}, pod.Name, string(pod.UID), opts,
 		rt.streamIdleTimeout(), streamCreationTimeout, portforward.SupportedProtocols)
 }
