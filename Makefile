@@ -18,6 +18,9 @@ KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X github.com/vk-static/vk-static/internal/version.Version=$(VERSION)
 FUZZTIME  ?= 20s
+# The kubelet API's handlers are fuzzed for less: each input is a whole request through the
+# handler chain, and the seeds (node/api's negative tests) already cover every route.
+FUZZTIME_API ?= 10s
 
 export VK_STATIC_TESTBIN := $(TESTBIN)
 
@@ -51,15 +54,16 @@ kubectl: $(KUBECTL)
 $(KUBECTL):
 	cd hack/tools && CGO_ENABLED=0 $(GO) build -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kubectl
 
-# test runs every unit, integration and end-to-end test with the race detector, then the
-# decoder's fuzz target for a bounded time. Integration tests find the control plane (and the
-# end-to-end tests kubectl) through VK_STATIC_TESTBIN.
+# test runs every unit, integration and end-to-end test with the race detector, then the fuzz
+# targets (the manifest decoder's, the kubelet API handlers') for a bounded time. Integration
+# tests find the control plane (and the end-to-end tests kubectl) through VK_STATIC_TESTBIN.
 test: testbin build lint
 	$(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) fuzz
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./sources
+	$(GO) test -run '^$$' -fuzz '^FuzzHandlers$$' -fuzztime $(FUZZTIME_API) ./node/api
 
 testbin: $(APISERVER) $(ETCD) $(KUBECTL)
 
