@@ -4,7 +4,8 @@
 // signing keys, and a kubelet client certificate so the API server can reach the agent with a
 // verifiable identity. With Options.VerifyKubeletServingCerts the API server verifies the
 // agents' serving certificates in turn (--kubelet-certificate-authority): an agent then serves
-// a certificate from Env.IssueServingCert.
+// a certificate from Env.IssueServingCert. With Options.KubeadmKubeletClient the API server's
+// kubelet client is kubeadm's, in no group, and needs RBAC to use an agent's API.
 //
 // The binaries are built from Go modules by `make testbin` (hack/tools); testenv finds them in
 // $VK_STATIC_TESTBIN, or in the Makefile's default cache directory. Missing binaries are a test

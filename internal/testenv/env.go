@@ -36,6 +36,11 @@ type Options struct {
 	// IssueServingCert for the address the API server dials (their InternalIP). Off, the API
 	// server trusts any certificate, and agents may keep their self-signed ones.
 	VerifyKubeletServingCerts bool
+	// KubeadmKubeletClient gives the API server kubeadm's kubelet client certificate: user
+	// kube-apiserver-kubelet-client in no group, which may use an agent's kubelet API only once
+	// RBAC allows it (deploy/rbac.yaml). By default the certificate is also in system:masters,
+	// allowed everything, so that tests need no RBAC for it.
+	KubeadmKubeletClient bool
 }
 
 // Env is a running control plane. Its fields are read-only.
@@ -213,8 +218,11 @@ func (e *Env) apiServerFlags(opts Options, etcdURL string) ([]string, error) {
 		return nil, err
 	}
 	// The identity the API server presents to the agent for logs/exec, as kubeadm names it.
-	kubeletClient, err := e.ca.issue(pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}},
-		nil, x509.ExtKeyUsageClientAuth)
+	kubeletClientName := pkix.Name{CommonName: "kube-apiserver-kubelet-client", Organization: []string{"system:masters"}}
+	if opts.KubeadmKubeletClient {
+		kubeletClientName.Organization = nil
+	}
+	kubeletClient, err := e.ca.issue(kubeletClientName, nil, x509.ExtKeyUsageClientAuth)
 	if err != nil {
 		return nil, err
 	}
