@@ -26,6 +26,14 @@
 //     authorized), so the API tells nobody unauthenticated what it serves. Tokens are never
 //     logged; a route learns who called from k8s.io/apiserver/pkg/endpoints/request.UserFrom.
 //
+// With Config.LocalAdmin there is also a local administrator (package localadmin): a local CA
+// in CertDirectory signs a client certificate, written there as a kubeconfig (0600) once the
+// server listens, for the tools on the machine itself (vk-static pods, vk-static logs). That
+// certificate, checked against the local CA alone, is authenticated beside ClientCAFile and
+// allowed everything before the configured authorizer is consulted — with Webhook, without a
+// SubjectAccessReview, as the API server does not know that user. Webhook without a Client
+// then allows the local administrator only, which is how a standalone agent serves by default.
+//
 // With a Client (the node's own identity, system:node:<name>, is enough: the Node authorizer
 // lets nodes create tokenreviews and subjectaccessreviews) token authentication and Webhook
 // authorization are the defaults. Without one (standalone) only client certificates or

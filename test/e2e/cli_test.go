@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/internal/agentproc"
 )
@@ -242,4 +243,39 @@ func (s *cliStream) end(t *testing.T, timeout time.Duration) ([]string, int) {
 			t.Fatalf("vk-static %v still runs after %s (printed %q since); stderr %q", s.cmd.Args[1:], timeout, rest, s.stderr.String())
 		}
 	}
+}
+
+// With an API server the local administrator is still let in — the API server is not asked
+// about it (it does not know the user) — and sees static pods under their mirrors' names
+// beside the API pods, each with where it came from.
+func TestCLIWithAPIServer(t *testing.T) {
+	a := startProcessAgent(t)
+	rootDir := filepath.Join(a.Dir, "root")
+	pods := runStaticAndAPI(t, a, "cli", sameSpec(corev1.PodSpec{
+		TerminationGracePeriodSeconds: ptr.To[int64](1),
+		Containers: []corev1.Container{{Name: "main", Image: "busybox",
+			Command: shell("i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.2; done")}},
+	}))
+	static, api := pods[0], pods[1]
+
+	rows := waitPodRows(t, rootDir, 30*time.Second, "both pods running", func(rows map[string][]string) error {
+		for _, p := range pods {
+			if r := rows[p.namespace+"/"+p.name]; r == nil || r[1] != "1/1" || r[2] != "Running" {
+				return fmt.Errorf("%s/%s: %v", p.namespace, p.name, r)
+			}
+		}
+		return nil
+	})
+	assert.Equal(t, filepath.Join(a.ManifestDir, "cli.json"), rows[static.namespace+"/"+static.name][5])
+	assert.Equal(t, "api", rows[api.namespace+"/"+api.name][5])
+
+	for _, p := range pods {
+		out, stderr, code := runCLI(t, "logs", p.namespace+"/"+p.name, "--tail", "1", "--root-dir", rootDir)
+		require.Equal(t, 0, code, stderr)
+		assert.True(t, strings.HasPrefix(out, "tick "), "%s: %q", p.kind, out)
+	}
+	// The name alone is the API pod's: the static pod's is its mirror's, with the node's name.
+	out, stderr, code := runCLI(t, "logs", "cli", "--tail", "1", "--root-dir", rootDir)
+	require.Equal(t, 0, code, stderr)
+	assert.True(t, strings.HasPrefix(out, "tick "), out)
 }
