@@ -152,7 +152,9 @@ type fuzzAnswer struct {
 
 // serveFuzzed serves req with h as a client that leaves once the answer has started (its first
 // flush) and, on a connection taken over for a WebSocket, sends nothing after the handshake.
-// A SPDY upgrade fails to take the connection over, as when the client is gone.
+// A SPDY upgrade fails to take the connection over, as when the client is gone: one taken over
+// would wait for the client's streams for streamCreationTimeout (30 s, cri-streaming's wait,
+// which no context ends), far past what an input may take.
 func serveFuzzed(t *testing.T, h http.Handler, req *http.Request) fuzzAnswer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
