@@ -50,6 +50,24 @@ func comparedMetrics() []comparedMetric {
 			}
 			return r.Edit.ToMirror.P99 * 1000
 		}},
+		{"logs p99 ms", false, func(r *Result) float64 {
+			if r.APILatency == nil {
+				return 0
+			}
+			return r.APILatency.Logs.P99 * 1000
+		}},
+		{"exec p99 ms", false, func(r *Result) float64 {
+			if r.APILatency == nil {
+				return 0
+			}
+			return r.APILatency.Exec.P99 * 1000
+		}},
+		{"API-latency CPU %", false, func(r *Result) float64 {
+			if r.APILatency == nil {
+				return 0
+			}
+			return r.APILatency.CPUPercent
+		}},
 	}
 }
 

@@ -5,8 +5,9 @@
 //
 // Contract: the agent under test is the built binary (bin/vk-static) running as its own
 // process with its node identity (system:node:<name>) against the real control plane from
-// internal/testenv. Load reaches it only through the API server (pods bound to its node) and
-// its manifest directory; the harness reads the agent only from the outside: /proc for CPU
+// internal/testenv. Load reaches it only through the API server (pods bound to its node, and
+// for api-latency their pods/log and pods/exec, which the API server passes to the agent's
+// kubelet API with its kubelet client certificate) and its manifest directory; the harness reads the agent only from the outside: /proc for CPU
 // and peak RSS, its healthz port for /metrics and (with profiling) /debug/pprof, and the API
 // server's own apiserver_request_total and flow-control counters for request counts.
 // Every scenario but process-100 runs the agent with the mock provider. process-100 runs

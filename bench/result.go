@@ -70,6 +70,8 @@ type Result struct {
 	Idle    *IdleResult    `json:"idle,omitempty"`
 	Edit    *EditResult    `json:"edit,omitempty"`
 	Process *ProcessResult `json:"process,omitempty"`
+	// APILatency is api-latency's: kubelet API round trips through the API server.
+	APILatency *APILatencyResult `json:"apiLatency,omitempty"`
 
 	// Error is why the scenario failed after it had measured something (process-100: container
 	// processes left after their pods were removed); the numbers above are still what was seen.
@@ -143,6 +145,27 @@ type ProcessResult struct {
 	ProcessesGoneSeconds float64 `json:"processesGoneSeconds,omitempty"`
 	Leftovers            int     `json:"leftovers,omitempty"`
 	LeftoverProcesses    string  `json:"leftoverProcesses,omitempty"`
+}
+
+// APILatencyResult is how long `kubectl logs` and `kubectl exec` take through the API server
+// to the agent's kubelet API while it serves its pods, and what the agent spends meanwhile.
+type APILatencyResult struct {
+	// Rounds is how many logs and exec round trips each were made, one after another.
+	Rounds int `json:"rounds"`
+	// Logs: GET pods/log (the whole response read). Exec: a new executor, `echo ok` through
+	// pods/exec, the streams closed and "ok" read — as one `kubectl exec` does.
+	Logs Percentiles `json:"logs"`
+	Exec Percentiles `json:"exec"`
+	// ExecFallbacks counts exec round trips whose WebSocket upgrade was refused and that went
+	// over SPDY instead (kubectl's fallback).
+	ExecFallbacks int `json:"execFallbacks"`
+	// The agent during the round trips: CPU (from /proc) and its resident set at the end and
+	// the largest seen (sampled every 100 ms).
+	Seconds    float64 `json:"seconds"`
+	CPUSeconds float64 `json:"cpuSeconds"`
+	CPUPercent float64 `json:"cpuPercent"` // of one core
+	RSSMB      float64 `json:"rssMB"`
+	MaxRSSMB   float64 `json:"maxRSSMB"`
 }
 
 // Goal is one issue-6 target beside its measured value.
@@ -243,6 +266,10 @@ func WriteTable(w io.Writer, results []*Result) {
 		if r.Edit != nil {
 			fmt.Fprintf(w, "\n%s: %d edits; edit→DeletePod %s, edit→CreatePod %s, edit→mirror Running %s (p50/p90/p99 ms, poll %.0f ms)\n",
 				r.Scenario, r.Edit.Edits, tripleMs(r.Edit.ToDelete), tripleMs(r.Edit.ToCreate), tripleMs(r.Edit.ToMirror), r.Edit.PollIntervalMs)
+		}
+		if l := r.APILatency; l != nil {
+			fmt.Fprintf(w, "\n%s: %d round trips through the API server, one at a time: logs %s, exec echo ok %s (p50/p90/p99 ms; %d exec fell back to SPDY); in %.1f s the agent's CPU %.2f s (%.1f%% of a core), RSS %.1f MB at the end, %.1f MB at most\n",
+				r.Scenario, l.Rounds, tripleMs(l.Logs), tripleMs(l.Exec), l.ExecFallbacks, l.Seconds, l.CPUSeconds, l.CPUPercent, l.RSSMB, l.MaxRSSMB)
 		}
 		if r.Idle != nil {
 			fmt.Fprintf(w, "\n%s: idle %.0f s: CPU %.2f s (%.2f%% of a core); pods synced %.0f, statuses checked %.0f; agent requests %.0f: %s\n",

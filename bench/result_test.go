@@ -148,3 +148,34 @@ func TestWriteTableProcessResult(t *testing.T) {
 		})
 	}
 }
+
+func TestWriteTableAPILatency(t *testing.T) {
+	r := &Result{Scenario: "api-latency", Pods: 1000, APILatency: &APILatencyResult{
+		Rounds: 200, Logs: Percentiles{N: 200, P50: 0.004, P90: 0.006, P99: 0.012}, Exec: Percentiles{N: 200, P50: 0.020, P90: 0.030, P99: 0.045},
+		Seconds: 10, CPUSeconds: 0.5, CPUPercent: 5, RSSMB: 40, MaxRSSMB: 42.5}}
+	r.Goals = goalsFor(r)
+	var buf bytes.Buffer
+	WriteTable(&buf, []*Result{r})
+	for _, w := range []string{"200 round trips", "logs 4/6/12, exec echo ok 20/30/45 (p50/p90/p99 ms; 0 exec fell back to SPDY)",
+		"CPU 0.50 s (5.0% of a core), RSS 40.0 MB at the end, 42.5 MB at most"} {
+		if !strings.Contains(buf.String(), w) {
+			t.Errorf("table lacks %q:\n%s", w, buf.String())
+		}
+	}
+	if strings.Contains(buf.String(), "NOT MET") {
+		t.Errorf("api-latency has no goal to miss:\n%s", buf.String())
+	}
+
+	var cmp bytes.Buffer
+	slower := *r
+	lat := *r.APILatency
+	lat.Exec.P99 = 0.090
+	slower.APILatency = &lat
+	Compare(&cmp, &Report{Results: []*Result{r}}, &Report{Results: []*Result{&slower}}, 0.1)
+	out := strings.Join(strings.Fields(cmp.String()), " ")
+	for _, w := range []string{"api-latency exec p99 ms 45 90 2.00x worse", "api-latency logs p99 ms 12 12 1.00x ~"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("compare output lacks %q:\n%s", w, cmp.String())
+		}
+	}
+}

@@ -18,15 +18,33 @@ import (
 // flight), waits for all to be Running, optionally measures an idle window, then deletes
 // them (default grace) and waits until all are gone.
 func runAPIPods(ctx context.Context, s *session, n int, idle, timeout time.Duration) (*Result, error) {
-	ready, err := s.startAgent(ctx, n+100)
+	res, names, err := startAPIPods(ctx, s, n, timeout)
 	if err != nil {
 		return nil, err
+	}
+	if idle > 0 {
+		if res.Idle, err = s.measureIdle(ctx, res, idle); err != nil {
+			return nil, err
+		}
+	}
+	if err := deleteAPIPods(ctx, s, res, names, timeout); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// startAPIPods starts the agent, creates n pods bound to its node (Parallel in flight) and
+// waits for all to be Running; res holds the start phase's numbers, names the pods'.
+func startAPIPods(ctx context.Context, s *session, n int, timeout time.Duration) (*Result, []string, error) {
+	ready, err := s.startAgent(ctx, n+100)
+	if err != nil {
+		return nil, nil, err
 	}
 	res := &Result{Pods: n, AgentReadySeconds: ready.Seconds()}
 
 	begin, err := s.beginPhase(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	waitProfile := s.startProfile(ctx, "start", profileSeconds(n))
 	names := make([]string, n)
@@ -42,23 +60,23 @@ func runAPIPods(ctx context.Context, s *session, n int, idle, timeout time.Durat
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("create pods: %w", err)
+		return nil, nil, fmt.Errorf("create pods: %w", err)
 	}
 	s.r.logf("%s: created in %.1fs; waiting for Running", s.name, time.Since(start).Seconds())
 	if err := s.finishStart(ctx, res, startRun{what: "pods", names: names, sent: sent, start: start, begin: begin, timeout: timeout, waitProfile: waitProfile}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	return res, names, nil
+}
 
-	if idle > 0 {
-		if res.Idle, err = s.measureIdle(ctx, res, idle); err != nil {
-			return nil, err
-		}
-	}
-
+// deleteAPIPods deletes the pods named (default grace), waits until all are gone and adds
+// the delete phase's numbers to res.
+func deleteAPIPods(ctx context.Context, s *session, res *Result, names []string, timeout time.Duration) error {
+	n := len(names)
 	s.r.logf("%s: deleting", s.name)
 	b, err := s.beginPhase(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	waitDeleteProfile := s.startProfile(ctx, "delete", profileSeconds(n))
 	delStart := time.Now()
@@ -70,11 +88,11 @@ func runAPIPods(ctx context.Context, s *session, n int, idle, timeout time.Durat
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("delete pods: %w", err)
+		return fmt.Errorf("delete pods: %w", err)
 	}
 	if err := s.watcher.waitProgress(ctx, stallTimeout, timeout, "all pods deleted", func(w *podWatcher) bool { return w.deleted >= n }); err != nil {
 		_, deleted := s.watcher.counts()
-		return nil, fmt.Errorf("%w (%d of %d deleted)", err, deleted, n)
+		return fmt.Errorf("%w (%d of %d deleted)", err, deleted, n)
 	}
 	var gone []time.Time
 	for _, p := range s.watcher.all() {
@@ -85,13 +103,13 @@ func runAPIPods(ctx context.Context, s *session, n int, idle, timeout time.Durat
 	s.settle(ctx, 2*time.Second, 30*time.Second)
 	cpu, reqs, _, err := s.endPhase(ctx, b)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	res.DeleteCPUSeconds, res.DeleteRequests = cpu, reqs
 	if p := waitDeleteProfile(); p != "" {
 		res.Profiles = append(res.Profiles, p)
 	}
-	return res, nil
+	return nil
 }
 
 // measureIdle lets the agent run for d with nothing changing and returns what it spent: CPU,

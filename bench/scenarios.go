@@ -29,6 +29,10 @@ func Scenarios() map[string]Scenario {
 			run: func(ctx context.Context, s *session) (*Result, error) {
 				return runAPIPods(ctx, s, 1000, s.r.idle(), 5*time.Minute)
 			}},
+		{Name: "api-latency", Quick: true, Description: "1000 API pods Running, then 200 `kubectl logs` and 200 `kubectl exec -- echo ok` round trips through the API server, one at a time: their latency and the agent's CPU and RSS meanwhile",
+			run: func(ctx context.Context, s *session) (*Result, error) {
+				return runAPILatency(ctx, s, 1000, 200, 5*time.Minute)
+			}},
 		{Name: "process-100", Quick: true, Description: "100 static pods running `sleep 3600` on the process provider: every mirror Running, agent and supervisor cost while they run, removed with no process left",
 			run: func(ctx context.Context, s *session) (*Result, error) {
 				return runProcessPods(ctx, s, 100, processQuiet)
@@ -47,7 +51,7 @@ func Scenarios() map[string]Scenario {
 
 // ScenarioNames lists the scenarios in the order they are run: quick ones first.
 func ScenarioNames(quickOnly bool) []string {
-	order := []string{"api-1k", "static-1k", "edit-latency", "idle-1k", "process-100", "api-10k"}
+	order := []string{"api-1k", "static-1k", "edit-latency", "idle-1k", "api-latency", "process-100", "api-10k"}
 	all := Scenarios()
 	var out []string
 	for _, n := range order {

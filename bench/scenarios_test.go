@@ -20,7 +20,7 @@ func TestScenarioNames(t *testing.T) {
 			t.Errorf("%q is not Quick but ScenarioNames(true) lists it", n)
 		}
 	}
-	for _, n := range []string{"process-100", "api-1k", "static-1k"} {
+	for _, n := range []string{"process-100", "api-1k", "static-1k", "api-latency"} {
 		if !quick[n] {
 			t.Errorf("make bench (quick) should run %q: %v", n, ScenarioNames(true))
 		}
