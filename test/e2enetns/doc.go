@@ -1,0 +1,18 @@
+// Package e2enetns runs the end-to-end tests that need the API server to reach an agent at an
+// address other than loopback: kube-apiserver refuses to proxy nodes/proxy (kubectl get --raw
+// /api/v1/nodes/<node>/proxy/...) to a node whose address is a loopback one, and tests may
+// bind and advertise no address of the machine's but 127.0.0.1.
+//
+// So TestMain re-executes the test binary in a network namespace of its own (clone with
+// CLONE_NEWNET; root, or CAP_SYS_ADMIN, is needed, and its absence is a failure, not a skip).
+// There the child brings lo up and gives it NodeIP (10.213.0.1/32) over rtnetlink — no
+// iproute2 needed — and then starts the whole test control plane (internal/testenv: etcd and
+// kube-apiserver on the namespace's own 127.0.0.1), the agents (internal/agentproc, with
+// --node-ip and --address NodeIP) and kubectl. The address exists only in that namespace,
+// which disappears with the last process in it; nothing leaves the machine. The parent builds
+// the agent first (the child needs no network) and, once the child has exited, kills whatever
+// container process the agents' process provider left under the work directory.
+//
+// This package starts a control plane of its own, besides test/e2e's: keep it to the tests
+// that need the namespace.
+package e2enetns
