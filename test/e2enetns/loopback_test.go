@@ -11,18 +11,28 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sameNetNamespace reports whether this process is in the network namespace of process pid:
-// the child refuses to touch lo in the namespace its parent runs in (the machine's, usually).
-func sameNetNamespace(pid int) (bool, error) {
-	self, err := os.Readlink("/proc/self/ns/net")
+// sameNamespace reports whether this process is in the namespace of the kind ("net", "mnt")
+// of process pid: the child changes nothing in the namespaces its parent runs in (the
+// machine's, usually).
+func sameNamespace(pid int, kind string) (bool, error) {
+	self, err := os.Readlink("/proc/self/ns/" + kind)
 	if err != nil {
 		return false, err
 	}
-	other, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/net", pid))
+	other, err := os.Readlink(fmt.Sprintf("/proc/%d/ns/%s", pid, kind))
 	if err != nil {
 		return false, err
 	}
 	return self == other, nil
+}
+
+// makeMountsPrivate stops mounts made in this mount namespace (the agent's volumes) from
+// propagating to the namespace it was copied from, as `mount --make-rprivate /` does.
+func makeMountsPrivate() error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make / private: %w", err)
+	}
+	return nil
 }
 
 // setUpLoopback brings lo up and adds ip/32 to it, as `ip link set lo up; ip addr add

@@ -70,9 +70,14 @@ func runParent() int {
 	child := exec.Command(self, os.Args[1:]...)
 	child.Env = append(os.Environ(), childEnv+"="+strconv.Itoa(os.Getpid()), binDirEnv+"="+bin, workDirEnv+"="+work)
 	child.Stdin, child.Stdout, child.Stderr = os.Stdin, os.Stdout, os.Stderr
+	// A mount namespace too: the volumes the agents mount (tmpfs for projected volumes, as a
+	// kubelet does) stay there, and go with it, even when an agent stops with its pods.
 	// The child (and, through their Pdeathsig, the control plane and agents) dies with this
-	// process; its namespace goes with the last process in it.
-	child.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
+	// process; the namespaces go with the last process in them.
+	child.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWNET | syscall.CLONE_NEWNS,
+		Pdeathsig:  syscall.SIGKILL,
+	}
 	code := 0
 	if err := child.Run(); err != nil {
 		var exitErr *exec.ExitError
@@ -80,7 +85,7 @@ func runParent() int {
 		case errors.As(err, &exitErr):
 			code = exitErr.ExitCode()
 		case errors.Is(err, syscall.EPERM):
-			fmt.Fprintf(os.Stderr, "e2enetns: cannot create a network namespace (clone CLONE_NEWNET: %v): "+
+			fmt.Fprintf(os.Stderr, "e2enetns: cannot create network and mount namespaces (clone CLONE_NEWNET|CLONE_NEWNS: %v): "+
 				"these tests need root or CAP_SYS_ADMIN\n", err)
 			return 1
 		default:
@@ -133,9 +138,16 @@ func runChild(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "e2enetns: %s=%q: %v\n", childEnv, os.Getenv(childEnv), err)
 		return 1
 	}
-	// Never add an address to the machine's lo: only in a namespace of our own.
-	if same, err := sameNetNamespace(parent); err != nil || same {
-		fmt.Fprintf(os.Stderr, "e2enetns: not in a network namespace of its own (same as pid %d: %v, %v)\n", parent, same, err)
+	// Never add an address to the machine's lo, nor change its mounts: only in namespaces of
+	// our own.
+	for _, kind := range []string{"net", "mnt"} {
+		if same, err := sameNamespace(parent, kind); err != nil || same {
+			fmt.Fprintf(os.Stderr, "e2enetns: not in a %s namespace of its own (same as pid %d: %v, %v)\n", kind, parent, same, err)
+			return 1
+		}
+	}
+	if err := makeMountsPrivate(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2enetns: set up the mount namespace:", err)
 		return 1
 	}
 	if err := setUpLoopback(NodeIP); err != nil {
