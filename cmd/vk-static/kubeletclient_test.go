@@ -136,9 +136,12 @@ func without(fields []string, i int) []string {
 // vk-static logs asks the agent for the container's log with the kubelet's query parameters;
 // the pod is found by name or namespace/name, the container is the only one or -c's.
 func TestLogsCommand(t *testing.T) {
+	ticker := staticPodFor("default", "ticker-node-a", "/m/ticker.yaml", "main")
+	ticker.Spec.NodeName = "Node-A"
 	a := startFakeAgent(t,
 		staticPodFor("default", "web", "/m/web.yaml", "main"),
 		staticPodFor("default", "two", "/m/two.yaml", "app", "gone"),
+		ticker,
 		staticPodFor("default", "dup", "/m/dup.yaml", "main"),
 		staticPodFor("other", "dup", "/m/dup2.yaml", "main"),
 	)
@@ -155,10 +158,11 @@ func TestLogsCommand(t *testing.T) {
 			stdout: "default/web/main?follow=true&previous=true&tailLines=3&timestamps=true\n"},
 		{name: "--tail 0", args: []string{"web", "--tail=0"}, stdout: "default/web/main?tailLines=0\n"},
 		{name: "namespace/name", args: []string{"other/dup"}, stdout: "other/dup/main?\n"},
+		{name: "a static pod by its manifest's name", args: []string{"ticker"}, stdout: "default/ticker-node-a/main?\n"},
 		{name: "-c", args: []string{"two", "-c", "app"}, stdout: "default/two/app?\n"},
 		{name: "ambiguous container", args: []string{"two"}, code: 2, stderr: []string{"pod default/two has 2 containers: app, gone; choose one with -c"}},
 		{name: "ambiguous pod", args: []string{"dup"}, code: 2, stderr: []string{`pod "dup" is in several namespaces: default/dup, other/dup`}},
-		{name: "unknown pod", args: []string{"nope"}, code: 1, stderr: []string{`pod "nope" not found; the agent's pods: default/web, default/two, default/dup, other/dup`}},
+		{name: "unknown pod", args: []string{"nope"}, code: 1, stderr: []string{`pod "nope" not found; the agent's pods: default/web, default/two, default/ticker-node-a, default/dup, other/dup`}},
 		{name: "unknown container", args: []string{"web", "-c", "x"}, code: 1, stderr: []string{`container "x" is not in pod default/web; its containers: main`}},
 		{name: "the agent refuses", args: []string{"two", "-c", "gone"}, code: 1, stderr: []string{"the agent answered 404 Not Found", `container "gone" not found`}},
 	} {

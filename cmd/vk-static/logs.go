@@ -157,6 +157,15 @@ func chooseContainer(pods []corev1.Pod, ref podRef, container string) (*corev1.P
 			matches = append(matches, p)
 		}
 	}
+	if len(matches) == 0 {
+		// A static pod is named after its manifest plus the node: "ticker" finds ticker-<node>.
+		for i := range pods {
+			p := &pods[i]
+			if p.Name == ref.name+"-"+strings.ToLower(p.Spec.NodeName) && (ref.namespace == "" || p.Namespace == ref.namespace) {
+				matches = append(matches, p)
+			}
+		}
+	}
 	switch len(matches) {
 	case 0:
 		names := make([]string, 0, len(pods))
