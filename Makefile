@@ -82,7 +82,8 @@ lint:
 	$(GO) vet ./...
 	@$(GO) mod tidy -diff || { echo "go.mod is not tidy: run go mod tidy"; exit 1; }
 
-# bench runs the quick scenarios (api-1k, static-1k, edit-latency, idle-1k; about 4 minutes)
+# bench runs the quick scenarios (api-1k, static-1k, edit-latency, idle-1k, api-latency,
+# process-100; about 6 minutes)
 # against the built agent and a fresh control plane, prints a table and writes
 # bench/results/last.json; bench-full adds api-10k. BENCH_ARGS passes harness flags, e.g.
 # BENCH_ARGS='-profiles /tmp/prof'; compare two runs with
