@@ -36,10 +36,12 @@ build:
 	CGO_ENABLED=0 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/vk-static-supervisor ./cmd/vk-static-supervisor
 
 # run starts the agent standalone (no API server) on the example manifests, with its state in
-# ./run; stop it with Ctrl-C. ARGS replaces the default verbosity, e.g. make run ARGS=-v=4.
+# ./run; stop it with Ctrl-C, which stops the examples' processes too (--stop-pods-on-exit: by
+# default containers outlive the agent). ARGS replaces the default verbosity, e.g.
+# make run ARGS=-v=4.
 ARGS ?= -v=2
 run: build
-	$(BIN)/vk-static --pod-manifest-path=examples/manifests --root-dir=$(CURDIR)/run $(ARGS)
+	$(BIN)/vk-static --pod-manifest-path=examples/manifests --root-dir=$(CURDIR)/run --stop-pods-on-exit $(ARGS)
 
 # demo starts the test control plane and the agent with a node identity on the example
 # manifests, and prints the kubectl commands to look at them (kubectl from `make kubectl`).
