@@ -1,11 +1,17 @@
 package api
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -29,8 +35,7 @@ const selfSignedRenewBefore = 30 * 24 * time.Hour
 // ensureSelfSignedCert returns the self-signed serving certificate and key files in dir for
 // hosts (hosts[0] is its subject): the pair already there when it is valid for every host for
 // at least selfSignedRenewBefore, so that restarts keep the certificate clients may have
-// pinned, else a new pair (client-go's: its own one-off CA, kept in the certificate file after
-// the leaf). why says which, for the log.
+// pinned, else a new pair (selfSignedPair). why says which, for the log.
 func ensureSelfSignedCert(dir string, hosts []string, now time.Time) (certFile, keyFile, why string, err error) {
 	certFile, keyFile = filepath.Join(dir, selfSignedCertName), filepath.Join(dir, selfSignedKeyName)
 	problem := reusable(certFile, keyFile, hosts, now)
@@ -46,7 +51,7 @@ func ensureSelfSignedCert(dir string, hosts []string, now time.Time) (certFile, 
 			names = append(names, h)
 		}
 	}
-	certPEM, keyPEM, err := certutil.GenerateSelfSignedCertKey(hosts[0], ips, names)
+	certPEM, keyPEM, err := selfSignedPair(hosts[0], ips, names, time.Now()) // now is for judging the old one
 	if err != nil {
 		return "", "", "", fmt.Errorf("generate a self-signed serving certificate: %w", err)
 	}
@@ -107,4 +112,49 @@ func certificateHosts(c Config) []string {
 		}
 	}
 	return hosts
+}
+
+// selfSignedValidity is how long a self-signed serving certificate lasts, as client-go's.
+const selfSignedValidity = 365 * 24 * time.Hour
+
+// selfSignedPair is a self-signed serving certificate for host (and ips and names) with an
+// ECDSA P-256 key, PEM-encoded. The kubelet's (client-go's GenerateSelfSignedCertKey) has an RSA
+// key and a one-off CA: every TLS handshake the API server makes for an exec or a log signs with
+// this key, and RSA signatures were the largest part of the agent's CPU while it served exec
+// round trips (docs/performance.md, api-latency); clients that trust the certificate itself
+// (the API server does not verify it without --kubelet-certificate-authority; vk-static's CLI
+// pins the file) need no CA.
+func selfSignedPair(host string, ips []net.IP, names []string, now time.Time) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: fmt.Sprintf("%s@%d", host, now.Unix())},
+		NotBefore:             now.Add(-time.Hour).UTC(), // a clock a little behind still accepts it
+		NotAfter:              now.Add(selfSignedValidity).UTC(),
+		KeyUsage:              x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		DNSNames:              append([]string{host}, names...),
+		IPAddresses:           ips,
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		tmpl.DNSNames, tmpl.IPAddresses = names, append([]net.IP{ip}, ips...)
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return nil, nil, err
+	}
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
 }

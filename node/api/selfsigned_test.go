@@ -1,6 +1,7 @@
 package api
 
 import (
+	"crypto/ecdsa"
 	"crypto/tls"
 	"os"
 	"path/filepath"
@@ -42,6 +43,7 @@ func TestSelfSignedCertificate(t *testing.T) {
 		assert.NoError(t, cert.Leaf.VerifyHostname(h))
 	}
 	assert.Equal(t, "node-a", cert.Leaf.DNSNames[0])
+	assert.IsType(t, &ecdsa.PrivateKey{}, cert.PrivateKey, "ECDSA: each TLS handshake signs with it")
 	st, err := os.Stat(keyFile)
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm(), "the key is the agent's alone")
