@@ -1,8 +1,40 @@
 // Package lifecycle runs pods' containers the way the kubelet does, on any Runtime: the
-// kubelet's kuberuntime in small. It is a node.PodLifecycleHandler (with the logs, exec, attach,
-// port-forward and stats capabilities) built on a narrow Runtime interface that a backend
-// implements — host processes (provider/process) or CRI. The backend runs containers; the
-// lifecycle decides everything else: init containers in order, sidecars, restart policy and
-// back-off, probes and hooks, grace periods, the environment and the downward API, volumes, and
-// the pod's status and phase.
+// kubelet's kuberuntime in small. Provider is a node.PodLifecycleHandler and node.PodNotifier
+// with every optional capability (logs, exec, attach, port-forward, stats), built on a narrow
+// Runtime interface (runtime.go) that a backend implements — host processes
+// (provider/process) today, CRI next. The backend runs containers; the lifecycle decides
+// everything else.
+//
+// Its guarantees:
+//
+//   - a worker per pod syncs it whenever a call, a container event (Runtime.NotifyContainers),
+//     a probe result or a timer it set (a back-off ending, the active deadline, the volume
+//     refresh) asks for it; nothing polls;
+//   - what a sync does is decided by planPod from the pod's state alone: init containers one at
+//     a time in order (a sidecar — a restartable init container — counts once started), then
+//     every main container; exited containers restarted as restartPolicy says, the first restart
+//     at once, then after 10 s doubling to 5 min from the exit, reset after 10 min running
+//     (CrashLoopBackOff); a failed liveness or startup probe or postStart hook stops the
+//     container with its grace; sidecars stop once the main containers have finished for good;
+//   - status is built by podStatus from the same state, as the kubelet's generateAPIPodStatus:
+//     container states with exit codes and reasons, restart counts, last states, the phase and
+//     conditions; statuses reach NotifyPods in the order they were built, coalesced per pod;
+//   - DeletePod stops the main containers together (preStop, the stop signal, a kill at the
+//     deadline), then sidecars in reverse order, reports the terminal status and forgets the
+//     pod (containers, sandbox, volumes, logs);
+//   - a pod the Runtime refuses (Admit) is Failed with the Runtime's message and never started;
+//   - the pods a previous agent ran are restored by New from RootDir/pods/<uid>/pod.json and the
+//     Runtime's labelled containers: running containers keep running, with their restart counts
+//     and start times; stopping the agent stops nothing unless Config.StopPodsOnExit.
+//
+// The environment and argv come from package lifecycle/env, volumes and mounts from
+// lifecycle/volume, probes and hooks from lifecycle/probe, logs are read by package
+// containerlog.
+//
+// The smallest use, with the process runtime:
+//
+//	rt, err := process.New(process.Config{StateDir: "/var/lib/vk-static/process"})
+//	p, err := lifecycle.New(ctx, lifecycle.Config{Runtime: rt, RuntimeName: "process", RootDir: "/var/lib/vk-static"})
+//	go p.Run(ctx)                       // workers, container events; returns when ctx ends
+//	agent.New(agent.Config{NodeName: "n1", Provider: p, PodManifestPath: "/etc/kubernetes/manifests"})
 package lifecycle
