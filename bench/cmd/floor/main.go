@@ -1,0 +1,94 @@
+// Command floor runs bench/floor: the least work any node agent can do, for vkbench's -peers
+// floor. It takes vk-static's flags as internal/agentproc passes them (those it has no use
+// for are accepted and ignored), serves /readyz and /healthz on the healthz port, and with
+// --profiling /debug/pprof there too.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/vk-static/vk-static/bench/floor"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "floor:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("floor", flag.ContinueOnError)
+	kubeconfig := fs.String("kubeconfig", "", "the node identity's kubeconfig")
+	node := fs.String("hostname-override", "", "the node name")
+	healthzAddr := fs.String("healthz-bind-address", "127.0.0.1", "")
+	healthzPort := fs.Int("healthz-port", 10248, "")
+	qps := fs.Float64("kube-api-qps", -1, "client-side rate limit (-1: none)")
+	burst := fs.Int("kube-api-burst", 1000, "")
+	workers := fs.Int("workers", floor.DefaultWorkers, "API writes in flight")
+	profiling := fs.Bool("profiling", false, "serve /debug/pprof on the healthz port")
+	// vk-static's flags that agentproc and the bench pass: accepted, unused.
+	for _, name := range []string{"node-ip", "address", "port", "pod-manifest-path", "root-dir", "provider", "client-ca-file", "max-pods", "v"} {
+		fs.String(name, "", "ignored (vk-static's)")
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *kubeconfig == "" || *node == "" {
+		return errors.New("--kubeconfig and --hostname-override are required")
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	if err != nil {
+		return err
+	}
+	cfg.QPS, cfg.Burst = float32(*qps), *burst
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	cfg.UserAgent = "vkbench-floor"
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx = klog.NewContext(ctx, klog.Background())
+	a := &floor.Agent{Client: client, Node: *node, Workers: *workers}
+
+	mux := http.NewServeMux()
+	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }
+	mux.HandleFunc("/healthz", ok)
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		if !a.Ready() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		ok(w, r)
+	})
+	if *profiling {
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(*healthzAddr, strconv.Itoa(*healthzPort)))
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: mux}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+	return a.Run(ctx)
+}

@@ -1,0 +1,16 @@
+// Package floor is the least work any node agent can do for the bench's API scenarios, so
+// vk-static's numbers have a floor beside them measured on the same control plane and load.
+//
+// Contract: with a node identity (system:node:<name>) the floor registers a minimal Ready
+// Node (NodeRestriction lets a node create only its own), runs one pod informer with
+// spec.nodeName=<name>, patches each new pod's status to Running once (phase Running, the
+// Initialized, ContainersReady and Ready conditions, a running status per container — what
+// the bench's Running check and ready latency read) and deletes each terminating pod with one
+// DELETE (grace 0, UID precondition). Nothing else: no lease, no node-status updates, no
+// events, no runtime, no retries beyond the informer's next event.
+//
+// Smallest use (what bench/cmd/floor does):
+//
+//	a := &floor.Agent{Client: nodeClient, Node: "node-a"}
+//	err := a.Run(ctx) // returns when ctx is cancelled; a.Ready() once the informer synced
+package floor
