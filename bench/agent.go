@@ -24,6 +24,7 @@ type agentProcess struct {
 
 // agentSpec is how a scenario wants the agent started.
 type agentSpec struct {
+	Binary    string
 	Node      string
 	MaxPods   int
 	ExtraArgs []string
@@ -33,7 +34,7 @@ type agentSpec struct {
 // its Node is registered.
 func (r *Runner) startAgent(ctx context.Context, spec agentSpec) (*agentProcess, error) {
 	p, err := agentproc.Start(agentproc.Config{
-		Binary: r.AgentBinary,
+		Binary: spec.Binary,
 		Dir:    filepath.Join(r.WorkDir, spec.Node),
 		Node:   spec.Node,
 		Env:    r.Env,

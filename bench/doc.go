@@ -16,6 +16,11 @@
 // the state files under the agent's --root-dir record). A process left after its pod is gone
 // fails the scenario. The harness kills whatever container processes a scenario leaves, so
 // that none outlives it.
+// With peers (vkbench -peers floor -rounds N), a scenario that applies (Scenario.Peers:
+// api-1k) runs N rounds alternating vk-static and each peer on the same control plane, a fresh
+// node name and namespace per run, and WritePeerTable prints their medians side by side with
+// vk-static's ratio to each peer. The floor (bench/floor) is the least work any agent can do:
+// one informer, one status patch and one DELETE per pod.
 // Performance is reported, never asserted: Result.Goals says which issue-6 goal was met.
 //
 // Smallest use (what cmd/vkbench does):

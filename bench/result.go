@@ -23,11 +23,18 @@ type Report struct {
 	CPUs      int       `json:"cpus"`
 	LoadAvg   string    `json:"loadAvg,omitempty"` // /proc/loadavg at the start: other work on the machine
 	Results   []*Result `json:"results"`
+	// Peers are every round of every peer of a -peers run (vk-static's included), alternating
+	// on the same control plane; Results keeps vk-static's last round, for Compare.
+	Peers []*Result `json:"peers,omitempty"`
 }
 
 // Result is one scenario's measurements. Zero values mean "not measured by this scenario".
 type Result struct {
-	Scenario  string   `json:"scenario"`
+	Scenario string `json:"scenario"`
+	// Peer names the agent measured when it is not vk-static (e.g. "floor"); Round is its
+	// round in a -peers run, counted from 1.
+	Peer      string   `json:"peer,omitempty"`
+	Round     int      `json:"round,omitempty"`
 	Pods      int      `json:"pods"`
 	AgentArgs []string `json:"agentArgs,omitempty"`
 

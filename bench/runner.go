@@ -82,17 +82,26 @@ func (r *Runner) logf(format string, args ...any) {
 
 // Run runs one scenario in a namespace and with an agent of its own, and cleans both up.
 func (r *Runner) Run(ctx context.Context, sc Scenario) (*Result, error) {
+	return r.RunAs(ctx, sc, Peer{Name: PeerVKStatic, Binary: r.AgentBinary})
+}
+
+// RunAs is Run with peer's agent in place of the one under test; the result names the peer.
+func (r *Runner) RunAs(ctx context.Context, sc Scenario, peer Peer) (*Result, error) {
 	s, err := r.newSession(ctx, sc.Name)
 	if err != nil {
 		return nil, err
 	}
 	defer s.close()
-	r.logf("%s: start", sc.Name)
+	s.peer = peer
+	r.logf("%s: start (%s, node %s)", sc.Name, peer.Name, s.node)
 	res, err := sc.run(ctx, s)
 	if res == nil {
 		return nil, fmt.Errorf("%s: %w", sc.Name, err)
 	}
 	res.Scenario = sc.Name
+	if peer.Name != PeerVKStatic {
+		res.Peer = peer.Name
+	}
 	if s.agent != nil {
 		res.AgentArgs = redactArgs(s.agent.Args)
 		if p, err := s.agent.sample(); err == nil {
@@ -119,6 +128,7 @@ type session struct {
 	transport *requestCounter
 	watcher   *podWatcher
 	agent     *agentProcess
+	peer      Peer // the agent to start
 	// workloads are the container workloads a scenario saw running: the clean-up kills them
 	// even when their containers, and the records of them, are gone.
 	workloads []agentproc.Workload
@@ -164,7 +174,14 @@ func (r *Runner) newSession(ctx context.Context, name string) (*session, error) 
 
 func (s *session) startAgent(ctx context.Context, maxPods int, extra ...string) (time.Duration, error) {
 	start := time.Now()
-	a, err := s.r.startAgent(ctx, agentSpec{Node: s.node, MaxPods: maxPods, ExtraArgs: append(extra, s.r.AgentArgs...)})
+	spec := agentSpec{Binary: s.peer.Binary, Node: s.node, MaxPods: maxPods, ExtraArgs: append(extra, s.r.AgentArgs...)}
+	if s.peer.Binary == "" {
+		spec.Binary = s.r.AgentBinary
+	}
+	if s.peer.Name != PeerVKStatic {
+		spec.ExtraArgs = nil // vk-static's settings mean nothing to a peer
+	}
+	a, err := s.r.startAgent(ctx, spec)
 	if err != nil {
 		return 0, err
 	}

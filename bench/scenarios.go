@@ -10,14 +10,16 @@ type Scenario struct {
 	Name        string
 	Quick       bool
 	Description string
-	run         func(ctx context.Context, s *session) (*Result, error)
+	// Peers: the scenario can run against the peers (the floor) as well as vk-static.
+	Peers bool
+	run   func(ctx context.Context, s *session) (*Result, error)
 }
 
 // Scenarios are every scenario of issue 6. All but process-100 run the agent with the mock
 // provider; process-100 runs real processes (`sleep`) under the process provider.
 func Scenarios() map[string]Scenario {
 	list := []Scenario{
-		{Name: "api-1k", Quick: true, Description: "1000 API pods bound to the node: create, all Running, delete",
+		{Name: "api-1k", Quick: true, Peers: true, Description: "1000 API pods bound to the node: create, all Running, delete",
 			run: func(ctx context.Context, s *session) (*Result, error) {
 				return runAPIPods(ctx, s, 1000, 0, 5*time.Minute)
 			}},

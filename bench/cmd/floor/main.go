@@ -72,6 +72,8 @@ func run(args []string) error {
 	mux := http.NewServeMux()
 	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }
 	mux.HandleFunc("/healthz", ok)
+	// No metrics of its own: an empty page, so the bench's scrapes find nothing rather than fail.
+	mux.HandleFunc("/metrics", func(http.ResponseWriter, *http.Request) {})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		if !a.Ready() {
 			http.Error(w, "not ready", http.StatusServiceUnavailable)

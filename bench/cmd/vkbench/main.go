@@ -49,10 +49,18 @@ func run(args []string) int {
 	idle := fs.Duration("idle", 60*time.Second, "idle-1k's measuring window")
 	agentArgs := fs.String("agent-args", "", "extra agent flags, space-separated (e.g. '--pod-sync-workers=32')")
 	keep := fs.Bool("keep", false, "keep the work directory (agent logs) and control-plane logs")
+	peersFlag := fs.String("peers", "", "comma-separated peers to run beside vk-static, alternating, in scenarios that apply (api-1k): floor")
+	rounds := fs.Int("rounds", 1, "with -peers: rounds per peer; the table shows medians")
+	floorBin := fs.String("floor", "", "with -peers floor: the floor binary (default: go build ./bench/cmd/floor into the work dir)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	names, err := selectScenarios(*scenarios)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	peerNames, err := selectPeers(*peersFlag)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -78,6 +86,16 @@ func run(args []string) int {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+	}
+	var peers []bench.Peer
+	if len(peerNames) > 0 {
+		peers = append(peers, bench.Peer{Name: bench.PeerVKStatic, Binary: binary})
+		floor, err := floorBinary(*floorBin, workDir)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "floor binary: %v\n", err)
+			return 2
+		}
+		peers = append(peers, bench.Peer{Name: bench.PeerFloor, Binary: floor})
 	}
 	fmt.Fprintf(os.Stderr, "starting the control plane (work dir %s)\n", workDir)
 	env, err := testenv.Start(ctx, testenv.Options{})
@@ -106,6 +124,21 @@ func run(args []string) int {
 	all := bench.Scenarios()
 	failed := false
 	for _, n := range names {
+		if len(peers) > 0 && all[n].Peers {
+			runs, err := r.RunPeers(ctx, all[n], peers, *rounds)
+			rep.Peers = append(rep.Peers, runs...)
+			if last := lastOfPeer(runs, bench.PeerVKStatic); last != nil {
+				rep.Results = append(rep.Results, last)
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "FAIL %v\n", err)
+				failed = true
+				if errors.Is(err, context.Canceled) {
+					break
+				}
+			}
+			continue
+		}
 		res, err := r.Run(ctx, all[n])
 		if res != nil {
 			rep.Results = append(rep.Results, res) // with its failure, if any: what it measured
@@ -130,11 +163,57 @@ func run(args []string) int {
 		}
 		fmt.Printf("\ntree %s, agent %s, %s, %d CPUs, load average at start %s\n\n", rep.Commit, rep.Agent, rep.Date, rep.CPUs, rep.LoadAvg)
 		bench.WriteTable(os.Stdout, rep.Results)
+		if len(rep.Peers) > 0 {
+			bench.WritePeerTable(os.Stdout, rep.Peers, append([]string{bench.PeerVKStatic}, peerNames...))
+		}
 	}
 	if failed {
 		return 1
 	}
 	return 0
+}
+
+// selectPeers parses -peers; only the floor exists so far.
+func selectPeers(spec string) ([]string, error) {
+	var out []string
+	for _, p := range strings.Split(spec, ",") {
+		switch p = strings.TrimSpace(p); p {
+		case "":
+		case bench.PeerFloor:
+			out = append(out, p)
+		default:
+			return nil, fmt.Errorf("unknown peer %q (have: %s)", p, bench.PeerFloor)
+		}
+	}
+	return out, nil
+}
+
+// floorBinary is the floor binary given, or one built from this tree into dir.
+func floorBinary(given, dir string) (string, error) {
+	if given != "" {
+		path, err := filepath.Abs(given)
+		if err == nil {
+			_, err = os.Stat(path)
+		}
+		return path, err
+	}
+	path := filepath.Join(dir, "floor")
+	cmd := exec.Command("go", "build", "-o", path, "./bench/cmd/floor")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("go build ./bench/cmd/floor (run vkbench from the repository root, or pass -floor): %w", err)
+	}
+	return path, nil
+}
+
+// lastOfPeer is peer's last run in runs, or nil.
+func lastOfPeer(runs []*bench.Result, peer string) *bench.Result {
+	for i := len(runs) - 1; i >= 0; i-- {
+		if runs[i].Peer == "" && peer == bench.PeerVKStatic || runs[i].Peer == peer && peer != bench.PeerVKStatic {
+			return runs[i]
+		}
+	}
+	return nil
 }
 
 func selectScenarios(spec string) ([]string, error) {
