@@ -183,11 +183,17 @@ func apiVolumeKind(v *corev1.Volume) (apiVolume, bool) {
 
 // objectVolumePayload adds to out the files of a configMap or secret volume (field names it):
 // the object's keys, or its items, with their modes.
-func (m *Manager) objectVolumePayload(ctx context.Context, out payload, namespace, field, kind, name string, defaultMode *int32, items []corev1.KeyToPath, optionalRef *bool) error {
+func (m *Manager) objectVolumePayload(ctx context.Context, out payload, namespace, field, kind, name string, defaultMode *int32, items []corev1.KeyToPath, optional *bool) error {
 	mode, err := fileMode(field+".defaultMode", defaultMode, os.FileMode(defaultFileMode))
 	if err != nil {
 		return err
 	}
+	return m.objectPayload(ctx, out, namespace, field, kind, name, items, mode, optional)
+}
+
+// objectPayload adds to out the keys (or items) of a config map or secret, with mode as their
+// default mode: a configMap or secret volume's, or a projected volume's source.
+func (m *Manager) objectPayload(ctx context.Context, out payload, namespace, field, kind, name string, items []corev1.KeyToPath, mode os.FileMode, optionalRef *bool) error {
 	optional := optionalRef != nil && *optionalRef
 	data, err := m.objectData(ctx, kind, namespace, name, optional, field)
 	if err != nil {
@@ -236,21 +242,11 @@ func (m *Manager) projectedPayload(ctx context.Context, pod *corev1.Pod, i int, 
 		sf := fmt.Sprintf("%s.sources[%d]", field, j)
 		switch {
 		case s.ConfigMap != nil:
-			optional := s.ConfigMap.Optional != nil && *s.ConfigMap.Optional
-			data, err := m.objectData(ctx, "ConfigMap", pod.Namespace, s.ConfigMap.Name, optional, sf+".configMap")
-			if err != nil {
-				return nil, err
-			}
-			if err := keysPayload(out, sf+".configMap", "ConfigMap", pod.Namespace, s.ConfigMap.Name, data, s.ConfigMap.Items, mode, optional); err != nil {
+			if err := m.objectPayload(ctx, out, pod.Namespace, sf+".configMap", "ConfigMap", s.ConfigMap.Name, s.ConfigMap.Items, mode, s.ConfigMap.Optional); err != nil {
 				return nil, err
 			}
 		case s.Secret != nil:
-			optional := s.Secret.Optional != nil && *s.Secret.Optional
-			data, err := m.objectData(ctx, "Secret", pod.Namespace, s.Secret.Name, optional, sf+".secret")
-			if err != nil {
-				return nil, err
-			}
-			if err := keysPayload(out, sf+".secret", "Secret", pod.Namespace, s.Secret.Name, data, s.Secret.Items, mode, optional); err != nil {
+			if err := m.objectPayload(ctx, out, pod.Namespace, sf+".secret", "Secret", s.Secret.Name, s.Secret.Items, mode, s.Secret.Optional); err != nil {
 				return nil, err
 			}
 		case s.DownwardAPI != nil:
