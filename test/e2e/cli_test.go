@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
@@ -181,68 +180,11 @@ func unauthenticatedStatus(t *testing.T, port int) int {
 	return resp.StatusCode
 }
 
-// cliStream is a running vk-static command whose output is read line by line.
-type cliStream struct {
-	cmd    *exec.Cmd
-	lines  chan string
-	stderr *lockedBuffer
-	cancel context.CancelFunc
-}
-
 // startCLI starts vk-static args; it is killed when the test ends if it still runs.
-func startCLI(t *testing.T, args ...string) *cliStream {
+func startCLI(t *testing.T, args ...string) *streaming {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	s := &cliStream{cmd: exec.CommandContext(ctx, agentBinary, args...), lines: make(chan string, 1000), stderr: &lockedBuffer{}, cancel: cancel}
-	s.cmd.Stderr = s.stderr
-	stdout, err := s.cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, s.cmd.Start())
-	go func() {
-		defer close(s.lines)
-		scanner := bufio.NewScanner(stdout)
-		for scanner.Scan() {
-			s.lines <- scanner.Text()
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		_ = s.cmd.Wait()
-	})
-	return s
-}
-
-func (s *cliStream) next(t *testing.T, timeout time.Duration) string {
-	t.Helper()
-	select {
-	case line, ok := <-s.lines:
-		require.True(t, ok, "vk-static %v ended its output; stderr %q", s.cmd.Args[1:], s.stderr.String())
-		return line
-	case <-time.After(timeout):
-		t.Fatalf("vk-static %v printed no line within %s; stderr %q", s.cmd.Args[1:], timeout, s.stderr.String())
-		return ""
-	}
-}
-
-// end waits until the output ends and the command exits: the lines not read before, and the
-// exit code.
-func (s *cliStream) end(t *testing.T, timeout time.Duration) ([]string, int) {
-	t.Helper()
-	deadline := time.After(timeout)
-	var rest []string
-	for {
-		select {
-		case line, ok := <-s.lines:
-			if ok {
-				rest = append(rest, line)
-				continue
-			}
-			_ = s.cmd.Wait()
-			return rest, s.cmd.ProcessState.ExitCode()
-		case <-deadline:
-			t.Fatalf("vk-static %v still runs after %s (printed %q since); stderr %q", s.cmd.Args[1:], timeout, rest, s.stderr.String())
-		}
-	}
+	return startStreaming(t, exec.CommandContext(ctx, agentBinary, args...), cancel, false, "vk-static "+strings.Join(args, " "))
 }
 
 // With an API server the local administrator is still let in — the API server is not asked

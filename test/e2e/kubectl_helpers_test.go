@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,107 +100,12 @@ func (k *kubectl) okIn(t *testing.T, c *assert.CollectT, args ...string) string 
 	return r.stdout
 }
 
-// streaming is a kubectl process whose stdout is read line by line as it comes.
-type streaming struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser // nil unless asked for
-	lines  chan string    // closed at the end of stdout
-	stderr *lockedBuffer
-	cancel context.CancelFunc
-}
-
 // start starts kubectl args; withStdin gives it a pipe as its input. The process is killed when
 // the test ends, if it has not been stopped before.
 func (k *kubectl) start(t *testing.T, withStdin bool, args ...string) *streaming {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	s := &streaming{cmd: k.command(ctx, args...), lines: make(chan string, 1000), stderr: &lockedBuffer{}, cancel: cancel}
-	s.cmd.Stderr = s.stderr
-	stdout, err := s.cmd.StdoutPipe()
-	require.NoError(t, err)
-	if withStdin {
-		s.stdin, err = s.cmd.StdinPipe()
-		require.NoError(t, err)
-	}
-	require.NoError(t, s.cmd.Start())
-	go func() {
-		defer close(s.lines)
-		scanner := bufio.NewScanner(stdout)
-		for scanner.Scan() {
-			s.lines <- scanner.Text()
-		}
-	}()
-	t.Cleanup(s.stop)
-	return s
-}
-
-// next returns the next line of output, failing the test if none comes within timeout.
-func (s *streaming) next(t *testing.T, timeout time.Duration) string {
-	t.Helper()
-	select {
-	case line, ok := <-s.lines:
-		require.True(t, ok, "kubectl %s ended its output; stderr %q", strings.Join(s.cmd.Args[3:], " "), s.stderr.String())
-		return line
-	case <-time.After(timeout):
-		t.Fatalf("kubectl %s printed no line within %s; stderr %q", strings.Join(s.cmd.Args[3:], " "), timeout, s.stderr.String())
-		return ""
-	}
-}
-
-// until reads lines until one satisfies match, failing the test after timeout.
-func (s *streaming) until(t *testing.T, timeout time.Duration, what string, match func(string) bool) string {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	var seen []string
-	for {
-		left := time.Until(deadline)
-		if left <= 0 {
-			t.Fatalf("kubectl %s: no %s within %s among %q; stderr %q", strings.Join(s.cmd.Args[3:], " "), what, timeout, seen, s.stderr.String())
-		}
-		select {
-		case line, ok := <-s.lines:
-			if !ok {
-				t.Fatalf("kubectl %s ended before %s, after %q; stderr %q", strings.Join(s.cmd.Args[3:], " "), what, seen, s.stderr.String())
-			}
-			if match(line) {
-				return line
-			}
-			seen = append(seen, line)
-		case <-time.After(left):
-		}
-	}
-}
-
-// end waits until kubectl's output ends by itself and it exits, failing the test after
-// timeout; it returns the lines not read before and the exit code.
-func (s *streaming) end(t *testing.T, timeout time.Duration) ([]string, int) {
-	t.Helper()
-	deadline := time.After(timeout)
-	var rest []string
-	for {
-		select {
-		case line, ok := <-s.lines:
-			if ok {
-				rest = append(rest, line)
-				continue
-			}
-			_ = s.cmd.Wait()
-			return rest, s.cmd.ProcessState.ExitCode()
-		case <-deadline:
-			t.Fatalf("kubectl %s still runs after %s (printed %q since); stderr %q", strings.Join(s.cmd.Args[3:], " "), timeout, rest, s.stderr.String())
-		}
-	}
-}
-
-// stop kills kubectl (if it runs) and waits for it.
-func (s *streaming) stop() {
-	if s.stdin != nil {
-		_ = s.stdin.Close()
-	}
-	s.cancel()
-	_ = s.cmd.Wait()
-	for range s.lines { // the reader ends with stdout
-	}
+	return startStreaming(t, k.command(ctx, args...), cancel, withStdin, "kubectl "+strings.Join(args, " "))
 }
 
 // lockedBuffer is a bytes.Buffer that kubectl's stderr copier and the test can share.
