@@ -119,14 +119,7 @@ func startupValues(o *options) []any {
 	if _, why := o.kubeletAPI(); why != "" {
 		kubeletAPI += why
 	} else {
-		address := o.Address
-		switch { // as api.Config defaults it
-		case address == "" && o.Kubeconfig == "":
-			address = "127.0.0.1"
-		case address == "":
-			address = "0.0.0.0"
-		}
-		kubeletAPI = "https://" + net.JoinHostPort(address, strconv.Itoa(int(o.Port)))
+		kubeletAPI = "https://" + net.JoinHostPort(o.listenAddress(), strconv.Itoa(int(o.Port)))
 	}
 	return []any{"version", version.Version, "mode", mode, "provider", providerSummary(o), "kubeletAPI", kubeletAPI}
 }
