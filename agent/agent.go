@@ -26,7 +26,8 @@ type Agent struct {
 	problems   *node.NodeProblemReporter
 	api        *api.Server // nil when not served
 
-	done chan struct{}
+	ready chan struct{} // closed by Run once every part that can be waited for is ready
+	done  chan struct{}
 	mu   sync.Mutex
 	err  error
 }
@@ -48,7 +49,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.EventClient == nil {
 		cfg.EventClient = cfg.Client
 	}
-	a := &Agent{cfg: cfg, done: make(chan struct{})}
+	a := &Agent{cfg: cfg, ready: make(chan struct{}), done: make(chan struct{})}
 	standalone := cfg.Client == nil
 
 	// The Node watch feeds the mirror client (owner references need the live Node UID) and
@@ -206,8 +207,26 @@ func (a *Agent) nodeController(n *corev1.Node) (*node.NodeController, error) {
 	return node.NewNodeController(health, n, cfg.Client.CoreV1().Nodes(), opts...)
 }
 
-// Ready is closed once the pod controller has adopted the provider's pods and runs.
-func (a *Agent) Ready() <-chan struct{} { return a.pods.Ready() }
+// Ready is closed once the pod controller has adopted the provider's pods and runs, and the
+// kubelet API, when served, listens.
+func (a *Agent) Ready() <-chan struct{} { return a.ready }
+
+// waitReady closes a.ready once its parts are ready, or returns when ctx ends.
+func (a *Agent) waitReady(ctx context.Context) error {
+	parts := []<-chan struct{}{a.pods.Ready()}
+	if a.api != nil {
+		parts = append(parts, a.api.Ready())
+	}
+	for _, ready := range parts {
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	close(a.ready)
+	return nil
+}
 
 // API is the kubelet API server (nil when Config.API is nil): routes are added to it with Handle
 // before Run, and its Ready says when it listens.
@@ -236,8 +255,14 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	a.problems.Logger = logger
 	logger.Info("Starting the agent", "node", a.cfg.NodeName, "standalone", a.cfg.Client == nil,
 		"manifestPath", a.cfg.PodManifestPath, "manifestURL", a.cfg.ManifestURL != "")
-	return RunAll(ctx, a.components...)
+	return RunAll(ctx, append(a.components, componentFunc(a.waitReady))...)
 }
+
+// componentFunc is a function as a Component.
+type componentFunc func(ctx context.Context) error
+
+// Run calls f.
+func (f componentFunc) Run(ctx context.Context) error { return f(ctx) }
 
 // RunAll runs every component until ctx is cancelled or one of them fails, and returns after all
 // have stopped, with every failure joined.
