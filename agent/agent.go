@@ -28,8 +28,8 @@ type Agent struct {
 
 	ready chan struct{} // closed by Run once every part that can be waited for is ready
 	done  chan struct{}
-	mu   sync.Mutex
-	err  error
+	mu    sync.Mutex
+	err   error
 }
 
 // Component is one of the parts RunAll starts and waits for: Run returns once ctx is cancelled
