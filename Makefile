@@ -24,7 +24,7 @@ FUZZTIME_API ?= 10s
 
 export VK_STATIC_TESTBIN := $(TESTBIN)
 
-.PHONY: all build test fuzz testbin kubectl lint run demo bench bench-full clean
+.PHONY: all build test fuzz testbin cri-testbin kubectl lint run demo bench bench-full clean
 
 all: build
 
@@ -67,7 +67,27 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./sources
 	$(GO) test -run '^$$' -fuzz '^FuzzHandlers$$' -fuzztime $(FUZZTIME_API) ./node/api
 
-testbin: $(APISERVER) $(ETCD) $(KUBECTL)
+testbin: $(APISERVER) $(ETCD) $(KUBECTL) cri-testbin
+
+# cri-testbin: the CRI provider's tests start a throwaway containerd of their own
+# (internal/testcontainerd) that runs containers with runc, is driven by ctr (it comes with
+# containerd) for image imports, and reports NetworkReady through the loopback CNI plugin
+# (containernetworking-plugins). Debian packages them; apt-get installs what is missing, as root
+# only. Quiet when everything is there.
+CRI_PACKAGES := containerd runc containernetworking-plugins
+cri-testbin:
+	@missing=; \
+	for c in containerd ctr runc; do command -v $$c >/dev/null || missing=1; done; \
+	[ -x /usr/lib/cni/loopback ] || [ -x /opt/cni/bin/loopback ] || missing=1; \
+	[ -z "$$missing" ] && exit 0; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+		echo "the CRI tests need containerd (with ctr), runc and the CNI loopback plugin:"; \
+		echo "install the packages $(CRI_PACKAGES) (as root: apt-get install -y $(CRI_PACKAGES))"; \
+		exit 1; \
+	fi; \
+	echo "apt-get install $(CRI_PACKAGES)"; \
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CRI_PACKAGES) >/dev/null || exit 1; \
+	for c in containerd ctr runc; do command -v $$c >/dev/null || { echo "$$c missing after installing $(CRI_PACKAGES)"; exit 1; }; done
 
 $(APISERVER):
 	cd hack/tools && CGO_ENABLED=0 $(GO) build -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-apiserver
@@ -84,18 +104,32 @@ lint:
 	$(GO) vet ./...
 	@$(GO) mod tidy -diff || { echo "go.mod is not tidy: run go mod tidy"; exit 1; }
 
+# KWOK, the bench's peer, is built from its Go module (bench/tools, a module of its own so that
+# KWOK's dependencies never enter the agent's go.mod) into a cache directory keyed by
+# bench/tools/go.sum, as the control plane is (about a minute on an idle machine).
+KWOK_VERSION := v0.8.0
+BENCH_TOOLS_KEY := $(shell sha256sum bench/tools/go.sum | cut -c1-12)
+BENCHBIN  ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/vk-static/benchbin/$(KWOK_VERSION)-$(BENCH_TOOLS_KEY)
+KWOK      := $(BENCHBIN)/kwok
+
+$(KWOK):
+	cd bench/tools && CGO_ENABLED=0 $(GO) build -o $@ sigs.k8s.io/kwok/cmd/kwok
+
 # bench runs the quick scenarios (api-1k, static-1k, edit-latency, idle-1k, api-latency,
-# process-100; about 6 minutes)
-# against the built agent and a fresh control plane, prints a table and writes
-# bench/results/last.json; bench-full adds api-10k. BENCH_ARGS passes harness flags, e.g.
-# BENCH_ARGS='-profiles /tmp/prof'; compare two runs with
+# process-100) against the built agent and a fresh control plane. api-1k runs vk-static, the
+# floor agent (bench/floor) and KWOK alternately, static-1k vk-static and the floor (KWOK has
+# no static pods), three rounds each, and prints their medians side by side with ratios (about
+# 12 minutes). bench-full adds api-10k (the three side by side) and agents-20 (20 agents on one
+# control plane). Results go to bench/results/last.json. BENCH_ARGS passes harness flags, e.g.
+# BENCH_ARGS='-profiles /tmp/prof' or '-rounds 5'; compare two runs with
 # `go run ./bench/cmd/vkbench compare OLD.json NEW.json`. See docs/performance.md.
 BENCH_ARGS ?=
-bench: testbin build
-	$(GO) run ./bench/cmd/vkbench -scenarios quick $(BENCH_ARGS)
+BENCH_PEERS := -peers floor,kwok -kwok $(KWOK)
+bench: testbin build $(KWOK)
+	$(GO) run ./bench/cmd/vkbench -scenarios quick $(BENCH_PEERS) $(BENCH_ARGS)
 
-bench-full: testbin build
-	$(GO) run ./bench/cmd/vkbench -scenarios all $(BENCH_ARGS)
+bench-full: testbin build $(KWOK)
+	$(GO) run ./bench/cmd/vkbench -scenarios all $(BENCH_PEERS) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BIN)

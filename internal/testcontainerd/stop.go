@@ -1,0 +1,207 @@
+package testcontainerd
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// shimSocketDir is where containerd 1.6's shims listen whatever the configuration says.
+const shimSocketDir = "/run/containerd/s"
+
+// Stop stops containerd and removes everything the instance made: its containers (runc delete
+// --force), its shims (SIGKILL) and their sockets in /run/containerd/s, every mount under its
+// directory (overlay root filesystems, sandbox /dev/shm, network namespaces; deepest first),
+// and the directory. It is an error if a shim of the instance is still running afterwards.
+// Stop is idempotent.
+func (c *Containerd) Stop() error {
+	c.proc.stop(stopGrace)
+	c.proc = nil
+	if _, err := os.Stat(c.layout.Dir); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	var errs []error
+	errs = append(errs, c.deleteContainers()...)
+	sockets, err := c.shimSockets()
+	errs = append(errs, err)
+	errs = append(errs, c.killShims()...)
+	for _, s := range sockets {
+		if err := os.Remove(s); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, unmountUnder(c.layout.Dir))
+	errs = append(errs, os.RemoveAll(c.layout.Dir))
+	if pids, err := c.shims(); err != nil || len(pids) > 0 {
+		errs = append(errs, err, fmt.Errorf("containerd shims of %s still running after Stop: %v", c.layout.Dir, pids))
+	}
+	return errors.Join(errs...)
+}
+
+// deleteContainers force-deletes every container in the instance's runc root (kept per
+// containerd namespace): runc kills what runs and removes the container's cgroups.
+func (c *Containerd) deleteContainers() []error {
+	var errs []error
+	namespaces, _ := os.ReadDir(c.layout.RuncRoot)
+	for _, ns := range namespaces {
+		root := filepath.Join(c.layout.RuncRoot, ns.Name())
+		containers, _ := os.ReadDir(root)
+		for _, ctr := range containers {
+			out, err := exec.Command(c.bin.runc, "--root", root, "delete", "--force", ctr.Name()).CombinedOutput()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("runc delete --force %s: %w: %s", ctr.Name(), err, bytes.TrimSpace(out)))
+			}
+		}
+	}
+	return errs
+}
+
+// shimSockets are the sockets of the instance's shims, from the address file the shim writes
+// into each task's bundle (state/io.containerd.runtime.v2.task/NAMESPACE/ID/address).
+func (c *Containerd) shimSockets() ([]string, error) {
+	addresses, err := filepath.Glob(filepath.Join(c.layout.State, "io.containerd.runtime.v2.task", "*", "*", "address"))
+	if err != nil {
+		return nil, err
+	}
+	var sockets []string
+	for _, a := range addresses {
+		data, err := os.ReadFile(a)
+		if err != nil {
+			continue
+		}
+		socket := strings.TrimPrefix(strings.TrimSpace(string(data)), "unix://")
+		if filepath.Dir(socket) == shimSocketDir { // never remove anything else
+			sockets = append(sockets, socket)
+		}
+	}
+	return sockets, nil
+}
+
+// killShims kills the instance's shims and waits until they are gone.
+func (c *Containerd) killShims() []error {
+	pids, err := c.shims()
+	if err != nil {
+		return []error{err}
+	}
+	var errs []error
+	for _, pid := range pids {
+		if err := unix.Kill(pid, unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
+			errs = append(errs, fmt.Errorf("kill shim %d: %w", pid, err))
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		left, err := c.shims()
+		if err != nil || len(left) == 0 {
+			return append(errs, err)
+		}
+		if time.Now().After(deadline) {
+			return append(errs, fmt.Errorf("shims %v survived SIGKILL", left))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// shims are the running shim processes of this instance: containerd starts each with
+// "-address SOCKET" on its command line. A killed shim whose parent does not reap it (PID 1
+// of some containers) stays a zombie with no command line, and is not counted.
+func (c *Containerd) shims() ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		if !strings.Contains(filepath.Base(args[0]), "containerd-shim") {
+			continue
+		}
+		for i := 0; i+1 < len(args); i++ {
+			if args[i] == "-address" && args[i+1] == c.layout.Address {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids, nil
+}
+
+// unmountUnder detaches every mount at or below dir, deepest first.
+func unmountUnder(dir string) error {
+	mounts, err := mountsUnder(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, m := range mounts {
+		if err := unix.Unmount(m, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+			errs = append(errs, fmt.Errorf("unmount %s: %w", m, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// mountsUnder lists the mount points at or below dir from /proc/self/mountinfo, deepest first.
+func mountsUnder(dir string) ([]string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var mounts []string
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		fields := strings.Fields(s.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		m := unescapeMountPoint(fields[4])
+		if m == dir || strings.HasPrefix(m, dir+"/") {
+			mounts = append(mounts, m)
+		}
+	}
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(mounts, func(i, j int) bool {
+		return strings.Count(mounts[i], "/") > strings.Count(mounts[j], "/")
+	})
+	return mounts, nil
+}
+
+// unescapeMountPoint undoes mountinfo's octal escapes (\040 for a space, …).
+func unescapeMountPoint(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,201 @@
+// Command workload is the one program in the CRI tests' images (internal/testimage): a static
+// binary with a mode per job a test container has, and no shell, so that an exec into a
+// container runs it too. Unknown modes and bad flags exit with code 2.
+//
+//	workload pause                 sleep until SIGTERM or SIGINT, reaping children (a sandbox's pause)
+//	workload serve --port N        HTTP: "hello from HOSTNAME" on /, "ok" on /healthz
+//	workload log --every D         a line with the hostname and a counter on stdout every D
+//	workload sleep [D]             sleep D (default: until a signal), then exit 0
+//	workload exit --code N         exit with code N at once
+//	workload cat FILE...           print files (e.g. /etc/vk-image: inside the image, not the host)
+//	workload ls DIR                list a directory's entries, one a line
+//	workload echo ARG...           print the arguments
+//	workload env                   print the environment, one variable a line
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: workload pause|serve|log|sleep|exit|cat|ls|echo|env [args]")
+		os.Exit(2)
+	}
+	mode, args := os.Args[1], os.Args[2:]
+	if err := run(mode, args); err != nil {
+		fmt.Fprintf(os.Stderr, "workload %s: %v\n", mode, err)
+		var code exitCode
+		if errors.As(err, &code) {
+			os.Exit(int(code))
+		}
+		os.Exit(1)
+	}
+}
+
+// exitCode is an error that ends the program with a given code.
+type exitCode int
+
+func (c exitCode) Error() string { return "exit code " + strconv.Itoa(int(c)) }
+
+func run(mode string, args []string) error {
+	flags := flag.NewFlagSet(mode, flag.ContinueOnError)
+	switch mode {
+	case "pause":
+		return pause()
+	case "serve":
+		port := flags.Int("port", 8080, "port to listen on, all addresses")
+		if err := flags.Parse(args); err != nil {
+			return exitCode(2)
+		}
+		return serve(*port)
+	case "log":
+		every := flags.Duration("every", time.Second, "interval between lines")
+		if err := flags.Parse(args); err != nil {
+			return exitCode(2)
+		}
+		return logEvery(*every)
+	case "sleep":
+		if len(args) == 0 {
+			waitForSignal()
+			return nil
+		}
+		d, err := time.ParseDuration(args[0])
+		if err != nil {
+			return exitCode(2)
+		}
+		time.Sleep(d)
+		return nil
+	case "exit":
+		code := flags.Int("code", 0, "exit code")
+		if err := flags.Parse(args); err != nil {
+			return exitCode(2)
+		}
+		os.Exit(*code)
+	case "cat":
+		for _, name := range args {
+			if err := cat(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "ls":
+		dir := "."
+		if len(args) > 0 {
+			dir = args[0]
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			fmt.Println(e.Name())
+		}
+		return nil
+	case "echo":
+		for i, a := range args {
+			if i > 0 {
+				fmt.Print(" ")
+			}
+			fmt.Print(a)
+		}
+		fmt.Println()
+		return nil
+	case "env":
+		for _, kv := range os.Environ() {
+			fmt.Println(kv)
+		}
+		return nil
+	}
+	fmt.Fprintf(os.Stderr, "unknown mode %q\n", mode)
+	return exitCode(2)
+}
+
+// pause is a sandbox's init: it holds the namespaces and, as PID 1 of a shared PID namespace,
+// reaps the orphans that would otherwise stay zombies.
+func pause() error {
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	children := make(chan os.Signal, 1)
+	signal.Notify(children, syscall.SIGCHLD)
+	for {
+		select {
+		case <-stop:
+			return nil
+		case <-children:
+			for {
+				pid, err := syscall.Wait4(-1, nil, syscall.WNOHANG, nil)
+				if pid <= 0 || err != nil {
+					break
+				}
+			}
+		}
+	}
+}
+
+func waitForSignal() {
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	<-stop
+}
+
+func serve(port int) error {
+	host, _ := os.Hostname()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, "hello from %s\n", host)
+	})
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintln(w, "ok")
+	})
+	l, err := net.Listen("tcp", ":"+strconv.Itoa(port))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("serving on %s\n", l.Addr())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		waitForSignal()
+		_ = srv.Close()
+	}()
+	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func logEvery(every time.Duration) error {
+	host, _ := os.Hostname()
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for n := 1; ; n++ {
+		fmt.Printf("tick %d from %s\n", n, host)
+		select {
+		case <-stop:
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+func cat(name string) error {
+	f, err := os.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(os.Stdout, f)
+	return err
+}
