@@ -25,6 +25,8 @@ type apiCounters struct {
 	// system:nodes group (system-nodes, system-node-high): exactly the agent's requests, since
 	// the agent is the only node identity talking, but without verbs.
 	NodeFlows float64
+	// Watches is how many watches are open now (apiserver_longrunning_requests, WATCH).
+	Watches float64
 }
 
 // scrapeAPIServer reads /metrics of the API server with the admin client.
@@ -52,6 +54,10 @@ func parseAPICounters(text string) apiCounters {
 				key += "/" + sub
 			}
 			c.Requests[key] += value
+		case "apiserver_longrunning_requests":
+			if labels["verb"] == "WATCH" {
+				c.Watches += value
+			}
 		case "apiserver_flowcontrol_dispatched_requests_total":
 			if strings.HasPrefix(labels["flow_schema"], "system-node") {
 				c.NodeFlows += value
@@ -168,6 +174,15 @@ func (rc requestCounts) podWrites() float64 {
 		if isWrite(k) && (base == "pods" || base == "events") {
 			n += v
 		}
+	}
+	return n
+}
+
+// total sums every request.
+func (rc requestCounts) total() float64 {
+	var n float64
+	for _, v := range rc {
+		n += v
 	}
 	return n
 }

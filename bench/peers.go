@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -12,24 +14,29 @@ import (
 const (
 	PeerVKStatic = "vk-static"
 	PeerFloor    = "floor"
+	PeerKWOK     = "kwok"
 )
 
 // Peer is an agent a scenario runs against: Binary takes vk-static's node flags as
-// internal/agentproc passes them and serves /readyz on --healthz-port.
+// internal/agentproc passes them, then Args, and serves /readyz on --healthz-port.
 type Peer struct {
 	Name   string
-	Binary string // empty for vk-static: Runner.AgentBinary
+	Binary string   // empty for vk-static: Runner.AgentBinary
+	Args   []string // the peer's own flags (vk-static's come from Runner.AgentArgs)
 }
 
-// RunPeers runs sc rounds times against each peer in turn (vk-static, the floor, vk-static,
-// …) on the same control plane, each run with a fresh node name and namespace, and returns
-// every run's result in that order with Round set. A failed run's result, if it measured
-// anything, is kept; the errors are joined.
+// RunPeers runs sc rounds times against each peer in turn that sc applies to (vk-static, the
+// floor, KWOK, vk-static, …) on the same control plane, each run with a fresh node name and
+// namespace, and returns every run's result in that order with Round set. A failed run's
+// result, if it measured anything, is kept; the errors are joined.
 func (r *Runner) RunPeers(ctx context.Context, sc Scenario, peers []Peer, rounds int) ([]*Result, error) {
 	var out []*Result
 	var errs []error
 	for round := 1; round <= max(rounds, 1); round++ {
 		for _, p := range peers {
+			if p.Name != PeerVKStatic && !slices.Contains(sc.Peers, p.Name) {
+				continue
+			}
 			res, err := r.RunAs(ctx, sc, p)
 			if res != nil {
 				res.Round = round
@@ -62,26 +69,65 @@ type peerMetric struct {
 
 func peerMetrics() []peerMetric {
 	return []peerMetric{
-		{"all Running s", func(r *Result) float64 { return r.AllRunningSeconds }},
-		{"start p99 s", func(r *Result) float64 { return r.StartLatency.P99 }},
-		{"agent CPU s", func(r *Result) float64 { return r.StartCPUSeconds + r.DeleteCPUSeconds }},
-		{"peak RSS MB", func(r *Result) float64 { return r.PeakRSSMB }},
-		{"all deleted s", func(r *Result) float64 { return r.DeleteSeconds }},
+		{"all Running s", allRunning},
+		{"start p99 s", startP99},
+		{"agent CPU s", agentCPU},
+		{"peak RSS MB", peakRSS},
+		{"all deleted s", deleted},
+		{"writes/pod (start)", func(r *Result) float64 { return r.WritesPerPod }},
 	}
 }
 
-// WritePeerTable prints, per scenario in results, each peer's medians over its rounds side by
-// side, in the order peers are given, and vk-static's ratio to each other peer.
-func WritePeerTable(w io.Writer, results []*Result, peers []string) {
+func allRunning(r *Result) float64 { return r.AllRunningSeconds }
+func startP99(r *Result) float64   { return r.StartLatency.P99 }
+func agentCPU(r *Result) float64   { return r.StartCPUSeconds + r.DeleteCPUSeconds }
+func peakRSS(r *Result) float64    { return r.PeakRSSMB }
+func deleted(r *Result) float64    { return r.DeleteSeconds }
+
+// peerRuns are one scenario's results by peer, each peer's in round order.
+type peerRuns map[string][]*Result
+
+// groupPeerRuns splits results by scenario (in the order first seen) and peer.
+func groupPeerRuns(results []*Result) ([]string, map[string]peerRuns) {
 	var scenarios []string
-	byScenario := map[string]map[string][]*Result{}
+	by := map[string]peerRuns{}
 	for _, r := range results {
-		if byScenario[r.Scenario] == nil {
-			byScenario[r.Scenario] = map[string][]*Result{}
+		if by[r.Scenario] == nil {
+			by[r.Scenario] = peerRuns{}
 			scenarios = append(scenarios, r.Scenario)
 		}
-		byScenario[r.Scenario][peerName(r)] = append(byScenario[r.Scenario][peerName(r)], r)
+		by[r.Scenario][peerName(r)] = append(by[r.Scenario][peerName(r)], r)
 	}
+	return scenarios, by
+}
+
+// median of one metric over a peer's rounds; 0 when the peer did not run.
+func (pr peerRuns) median(peer string, get func(*Result) float64) float64 {
+	var v []float64
+	for _, r := range pr[peer] {
+		v = append(v, get(r))
+	}
+	return median(v)
+}
+
+// roundRatios are vk-static's value of a metric over peer's in the same round, by round.
+func (pr peerRuns) roundRatios(peer string, get func(*Result) float64) []float64 {
+	var out []float64
+	for _, vk := range pr[PeerVKStatic] {
+		for _, p := range pr[peer] {
+			if p.Round == vk.Round && get(p) > 0 && get(vk) > 0 {
+				out = append(out, get(vk)/get(p))
+			}
+		}
+	}
+	return out
+}
+
+// WritePeerTable prints, per scenario in results, each peer's medians over its rounds side by
+// side, in the order peers are given, vk-static's ratio to each other peer, every round's all
+// Running, and the goals of issue 14 that the scenario measures.
+func WritePeerTable(w io.Writer, results []*Result, peers []string) {
+	scenarios, byScenario := groupPeerRuns(results)
 	for _, sc := range scenarios {
 		runs := byScenario[sc]
 		var present []string
@@ -103,24 +149,25 @@ func WritePeerTable(w io.Writer, results []*Result, peers []string) {
 		}
 		fmt.Fprintln(tw)
 		for _, m := range peerMetrics() {
-			med := map[string]float64{}
 			fmt.Fprintf(tw, "%s\t", m.name)
 			for _, p := range present {
-				var v []float64
-				for _, r := range runs[p] {
-					v = append(v, m.get(r))
-				}
-				med[p] = median(v)
-				fmt.Fprintf(tw, "%s\t", num(med[p], 2))
+				fmt.Fprintf(tw, "%s\t", num(runs.median(p, m.get), 2))
 			}
 			for _, p := range present {
 				if p != PeerVKStatic {
-					fmt.Fprintf(tw, "%s\t", ratio(med[PeerVKStatic], med[p]))
+					fmt.Fprintf(tw, "%s\t", ratio(runs.median(PeerVKStatic, m.get), runs.median(p, m.get)))
 				}
 			}
 			fmt.Fprintln(tw)
 		}
 		tw.Flush()
+		for _, p := range present {
+			var rounds []string
+			for _, r := range runs[p] {
+				rounds = append(rounds, num(r.AllRunningSeconds, 2))
+			}
+			fmt.Fprintf(w, "all Running by round, %s: %s s\n", p, strings.Join(rounds, ", "))
+		}
 		for _, p := range present {
 			for _, r := range runs[p] {
 				if r.NeverRunning > 0 || r.Error != "" {
@@ -128,7 +175,71 @@ func WritePeerTable(w io.Writer, results []*Result, peers []string) {
 				}
 			}
 		}
+		if goals := peerGoals(sc, runs); len(goals) > 0 {
+			fmt.Fprintln(w, "goals (issue 14):")
+			writeGoals(w, sc, goals)
+		}
 	}
+}
+
+// peerGoals are the goals of issue 14 that sc's side-by-side runs measure; a goal whose peer
+// did not run is left out.
+func peerGoals(sc string, runs peerRuns) []Goal {
+	var g []Goal
+	// relative compares vk-static's median with limit × peer's.
+	relative := func(name, peer string, get func(*Result) float64, limit float64) {
+		vk, p := runs.median(PeerVKStatic, get), runs.median(peer, get)
+		if vk == 0 || p == 0 {
+			return
+		}
+		g = append(g, Goal{Name: name, Target: fmt.Sprintf("≤ %.2f× %s", limit, peer),
+			Measured: fmt.Sprintf("%.2f× (%.3g vs %.3g)", vk/p, vk, p), Value: vk / p, Met: vk/p <= limit})
+	}
+	// everyRound compares vk-static's value with limit × peer's in each round.
+	everyRound := func(name, peer string, get func(*Result) float64, limit float64) {
+		ratios := runs.roundRatios(peer, get)
+		if len(ratios) == 0 {
+			return
+		}
+		var parts []string
+		for _, r := range ratios {
+			parts = append(parts, fmt.Sprintf("%.2f×", r))
+		}
+		worst := slices.Max(ratios)
+		g = append(g, Goal{Name: name, Target: fmt.Sprintf("≤ %.2f× %s in every round", limit, peer),
+			Measured: "rounds " + strings.Join(parts, " "), Value: worst, Met: worst <= limit})
+	}
+	absolute := func(name, unit string, get func(*Result) float64, limit float64) {
+		if v := runs.median(PeerVKStatic, get); v > 0 {
+			g = append(g, goal(name+" (median)", unit, v, limit))
+		}
+	}
+	switch sc {
+	case "api-1k":
+		everyRound("all Running", PeerFloor, allRunning, 1.0)
+		everyRound("all Running", PeerKWOK, allRunning, 0.85)
+		relative("start p99", PeerFloor, startP99, 1.0)
+		relative("agent CPU", PeerFloor, agentCPU, 1.3)
+		absolute("peak RSS", "MB", peakRSS, 50)
+		relative("all deleted", PeerFloor, deleted, 1.6)
+	case "api-10k":
+		relative("all Running", PeerFloor, allRunning, 1.1)
+		absolute("peak RSS", "MB", peakRSS, 200)
+	}
+	return g
+}
+
+// writeGoals prints goals as WriteTable does.
+func writeGoals(w io.Writer, scenario string, goals []Goal) {
+	gw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, g := range goals {
+		verdict := "met"
+		if !g.Met {
+			verdict = "NOT MET"
+		}
+		fmt.Fprintf(gw, "  %s\t%s\t%s\tmeasured %s\t%s\n", scenario, g.Name, g.Target, g.Measured, verdict)
+	}
+	gw.Flush()
 }
 
 // ratio is a/b as "1.23×", or "-" when either is not measured.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestWritePeerTableMediansAndRatios(t *testing.T) {
@@ -46,4 +47,53 @@ func TestRatioOfUnmeasured(t *testing.T) {
 	assert.Equal(t, "-", ratio(0, 1))
 	assert.Equal(t, "-", ratio(1, 0))
 	assert.Equal(t, "0.50×", ratio(1, 2))
+}
+
+func TestPeerGoalsEveryRoundAndMedians(t *testing.T) {
+	run := func(peer string, round int, running, cpu, rss, del float64) *Result {
+		return &Result{Scenario: "api-1k", Peer: peer, Round: round, AllRunningSeconds: running,
+			StartCPUSeconds: cpu, PeakRSSMB: rss, DeleteSeconds: del, StartLatency: Percentiles{P99: 1}}
+	}
+	_, by := groupPeerRuns([]*Result{
+		run("", 1, 3, 2, 45, 6), run(PeerFloor, 1, 3.1, 1, 40, 4), run(PeerKWOK, 1, 4, 3, 70, 5),
+		run("", 2, 3.3, 2, 48, 6), run(PeerFloor, 2, 3, 2, 40, 4), run(PeerKWOK, 2, 4, 3, 70, 5),
+		run("", 3, 3, 2, 60, 6), run(PeerFloor, 3, 3.2, 2, 40, 4), run(PeerKWOK, 3, 4, 3, 70, 5),
+	})
+	got := map[string]Goal{}
+	for _, g := range peerGoals("api-1k", by["api-1k"]) {
+		got[g.Name+" | "+g.Target] = g
+	}
+	tests := []struct {
+		key   string
+		value float64
+		met   bool
+	}{
+		// 3.3/3 = 1.1 in round 2: one round over is enough to miss.
+		{"all Running | ≤ 1.00× floor in every round", 1.1, false},
+		{"all Running | ≤ 0.85× kwok in every round", 3.3 / 4, true},
+		{"start p99 | ≤ 1.00× floor", 1, true},
+		{"agent CPU | ≤ 1.30× floor", 1, true}, // medians 2 vs 2
+		{"peak RSS (median) | ≤ 50 MB", 48, true},
+		{"all deleted | ≤ 1.60× floor", 1.5, true},
+	}
+	require.Len(t, got, len(tests))
+	for _, tt := range tests {
+		g, ok := got[tt.key]
+		require.True(t, ok, tt.key)
+		assert.InDelta(t, tt.value, g.Value, 1e-9, tt.key)
+		assert.Equal(t, tt.met, g.Met, tt.key)
+	}
+	assert.Equal(t, "rounds 0.97× 1.10× 0.94×", got["all Running | ≤ 1.00× floor in every round"].Measured)
+}
+
+func TestPeerGoalsLeaveOutPeersNotRun(t *testing.T) {
+	_, by := groupPeerRuns([]*Result{
+		{Scenario: "api-10k", Round: 1, AllRunningSeconds: 30, PeakRSSMB: 250},
+		{Scenario: "api-10k", Peer: PeerKWOK, Round: 1, AllRunningSeconds: 40},
+	})
+	goals := peerGoals("api-10k", by["api-10k"])
+	require.Len(t, goals, 1, "no floor: only the absolute RSS goal")
+	assert.Equal(t, "peak RSS (median)", goals[0].Name)
+	assert.False(t, goals[0].Met)
+	assert.Empty(t, peerGoals("static-1k", by["api-10k"]), "static-1k has no issue-14 goals")
 }

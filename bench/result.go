@@ -77,6 +77,7 @@ type Result struct {
 	Idle    *IdleResult    `json:"idle,omitempty"`
 	Edit    *EditResult    `json:"edit,omitempty"`
 	Process *ProcessResult `json:"process,omitempty"`
+	Fleet   *FleetResult   `json:"fleet,omitempty"`
 	// APILatency is api-latency's: kubelet API round trips through the API server.
 	APILatency *APILatencyResult `json:"apiLatency,omitempty"`
 
@@ -302,6 +303,9 @@ func WriteTable(w io.Writer, results []*Result) {
 				fmt.Fprintf(w, "%s: every supervisor and workload gone %.2f s after the first manifest was removed\n", r.Scenario, p.ProcessesGoneSeconds)
 			}
 		}
+		if f := r.Fleet; f != nil {
+			writeFleet(w, r.Scenario, f)
+		}
 		if r.Error != "" {
 			fmt.Fprintf(w, "\n%s: FAILED: %s\n", r.Scenario, r.Error)
 		}
@@ -320,17 +324,9 @@ func WriteTable(w io.Writer, results []*Result) {
 		}
 	}
 	fmt.Fprintln(w, "\ngoals:")
-	gw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, r := range results {
-		for _, g := range r.Goals {
-			verdict := "met"
-			if !g.Met {
-				verdict = "NOT MET"
-			}
-			fmt.Fprintf(gw, "  %s\t%s\t%s\tmeasured %s\t%s\n", r.Scenario, g.Name, g.Target, g.Measured, verdict)
-		}
+		writeGoals(w, r.Scenario, r.Goals)
 	}
-	gw.Flush()
 }
 
 func num(v float64, prec int) string {
@@ -359,4 +355,29 @@ func tripleMs(p Percentiles) string {
 		return "-"
 	}
 	return strings.Join([]string{fmt.Sprintf("%.0f", p.P50*1000), fmt.Sprintf("%.0f", p.P90*1000), fmt.Sprintf("%.0f", p.P99*1000)}, "/")
+}
+
+// writeFleet prints what each of a fleet's agents costs the API server, at rest and under
+// load, request kind by request kind, and what the agents cost together.
+func writeFleet(w io.Writer, scenario string, f *FleetResult) {
+	fmt.Fprintf(w, "\n%s: %d agents, %d pods each; API requests/s per node (at rest %.0f s, under load %.0f s); %.1f watches open per node at rest\n",
+		scenario, f.Agents, f.PodsPerAgent, f.RestSeconds, f.LoadSeconds, f.RestWatchesPerNode)
+	keys := slices.Sorted(maps.Keys(f.LoadPerNode))
+	for k := range f.RestPerNode {
+		if _, ok := f.LoadPerNode[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "request\tat rest\tunder load\t")
+	var rest, load float64
+	for _, k := range keys {
+		fmt.Fprintf(tw, "%s\t%.3f\t%.3f\t\n", k, f.RestPerNode[k], f.LoadPerNode[k])
+		rest += f.RestPerNode[k]
+		load += f.LoadPerNode[k]
+	}
+	fmt.Fprintf(tw, "all\t%.3f\t%.3f\t\n", rest, load)
+	tw.Flush()
+	fmt.Fprintf(w, "%s: all agents together: CPU %.2f%% of a core at rest, %.2f s under load; RSS %.0f MB at rest, peaks summed %.0f MB\n",
+		scenario, f.RestCPUPercent, f.LoadCPUSeconds, f.RestRSSSumMB, f.PeakRSSSumMB)
 }

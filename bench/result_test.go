@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 func TestGoalsFor(t *testing.T) {
@@ -178,4 +180,26 @@ func TestWriteTableAPILatency(t *testing.T) {
 			t.Errorf("compare output lacks %q:\n%s", w, cmp.String())
 		}
 	}
+}
+
+func TestWriteFleet(t *testing.T) {
+	var buf bytes.Buffer
+	writeFleet(&buf, "agents-20", &FleetResult{Agents: 20, PodsPerAgent: 100, RestSeconds: 60, LoadSeconds: 30,
+		RestPerNode:        map[string]float64{"PUT leases": 0.1, "GET nodes": 0.1},
+		LoadPerNode:        map[string]float64{"PUT leases": 0.1, "PATCH pods/status": 3.3},
+		RestWatchesPerNode: 4, RestCPUPercent: 1.5, LoadCPUSeconds: 12, RestRSSSumMB: 800, PeakRSSSumMB: 900})
+	out := buf.String()
+	for _, want := range []string{"20 agents, 100 pods each", "4.0 watches open per node",
+		"CPU 1.50% of a core at rest, 12.00 s under load", "RSS 800 MB at rest, peaks summed 900 MB"} {
+		assert.Contains(t, out, want)
+	}
+	rows := map[string][]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) == 3 || len(f) == 4 && f[0] != "agents-20:" {
+			rows[strings.Join(f[:len(f)-2], " ")] = f[len(f)-2:]
+		}
+	}
+	assert.Equal(t, []string{"0.100", "0.000"}, rows["GET nodes"], "a kind seen only at rest")
+	assert.Equal(t, []string{"0.000", "3.300"}, rows["PATCH pods/status"])
+	assert.Equal(t, []string{"0.200", "3.400"}, rows["all"])
 }

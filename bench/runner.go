@@ -179,7 +179,7 @@ func (s *session) startAgent(ctx context.Context, maxPods int, extra ...string) 
 		spec.Binary = s.r.AgentBinary
 	}
 	if s.peer.Name != PeerVKStatic {
-		spec.ExtraArgs = nil // vk-static's settings mean nothing to a peer
+		spec.ExtraArgs = s.peer.Args // vk-static's settings mean nothing to a peer
 	}
 	a, err := s.r.startAgent(ctx, spec)
 	if err != nil {
@@ -225,7 +225,9 @@ func (s *session) endAPI(ctx context.Context, w apiWindow) (requestCounts, float
 }
 
 // settle waits until the agent's request count stops moving for quiet (it may still be
-// writing events or statuses after the last pod turned Running), at most limit.
+// writing events or statuses after the last pod turned Running), at most limit. It counts
+// every request but the driver's and the API server's housekeeping, not only node identities':
+// KWOK runs with another identity.
 func (s *session) settle(ctx context.Context, quiet, limit time.Duration) {
 	last, since := -1.0, time.Now()
 	_ = poll(ctx, limit, 250*time.Millisecond, func() (bool, error) {
@@ -233,8 +235,9 @@ func (s *session) settle(ctx context.Context, quiet, limit time.Duration) {
 		if err != nil {
 			return false, nil
 		}
-		if c.NodeFlows != last {
-			last, since = c.NodeFlows, time.Now()
+		n := c.Requests.sub(s.transport.snapshot()).withoutServerBackground().total()
+		if n != last {
+			last, since = n, time.Now()
 			return false, nil
 		}
 		return time.Since(since) >= quiet, nil

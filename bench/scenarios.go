@@ -10,8 +10,9 @@ type Scenario struct {
 	Name        string
 	Quick       bool
 	Description string
-	// Peers: the scenario can run against the peers (the floor) as well as vk-static.
-	Peers bool
+	// Peers are the peers besides vk-static the scenario can run against (vkbench -peers):
+	// KWOK has no static pods, so static-1k runs only with the floor.
+	Peers []string
 	run   func(ctx context.Context, s *session) (*Result, error)
 }
 
@@ -19,11 +20,11 @@ type Scenario struct {
 // provider; process-100 runs real processes (`sleep`) under the process provider.
 func Scenarios() map[string]Scenario {
 	list := []Scenario{
-		{Name: "api-1k", Quick: true, Peers: true, Description: "1000 API pods bound to the node: create, all Running, delete",
+		{Name: "api-1k", Quick: true, Peers: []string{PeerFloor, PeerKWOK}, Description: "1000 API pods bound to the node: create, all Running, delete",
 			run: func(ctx context.Context, s *session) (*Result, error) {
 				return runAPIPods(ctx, s, 1000, 0, 5*time.Minute)
 			}},
-		{Name: "static-1k", Quick: true, Description: "1000 manifest files written in one burst: every mirror Running, then removed",
+		{Name: "static-1k", Quick: true, Peers: []string{PeerFloor}, Description: "1000 manifest files written in one burst: every mirror Running, then removed",
 			run: func(ctx context.Context, s *session) (*Result, error) { return runStaticPods(ctx, s, 1000) }},
 		{Name: "edit-latency", Quick: true, Description: "100 edits of 10 static pods: edit → provider called, edit → new mirror Running",
 			run: func(ctx context.Context, s *session) (*Result, error) { return runEdits(ctx, s, 10, 100) }},
@@ -39,10 +40,12 @@ func Scenarios() map[string]Scenario {
 			run: func(ctx context.Context, s *session) (*Result, error) {
 				return runProcessPods(ctx, s, 100, processQuiet)
 			}},
-		{Name: "api-10k", Description: "10,000 API pods bound to the node: create, all Running, delete",
+		{Name: "api-10k", Peers: []string{PeerFloor, PeerKWOK}, Description: "10,000 API pods bound to the node: create, all Running, delete",
 			run: func(ctx context.Context, s *session) (*Result, error) {
 				return runAPIPods(ctx, s, 10000, 0, 15*time.Minute)
 			}},
+		{Name: "agents-20", Description: "20 agents (node identities) on one control plane, 100 API pods each: what each costs the API server at rest and under load, the agents' CPU and RSS together",
+			run: func(ctx context.Context, s *session) (*Result, error) { return runFleet(ctx, s, 20, 100, 60*time.Second) }},
 	}
 	m := make(map[string]Scenario, len(list))
 	for _, sc := range list {
@@ -53,7 +56,7 @@ func Scenarios() map[string]Scenario {
 
 // ScenarioNames lists the scenarios in the order they are run: quick ones first.
 func ScenarioNames(quickOnly bool) []string {
-	order := []string{"api-1k", "static-1k", "edit-latency", "idle-1k", "api-latency", "process-100", "api-10k"}
+	order := []string{"api-1k", "static-1k", "edit-latency", "idle-1k", "api-latency", "process-100", "api-10k", "agents-20"}
 	all := Scenarios()
 	var out []string
 	for _, n := range order {

@@ -28,6 +28,9 @@ type Agent struct {
 	Node    string
 	Workers int         // writes in flight; 0 means DefaultWorkers
 	Clock   clock.Clock // nil means the real clock
+	// ManifestDir, when set, holds static pods: each manifest file that appears is read once
+	// and its mirror pod created; the mirror is deleted when the file goes (static.go).
+	ManifestDir string
 
 	ready atomic.Bool
 }
@@ -35,11 +38,20 @@ type Agent struct {
 // Ready reports whether the Node is registered and the pod informer has synced.
 func (a *Agent) Ready() bool { return a.ready.Load() }
 
-// job is one write: a pod's status patch, or its final DELETE.
+// job is one write: a pod's status patch or its final DELETE, or a static pod's mirror
+// created or deleted.
 type job struct {
-	pod    *corev1.Pod
-	delete bool
+	pod  *corev1.Pod
+	kind jobKind
 }
+
+type jobKind int
+
+const (
+	patchStatus jobKind = iota
+	deletePod
+	createMirror
+)
 
 // Run registers the Node, starts the informer and writes until ctx is cancelled; it returns
 // nil then, or the error that kept it from starting.
@@ -48,7 +60,8 @@ func (a *Agent) Run(ctx context.Context) error {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	if err := registerNode(ctx, a.Client, a.Node, metav1.NewTime(clk.Now())); err != nil {
+	node, err := registerNode(ctx, a.Client, a.Node, metav1.NewTime(clk.Now()))
+	if err != nil {
 		return err
 	}
 	jobs := make(chan job, 1024)
@@ -107,8 +120,17 @@ func (a *Agent) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		return nil // cancelled
 	}
+	if a.ManifestDir != "" {
+		// Watched before Ready, so that no manifest written after Ready is missed.
+		static, err := newStaticSource(a.ManifestDir, node)
+		if err != nil {
+			return err
+		}
+		defer static.close()
+		wg.Go(func() { static.run(ctx, jobs) })
+	}
 	a.ready.Store(true)
-	klog.FromContext(ctx).Info("floor ready", "node", a.Node, "workers", workers)
+	klog.FromContext(ctx).Info("floor ready", "node", a.Node, "workers", workers, "manifestDir", a.ManifestDir)
 	<-ctx.Done()
 	return nil
 }
@@ -118,22 +140,26 @@ func (a *Agent) Run(ctx context.Context) error {
 func (a *Agent) write(ctx context.Context, clk clock.Clock, j job) {
 	pods := a.Client.CoreV1().Pods(j.pod.Namespace)
 	var err error
-	if j.delete {
-		err = pods.Delete(ctx, j.pod.Name, metav1.DeleteOptions{
-			GracePeriodSeconds: ptr.To[int64](0),
-			Preconditions:      &metav1.Preconditions{UID: &j.pod.UID},
-		})
+	switch j.kind {
+	case deletePod:
+		opts := metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}
+		if j.pod.UID != "" { // a mirror's UID is the API server's: the floor never learns it
+			opts.Preconditions = &metav1.Preconditions{UID: &j.pod.UID}
+		}
+		err = pods.Delete(ctx, j.pod.Name, opts)
 		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 			err = nil // gone already, or another pod of that name
 		}
-	} else {
+	case createMirror:
+		_, err = pods.Create(ctx, j.pod, metav1.CreateOptions{})
+	case patchStatus:
 		var patch []byte
 		if patch, err = statusPatch(j.pod, metav1.NewTime(clk.Now())); err == nil {
 			_, err = pods.Patch(ctx, j.pod.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 		}
 	}
 	if err != nil && ctx.Err() == nil {
-		klog.FromContext(ctx).Error(err, "write failed", "pod", klog.KObj(j.pod), "delete", j.delete)
+		klog.FromContext(ctx).Error(err, "write failed", "pod", klog.KObj(j.pod), "kind", j.kind)
 	}
 }
 
@@ -157,10 +183,10 @@ func (d *deduper) next(pod *corev1.Pod) (job, bool) {
 			return job{}, false
 		}
 		d.patched[pod.UID] = true
-		return job{pod: pod, delete: true}, true
+		return job{pod: pod, kind: deletePod}, true
 	case !seen && needsStatus(pod):
 		d.patched[pod.UID] = false
-		return job{pod: pod}, true
+		return job{pod: pod, kind: patchStatus}, true
 	}
 	return job{}, false
 }

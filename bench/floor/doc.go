@@ -6,8 +6,12 @@
 // spec.nodeName=<name>, patches each new pod's status to Running once (phase Running, the
 // Initialized, ContainersReady and Ready conditions, a running status per container — what
 // the bench's Running check and ready latency read) and deletes each terminating pod with one
-// DELETE (grace 0, UID precondition). Nothing else: no lease, no node-status updates, no
-// events, no runtime, no retries beyond the informer's next event.
+// DELETE (grace 0, UID precondition). With a manifest directory (Agent.ManifestDir, the
+// static-1k scenario) it also reads each manifest file that appears once and creates its
+// mirror pod (named <name>-<node>, the mirror annotation, owned by the Node, as
+// NodeRestriction requires), which the informer then patches Running, and deletes the mirror
+// (grace 0) when the file goes. Nothing else: no lease, no node-status updates, no events, no
+// runtime, no edits of manifests, no retries beyond the informer's next event.
 //
 // Smallest use (what bench/cmd/floor does):
 //

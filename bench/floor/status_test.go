@@ -95,7 +95,7 @@ func TestDeduperWritesEachPodOnce(t *testing.T) {
 		j, ok := d.next(s.pod)
 		assert.Equal(t, s.wantJob, ok, s.name)
 		if ok {
-			assert.Equal(t, s.wantDelete, j.delete, s.name)
+			assert.Equal(t, s.wantDelete, j.kind == deletePod, s.name)
 			assert.Equal(t, s.pod.UID, j.pod.UID, s.name)
 		}
 	}

@@ -41,8 +41,9 @@ func run(args []string) error {
 	burst := fs.Int("kube-api-burst", 1000, "")
 	workers := fs.Int("workers", floor.DefaultWorkers, "API writes in flight")
 	profiling := fs.Bool("profiling", false, "serve /debug/pprof on the healthz port")
+	manifests := fs.String("pod-manifest-path", "", "static pods: a mirror per manifest file (read once), deleted with the file")
 	// vk-static's flags that agentproc and the bench pass: accepted, unused.
-	for _, name := range []string{"node-ip", "address", "port", "pod-manifest-path", "root-dir", "provider", "client-ca-file", "max-pods", "v"} {
+	for _, name := range []string{"node-ip", "address", "port", "root-dir", "provider", "client-ca-file", "max-pods", "v"} {
 		fs.String(name, "", "ignored (vk-static's)")
 	}
 	if err := fs.Parse(args); err != nil {
@@ -67,7 +68,7 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx = klog.NewContext(ctx, klog.Background())
-	a := &floor.Agent{Client: client, Node: *node, Workers: *workers}
+	a := &floor.Agent{Client: client, Node: *node, Workers: *workers, ManifestDir: *manifests}
 
 	mux := http.NewServeMux()
 	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }

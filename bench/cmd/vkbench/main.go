@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -49,9 +50,10 @@ func run(args []string) int {
 	idle := fs.Duration("idle", 60*time.Second, "idle-1k's measuring window")
 	agentArgs := fs.String("agent-args", "", "extra agent flags, space-separated (e.g. '--pod-sync-workers=32')")
 	keep := fs.Bool("keep", false, "keep the work directory (agent logs) and control-plane logs")
-	peersFlag := fs.String("peers", "", "comma-separated peers to run beside vk-static, alternating, in scenarios that apply (api-1k): floor")
-	rounds := fs.Int("rounds", 1, "with -peers: rounds per peer; the table shows medians")
+	peersFlag := fs.String("peers", "", "comma-separated peers to run beside vk-static, alternating, in the scenarios that apply (api-1k, api-10k: floor and kwok; static-1k: floor): floor, kwok")
+	rounds := fs.Int("rounds", 3, "with -peers: rounds per peer; the tables show medians")
 	floorBin := fs.String("floor", "", "with -peers floor: the floor binary (default: go build ./bench/cmd/floor into the work dir)")
+	kwokBin := fs.String("kwok", "", "with -peers kwok: the KWOK binary (make bench builds it from bench/tools)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -87,16 +89,6 @@ func run(args []string) int {
 			return 1
 		}
 	}
-	var peers []bench.Peer
-	if len(peerNames) > 0 {
-		peers = append(peers, bench.Peer{Name: bench.PeerVKStatic, Binary: binary})
-		floor, err := floorBinary(*floorBin, workDir)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "floor binary: %v\n", err)
-			return 2
-		}
-		peers = append(peers, bench.Peer{Name: bench.PeerFloor, Binary: floor})
-	}
 	fmt.Fprintf(os.Stderr, "starting the control plane (work dir %s)\n", workDir)
 	env, err := testenv.Start(ctx, testenv.Options{})
 	if err != nil {
@@ -112,6 +104,12 @@ func run(args []string) int {
 		}
 	}()
 
+	peers, err := preparePeers(peerNames, binary, *floorBin, *kwokBin, workDir, env)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+
 	r := &bench.Runner{
 		Env: env, AgentBinary: binary, WorkDir: workDir, ProfileDir: *profiles,
 		AgentQPS: float32(*qps), AgentBurst: *burst, Parallel: *parallel, Idle: *idle, Log: os.Stderr,
@@ -124,7 +122,7 @@ func run(args []string) int {
 	all := bench.Scenarios()
 	failed := false
 	for _, n := range names {
-		if len(peers) > 0 && all[n].Peers {
+		if len(peers) > 0 && len(all[n].Peers) > 0 {
 			runs, err := r.RunPeers(ctx, all[n], peers, *rounds)
 			rep.Peers = append(rep.Peers, runs...)
 			if last := lastOfPeer(runs, bench.PeerVKStatic); last != nil {
@@ -173,35 +171,79 @@ func run(args []string) int {
 	return 0
 }
 
-// selectPeers parses -peers; only the floor exists so far.
+// selectPeers parses -peers.
 func selectPeers(spec string) ([]string, error) {
 	var out []string
 	for _, p := range strings.Split(spec, ",") {
 		switch p = strings.TrimSpace(p); p {
 		case "":
-		case bench.PeerFloor:
-			out = append(out, p)
+		case bench.PeerFloor, bench.PeerKWOK:
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
 		default:
-			return nil, fmt.Errorf("unknown peer %q (have: %s)", p, bench.PeerFloor)
+			return nil, fmt.Errorf("unknown peer %q (have: %s, %s)", p, bench.PeerFloor, bench.PeerKWOK)
 		}
 	}
 	return out, nil
 }
 
-// floorBinary is the floor binary given, or one built from this tree into dir.
-func floorBinary(given, dir string) (string, error) {
-	if given != "" {
+// preparePeers returns vk-static and the peers named, in that order, with their binaries:
+// the floor's given or built into dir, and KWOK behind bench/cmd/kwokpeer (built into dir),
+// which runs it with the admin identity written into dir.
+func preparePeers(names []string, agent, floorBin, kwokBin, dir string, env *testenv.Env) ([]bench.Peer, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	peers := []bench.Peer{{Name: bench.PeerVKStatic, Binary: agent}}
+	for _, name := range names {
+		switch name {
+		case bench.PeerFloor:
+			bin, err := toolBinary(floorBin, dir, "./bench/cmd/floor", "-floor")
+			if err != nil {
+				return nil, fmt.Errorf("floor binary: %w", err)
+			}
+			peers = append(peers, bench.Peer{Name: name, Binary: bin})
+		case bench.PeerKWOK:
+			if kwokBin == "" {
+				return nil, errors.New("-peers kwok needs -kwok (make bench builds KWOK from bench/tools)")
+			}
+			kwok, err := toolBinary(kwokBin, dir, "", "-kwok")
+			if err != nil {
+				return nil, fmt.Errorf("KWOK binary: %w", err)
+			}
+			launcher, err := toolBinary("", dir, "./bench/cmd/kwokpeer", "")
+			if err != nil {
+				return nil, fmt.Errorf("kwokpeer binary: %w", err)
+			}
+			admin := filepath.Join(dir, "admin.kubeconfig")
+			if err := testenv.WriteKubeconfig(admin, env.AdminConfig); err != nil {
+				return nil, err
+			}
+			peers = append(peers, bench.Peer{Name: name, Binary: launcher, Args: []string{"--kwok", kwok, "--admin-kubeconfig", admin}})
+		}
+	}
+	return peers, nil
+}
+
+// toolBinary is the binary given, or (with pkg) one built from this tree into dir.
+func toolBinary(given, dir, pkg, flagName string) (string, error) {
+	if given != "" || pkg == "" {
 		path, err := filepath.Abs(given)
 		if err == nil {
 			_, err = os.Stat(path)
 		}
 		return path, err
 	}
-	path := filepath.Join(dir, "floor")
-	cmd := exec.Command("go", "build", "-o", path, "./bench/cmd/floor")
+	path := filepath.Join(dir, filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-o", path, pkg)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("go build ./bench/cmd/floor (run vkbench from the repository root, or pass -floor): %w", err)
+		hint := ""
+		if flagName != "" {
+			hint = ", or pass " + flagName
+		}
+		return "", fmt.Errorf("go build %s (run vkbench from the repository root%s): %w", pkg, hint, err)
 	}
 	return path, nil
 }
