@@ -16,11 +16,17 @@
 // the state files under the agent's --root-dir record). A process left after its pod is gone
 // fails the scenario. The harness kills whatever container processes a scenario leaves, so
 // that none outlives it.
-// With peers (vkbench -peers floor -rounds N), a scenario that applies (Scenario.Peers:
-// api-1k) runs N rounds alternating vk-static and each peer on the same control plane, a fresh
-// node name and namespace per run, and WritePeerTable prints their medians side by side with
-// vk-static's ratio to each peer. The floor (bench/floor) is the least work any agent can do:
-// one informer, one status patch and one DELETE per pod.
+// With peers (vkbench -peers floor,kwok -rounds N, as make bench runs it), a scenario that
+// applies (Scenario.Peers: api-1k and api-10k with the floor and KWOK, static-1k with the floor
+// only, as KWOK has no static pods) runs N rounds alternating vk-static and each peer on the
+// same control plane, a fresh node name and namespace per run, and WritePeerTable prints their
+// medians side by side with vk-static's ratio to each peer, every round's all Running and the
+// goals of issue 14 judged on those same-run ratios. The floor (bench/floor) is the least work
+// any agent can do: one informer, one status patch and one DELETE per pod, one mirror create
+// per manifest. KWOK (bench/kwok, started through bench/cmd/kwokpeer) runs with its own fast
+// stages and the admin identity, as its controllers list leases, which a node may not.
+// agents-20 runs 20 agents with node identities of their own on one control plane and reports
+// the API requests per second each costs, at rest and under load, beside their CPU and RSS.
 // Performance is reported, never asserted: Result.Goals says which issue-6 goal was met.
 //
 // Smallest use (what cmd/vkbench does):

@@ -198,7 +198,7 @@ func goalsFor(r *Result) []Goal {
 	switch r.Scenario {
 	case "api-1k":
 		g = append(g,
-			goal("all Running (≈0.7× KWOK's 7.8 s)", "s", r.AllRunningSeconds, 5.5),
+			goal("all Running", "s", r.AllRunningSeconds, 5.5),
 			goal("agent CPU per pod", "ms", r.CPUMsPerPod, 3),
 			goal("peak RSS", "MB", r.PeakRSSMB, 60),
 			goal("API writes per pod start", "", r.WritesPerPod, 2))

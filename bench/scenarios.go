@@ -45,7 +45,9 @@ func Scenarios() map[string]Scenario {
 				return runAPIPods(ctx, s, 10000, 0, 15*time.Minute)
 			}},
 		{Name: "agents-20", Description: "20 agents (node identities) on one control plane, 100 API pods each: what each costs the API server at rest and under load, the agents' CPU and RSS together",
-			run: func(ctx context.Context, s *session) (*Result, error) { return runFleet(ctx, s, 20, 100, 60*time.Second) }},
+			run: func(ctx context.Context, s *session) (*Result, error) {
+				return runFleet(ctx, s, 20, 100, 60*time.Second)
+			}},
 	}
 	m := make(map[string]Scenario, len(list))
 	for _, sc := range list {

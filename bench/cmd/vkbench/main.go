@@ -53,6 +53,7 @@ func run(args []string) int {
 	peersFlag := fs.String("peers", "", "comma-separated peers to run beside vk-static, alternating, in the scenarios that apply (api-1k, api-10k: floor and kwok; static-1k: floor): floor, kwok")
 	rounds := fs.Int("rounds", 3, "with -peers: rounds per peer; the tables show medians")
 	floorBin := fs.String("floor", "", "with -peers floor: the floor binary (default: go build ./bench/cmd/floor into the work dir)")
+	rounds10k := fs.Int("rounds-10k", 0, "with -peers: rounds per peer of api-10k, minutes each (default: -rounds)")
 	kwokBin := fs.String("kwok", "", "with -peers kwok: the KWOK binary (make bench builds it from bench/tools)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -123,7 +124,11 @@ func run(args []string) int {
 	failed := false
 	for _, n := range names {
 		if len(peers) > 0 && len(all[n].Peers) > 0 {
-			runs, err := r.RunPeers(ctx, all[n], peers, *rounds)
+			k := *rounds
+			if n == "api-10k" && *rounds10k > 0 {
+				k = *rounds10k
+			}
+			runs, err := r.RunPeers(ctx, all[n], peers, k)
 			rep.Peers = append(rep.Peers, runs...)
 			if last := lastOfPeer(runs, bench.PeerVKStatic); last != nil {
 				rep.Results = append(rep.Results, last)
