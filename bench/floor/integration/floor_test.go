@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -77,4 +79,38 @@ func TestFloorMakesPodsRunningAndDeletesThem(t *testing.T) {
 	other, err := pods.Get(ctx, "other", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.NotEqual(t, corev1.PodRunning, other.Status.Phase, "a pod of another node was touched")
+}
+
+// TestFloorStaticPods: a manifest written into the floor's directory becomes a mirror pod the
+// API server admits under NodeRestriction (mirror annotation, owned by the Node) and turns
+// Running; removing the file deletes the mirror.
+func TestFloorStaticPods(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	const node = "floor-static"
+	dir := t.TempDir()
+	a := &floor.Agent{Client: env.NodeClient(t, node), Node: node, ManifestDir: dir}
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	require.Eventually(t, a.Ready, 30*time.Second, 20*time.Millisecond, "floor never ready")
+
+	manifest := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: default\nspec:\n  containers:\n  - name: c\n    image: pause\n"
+	tmp := filepath.Join(dir, ".web.yaml.tmp")
+	require.NoError(t, os.WriteFile(tmp, []byte(manifest), 0o644))
+	require.NoError(t, os.Rename(tmp, filepath.Join(dir, "web.yaml")))
+
+	pods := env.Admin.CoreV1().Pods("default")
+	require.Eventually(t, func() bool {
+		p, err := pods.Get(ctx, "web-"+node, metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning
+	}, 30*time.Second, 20*time.Millisecond, "mirror never Running")
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "web.yaml")))
+	require.Eventually(t, func() bool {
+		_, err := pods.Get(ctx, "web-"+node, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}, 30*time.Second, 20*time.Millisecond, "mirror not deleted with its manifest")
 }
