@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -32,6 +32,16 @@ type statusWriter struct {
 	// last seen to agree. While neither has changed there is nothing to compare: the check every
 	// resync makes costs two lookups, not a status built and compared field by field.
 	settled map[types.UID]settledStatus
+	// keyLocks serialise writes of one key (keyLock): few enough to cost nothing, many enough
+	// that 32 status workers seldom share one.
+	keyLocks [64]sync.Mutex
+}
+
+// keyLock is the lock of key's writes.
+func (w *statusWriter) keyLock(key string) *sync.Mutex {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(key))
+	return &w.keyLocks[h.Sum32()%uint32(len(w.keyLocks))]
 }
 
 type settledStatus struct {
@@ -45,6 +55,11 @@ func newStatusWriter(cfg PodControllerConfig, states *podStates) *statusWriter {
 }
 
 func (w *statusWriter) write(ctx context.Context, key string) error {
+	// The status queue's worker and a sync worker finishing a deletion may write the same key
+	// at once: one at a time, so that the second finds the first's write and sends none.
+	l := w.keyLock(key)
+	l.Lock()
+	defer l.Unlock()
 	st, ok := w.states.get(key)
 	if !ok || st.status == nil {
 		return nil
@@ -64,12 +79,12 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	last := w.lastWritten(target.UID)
 	held := previous(last, &target.Status)
 	status := normalize(buildStatus(&target.Spec, held, st.status, metav1.NewTime(w.cfg.Clock.Now())))
-	if equality.Semantic.DeepEqual(&target.Status, status) {
+	if sameStatus(&target.Status, status) {
 		// The API object shows it (the watch echoed our write): nothing to keep for it.
 		w.settle(target.UID, agreed)
 		return nil
 	}
-	if last != nil && equality.Semantic.DeepEqual(last, status) {
+	if last != nil && sameStatus(last, status) {
 		return nil // written; the echo is on its way
 	}
 	patch, err := json.Marshal(map[string]any{
@@ -79,8 +94,7 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.cfg.Client.CoreV1().Pods(target.Namespace).Patch(ctx, target.Name, types.StrategicMergePatchType,
-		patch, metav1.PatchOptions{}, "status")
+	err = patchPodStatus(ctx, w.cfg.Client, target.Namespace, target.Name, patch)
 	switch {
 	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
 		return nil // gone or replaced; its successor's event requeues the key
