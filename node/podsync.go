@@ -25,6 +25,15 @@ func (c *PodController) syncPod(ctx context.Context, key string) error {
 	running, hasRunning := c.states.get(key)
 
 	if hasRunning && running.terminated {
+		// An API pod being deleted gets its terminal status before its DELETE, as from the
+		// kubelet's status manager: written here, while the state still holds it, and from
+		// this worker, so that the DELETE below follows at once instead of waiting for the
+		// status queue (and the status is never lost to the state being forgotten first).
+		if !c.static && desired != nil && desired.DeletionTimestamp != nil && desired.UID == running.uid() {
+			if err := c.writer.write(ctx, key); err != nil {
+				return err
+			}
+		}
 		// The full name is free; an API pod being deleted is removed from the API below.
 		c.states.forget(key, running.uid())
 		hasRunning = false

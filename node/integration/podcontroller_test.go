@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -29,6 +30,7 @@ import (
 type requestCounter struct {
 	mu     sync.Mutex
 	counts map[string]int
+	writes []string // every key but GETs, LISTs and WATCHes, in order
 	next   http.RoundTripper
 }
 
@@ -42,8 +44,18 @@ func (c *requestCounter) RoundTrip(r *http.Request) (*http.Response, error) {
 	}
 	c.mu.Lock()
 	c.counts[key]++
+	if r.Method != http.MethodGet {
+		c.writes = append(c.writes, key)
+	}
 	c.mu.Unlock()
 	return c.next.RoundTrip(r)
+}
+
+// writesSince are the writes after the first n.
+func (c *requestCounter) writesSince(n int) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.writes[n:]...)
 }
 
 func (c *requestCounter) get(key string) int {
@@ -53,7 +65,8 @@ func (c *requestCounter) get(key string) int {
 }
 
 // TestAPIWritesPerPodStart: starting an API pod costs one status patch and one Started event;
-// the status echoed back by the watch is not written again.
+// the status echoed back by the watch is not written again. Deleting it costs the kubelet's
+// two writes, in its order: the terminal status, then the DELETE.
 func TestAPIWritesPerPodStart(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Namespace(t)
@@ -130,4 +143,15 @@ func TestAPIWritesPerPodStart(t *testing.T) {
 	if n := counter.get("POST events"); n != 1 {
 		t.Errorf("%d events created, want 1 (Started)", n)
 	}
+
+	before := len(counter.writesSince(0))
+	if err := env.Admin.CoreV1().Pods(ns).Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	require.Eventually(t, func() bool {
+		_, err := env.Admin.CoreV1().Pods(ns).Get(ctx, "web", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}, 10*time.Second, 5*time.Millisecond, "pod deleted")
+	// No node controller runs here: these are the pod's writes alone.
+	assert.Equal(t, []string{"PATCH status", "DELETE"}, counter.writesSince(before), "writes while the pod was deleted")
 }
