@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -80,7 +81,8 @@ func (c *Containerd) shimSockets() ([]string, error) {
 			continue
 		}
 		socket := strings.TrimPrefix(strings.TrimSpace(string(data)), "unix://")
-		if filepath.Dir(socket) == shimSocketDir { // never remove anything else
+		// Never anything else; the tasks of a sandbox share their shim.
+		if filepath.Dir(socket) == shimSocketDir && !slices.Contains(sockets, socket) {
 			sockets = append(sockets, socket)
 		}
 	}
