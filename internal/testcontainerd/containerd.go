@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"time"
 
-	criclient "k8s.io/cri-client/pkg"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	criclient "k8s.io/cri-client/pkg"
 
 	"github.com/vk-static/vk-static/internal/testimage"
 )
