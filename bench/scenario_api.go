@@ -79,26 +79,9 @@ func deleteAPIPods(ctx context.Context, s *session, res *Result, names []string,
 		return err
 	}
 	waitDeleteProfile := s.startProfile(ctx, "delete", profileSeconds(n))
-	delStart := time.Now()
-	err = s.parallel(ctx, n, func(ctx context.Context, i int) error {
-		err := s.client.CoreV1().Pods(s.ns).Delete(ctx, names[i], metav1.DeleteOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
+	if res.DeleteSeconds, err = s.deleteAll(ctx, names, timeout); err != nil {
 		return err
-	})
-	if err != nil {
-		return fmt.Errorf("delete pods: %w", err)
 	}
-	if err := s.watcher.waitProgress(ctx, stallTimeout, timeout, "all pods deleted", func(w *podWatcher) bool { return w.deleted >= n }); err != nil {
-		_, deleted := s.watcher.counts()
-		return fmt.Errorf("%w (%d of %d deleted)", err, deleted, n)
-	}
-	var gone []time.Time
-	for _, p := range s.watcher.all() {
-		gone = append(gone, p.Deleted)
-	}
-	res.DeleteSeconds = lastOf(gone).Sub(delStart).Seconds()
 	s.r.logf("%s: all deleted after %.2fs", s.name, res.DeleteSeconds)
 	s.settle(ctx, 2*time.Second, 30*time.Second)
 	cpu, reqs, _, err := s.endPhase(ctx, b)
@@ -110,6 +93,38 @@ func deleteAPIPods(ctx context.Context, s *session, res *Result, names []string,
 		res.Profiles = append(res.Profiles, p)
 	}
 	return nil
+}
+
+// deleteAll deletes the pods named (default grace, Parallel in flight), waits until the
+// watcher has seen that many pods gone and returns the seconds from the first delete to the
+// last gone.
+func (s *session) deleteAll(ctx context.Context, names []string, timeout time.Duration) (float64, error) {
+	start := time.Now()
+	err := s.parallel(ctx, len(names), func(ctx context.Context, i int) error {
+		err := s.client.CoreV1().Pods(s.ns).Delete(ctx, names[i], metav1.DeleteOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("delete pods: %w", err)
+	}
+	return s.waitAllDeleted(ctx, len(names), start, timeout, "pods")
+}
+
+// waitAllDeleted waits until the watcher has seen n pods gone and returns the seconds from
+// start to the last gone.
+func (s *session) waitAllDeleted(ctx context.Context, n int, start time.Time, timeout time.Duration, what string) (float64, error) {
+	if err := s.watcher.waitProgress(ctx, stallTimeout, timeout, "all "+what+" deleted", func(w *podWatcher) bool { return w.deleted >= n }); err != nil {
+		_, deleted := s.watcher.counts()
+		return 0, fmt.Errorf("%w (%d of %d deleted)", err, deleted, n)
+	}
+	var gone []time.Time
+	for _, p := range s.watcher.all() {
+		gone = append(gone, p.Deleted)
+	}
+	return lastOf(gone).Sub(start).Seconds(), nil
 }
 
 // measureIdle lets the agent run for d with nothing changing and returns what it spent: CPU,

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -122,26 +121,9 @@ func runFleet(ctx context.Context, s *session, agents, perAgent int, rest time.D
 	}
 	fillStartLatencies(res, s.watcher.all(), names, sent, t0)
 	s.r.logf("%s: all Running after %.2fs; deleting", s.name, res.AllRunningSeconds)
-	delStart := time.Now()
-	err = s.parallel(ctx, n, func(ctx context.Context, i int) error {
-		err := s.client.CoreV1().Pods(s.ns).Delete(ctx, names[i], metav1.DeleteOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("delete pods: %w", err)
+	if res.DeleteSeconds, err = s.deleteAll(ctx, names, 5*time.Minute); err != nil {
+		return nil, err
 	}
-	if err := s.watcher.waitProgress(ctx, stallTimeout, 5*time.Minute, "all pods deleted", func(w *podWatcher) bool { return w.deleted >= n }); err != nil {
-		_, deleted := s.watcher.counts()
-		return nil, fmt.Errorf("%w (%d of %d deleted)", err, deleted, n)
-	}
-	var gone []time.Time
-	for _, p := range s.watcher.all() {
-		gone = append(gone, p.Deleted)
-	}
-	res.DeleteSeconds = lastOf(gone).Sub(delStart).Seconds()
 	s.settle(ctx, 2*time.Second, 30*time.Second)
 	reqs, _, err = s.endAPI(ctx, w)
 	if err != nil {

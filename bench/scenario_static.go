@@ -83,15 +83,9 @@ func (s *session) removeStaticPods(ctx context.Context, res *Result, files []str
 			return delStart, err
 		}
 	}
-	if err := s.watcher.waitProgress(ctx, stallTimeout, 5*time.Minute, "all mirror pods deleted", func(w *podWatcher) bool { return w.deleted >= n }); err != nil {
-		_, deleted := s.watcher.counts()
-		return delStart, fmt.Errorf("%w (%d of %d deleted)", err, deleted, n)
+	if res.DeleteSeconds, err = s.waitAllDeleted(ctx, n, delStart, 5*time.Minute, "mirror pods"); err != nil {
+		return delStart, err
 	}
-	var gone []time.Time
-	for _, p := range s.watcher.all() {
-		gone = append(gone, p.Deleted)
-	}
-	res.DeleteSeconds = lastOf(gone).Sub(delStart).Seconds()
 	s.r.logf("%s: all mirror pods deleted after %.2fs", s.name, res.DeleteSeconds)
 	s.settle(ctx, 2*time.Second, 30*time.Second)
 	cpu, reqs, _, err := s.endPhase(ctx, b)
