@@ -10,6 +10,7 @@ KUBE_VERSION := v1.36.3
 TOOLS_KEY := $(shell sha256sum hack/tools/go.sum | cut -c1-12)
 TESTBIN   ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/vk-static/testbin/$(KUBE_VERSION)-$(TOOLS_KEY)
 APISERVER := $(TESTBIN)/kube-apiserver
+CONTROLLER_MANAGER := $(TESTBIN)/kube-controller-manager
 ETCD      := $(TESTBIN)/etcd
 KUBECTL   := $(TESTBIN)/kubectl
 KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
@@ -67,7 +68,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./sources
 	$(GO) test -run '^$$' -fuzz '^FuzzHandlers$$' -fuzztime $(FUZZTIME_API) ./node/api
 
-testbin: $(APISERVER) $(ETCD) $(KUBECTL) cri-testbin
+testbin: $(APISERVER) $(CONTROLLER_MANAGER) $(ETCD) $(KUBECTL) cri-testbin
 
 # cri-testbin: the CRI provider's tests start a throwaway containerd of their own
 # (internal/testcontainerd) that runs containers with runc, is driven by ctr (it comes with
@@ -91,6 +92,11 @@ cri-testbin:
 
 $(APISERVER):
 	cd hack/tools && CGO_ENABLED=0 $(GO) build -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+
+# kube-controller-manager signs and approves the certificate requests of a joining agent
+# (test/e2ejoin); internal/testenv starts it only for the packages that ask for it.
+$(CONTROLLER_MANAGER):
+	cd hack/tools && CGO_ENABLED=0 $(GO) build -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-controller-manager
 
 $(ETCD):
 	cd hack/tools && CGO_ENABLED=0 $(GO) build -o $@ go.etcd.io/etcd/server/v3

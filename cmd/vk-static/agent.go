@@ -9,10 +9,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/agent"
+	"github.com/vk-static/vk-static/internal/nodecert"
 	"github.com/vk-static/vk-static/internal/version"
 )
 
@@ -89,20 +91,37 @@ func agentConfig(ctx context.Context, o *options, registry prometheus.Registerer
 		Registerer:                registry,
 	}
 	cfg.API, _ = o.kubeletAPI()
+	var certManagers []agent.Component // run beside the agent, with the provider's components
 	if o.Kubeconfig != "" {
-		if cfg.Client, err = newClient(o, o.KubeAPIQPS, o.KubeAPIBurst); err != nil {
+		base, clientCerts, err := nodeCredentials(ctx, o, nodeName)
+		if err != nil {
+			return agent.Config{}, none, err
+		}
+		if clientCerts != nil {
+			certManagers = append(certManagers, managerComponent{clientCerts})
+		}
+		if cfg.Client, err = newClient(base, o.KubeAPIQPS, o.KubeAPIBurst); err != nil {
 			return agent.Config{}, none, err
 		}
 		// Events get their own rate limit, as with the kubelet's --event-qps: they must never
 		// use up the budget of status writes.
-		if cfg.EventClient, err = newClient(o, o.EventQPS, o.EventBurst); err != nil {
+		if cfg.EventClient, err = newClient(base, o.EventQPS, o.EventBurst); err != nil {
 			return agent.Config{}, none, err
+		}
+		if o.RotateServerCertificates && cfg.API != nil {
+			serving, err := nodecert.NewServingManager(ctx, cfg.Client, o.certDir(), nodeName, servingHosts(nodeName, n))
+			if err != nil {
+				return agent.Config{}, none, err
+			}
+			cfg.API.ServingCertificate = serving.Current
+			certManagers = append(certManagers, managerComponent{serving})
 		}
 	}
 	provider, err := buildProvider(ctx, o, nodeName, nodeIP, n, cfg.Client)
 	if err != nil {
 		return agent.Config{}, none, err
 	}
+	provider.components = append(provider.components, certManagers...)
 	cfg.Provider = provider.provider
 	return cfg, provider, nil
 }
@@ -134,11 +153,9 @@ func apiServerURL(o *options) string {
 	return cfg.Host
 }
 
-func newClient(o *options, qps float32, burst int32) (kubernetes.Interface, error) {
-	cfg, err := clientcmd.BuildConfigFromFlags("", o.Kubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("--kubeconfig: %w", err)
-	}
+// newClient is a clientset of base (the node's credentials) with its own rate limit.
+func newClient(base *rest.Config, qps float32, burst int32) (kubernetes.Interface, error) {
+	cfg := rest.CopyConfig(base)
 	cfg.QPS, cfg.Burst = qps, int(burst)
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"

@@ -23,6 +23,10 @@ import (
 type options struct {
 	Config                    string
 	Kubeconfig                string
+	BootstrapKubeconfig       string
+	CertDir                   string
+	RotateCertificates        bool
+	RotateServerCertificates  bool
 	HostnameOverride          string
 	NodeIP                    string
 	Address                   string
@@ -89,6 +93,7 @@ func defaultOptions() *options {
 		NodeLeaseDurationSeconds:  node.DefaultLeaseDurationSeconds,
 		PodSyncWorkers:            node.DefaultPodSyncWorkers,
 		MemoryLimit:               "auto",
+		RotateCertificates:        true,
 		// The kubelet's KubeletConfiguration defaults, secure ones (its flags' defaults are not).
 		AuthenticationTokenWebhook:               true,
 		AuthenticationTokenWebhookCacheTTL:       api.DefaultAuthenticationCacheTTL,
@@ -134,6 +139,7 @@ func (o *options) addNodeFlags(fs *pflag.FlagSet) {
 
 func (o *options) addClientFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Kubeconfig with the node's credentials. Without it the agent runs standalone: static pods only, no API server.")
+	o.addCertificateFlags(fs)
 	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Queries per second to the API server.")
 	fs.Int32Var(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Burst of queries to the API server.")
 	fs.Float32Var(&o.EventQPS, "event-qps", o.EventQPS, "Events per second sent to the API server (their own limit, apart from --kube-api-qps); -1 for no client-side limit.")
@@ -193,6 +199,7 @@ func (o *options) validate() error {
 		}
 	}
 	o.validateProvider(bad)
+	o.validateCertificates(bad)
 	if o.RootDir == "" {
 		bad("root-dir", "must not be empty")
 	}

@@ -41,6 +41,10 @@ type Options struct {
 	// RBAC allows it (deploy/rbac.yaml). By default the certificate is also in system:masters,
 	// allowed everything, so that tests need no RBAC for it.
 	KubeadmKubeletClient bool
+	// ControllerManager, when set, starts kube-controller-manager too (certificate signing and
+	// approval, bootstrap tokens, service accounts): only for packages that need it, since
+	// it costs start-up time and memory.
+	ControllerManager *ControllerManagerOptions
 }
 
 // Env is a running control plane. Its fields are read-only.
@@ -63,8 +67,11 @@ type Env struct {
 	etcdDir    string
 	etcd       *process
 	apiserver  *process
-	bin        string   // directory of the binaries
-	apiArgs    []string // the API server's command line, for RestartAPIServer
+	// controllerManager runs with Options.ControllerManager only.
+	controllerManager *process
+	saKeyFile         string
+	bin               string   // directory of the binaries
+	apiArgs           []string // the API server's command line, for RestartAPIServer
 }
 
 // Start launches etcd and kube-apiserver and returns once the API server is ready and the
@@ -181,6 +188,11 @@ func start(ctx context.Context, bin string, opts Options) (_ *Env, err error) {
 	if err := env.StartAPIServer(ctx); err != nil {
 		return nil, err
 	}
+	if opts.ControllerManager != nil {
+		if err := env.startControllerManager(ctx, *opts.ControllerManager); err != nil {
+			return nil, err
+		}
+	}
 	if err := env.ensureDefaultServiceAccount(ctx, "default"); err != nil {
 		return nil, err
 	}
@@ -239,6 +251,7 @@ func (e *Env) apiServerFlags(opts Options, etcdURL string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.saKeyFile = saKeyFile
 	tokenFile, adminToken, err := e.writeTokenFile(opts.Nodes)
 	if err != nil {
 		return nil, err
@@ -257,6 +270,7 @@ func (e *Env) apiServerFlags(opts Options, etcdURL string) ([]string, error) {
 		"--authorization-mode", "Node,RBAC",
 		"--enable-admission-plugins", "NodeRestriction",
 		"--token-auth-file", tokenFile,
+		"--enable-bootstrap-token-auth", // tokens in kube-system Secrets, as kubeadm join uses
 		"--client-ca-file", e.CAFile,
 		"--kubelet-client-certificate", kubeletCert, "--kubelet-client-key", kubeletKey,
 		"--kubelet-preferred-address-types", "InternalIP",
@@ -346,6 +360,7 @@ func (e *Env) Stop(keepLogs bool) {
 }
 
 func (e *Env) stop() {
+	e.controllerManager.stop(5 * time.Second)
 	e.apiserver.stop(5 * time.Second)
 	e.etcd.stop(5 * time.Second)
 	if e.etcdDir != "" && strings.HasPrefix(e.etcdDir, "/dev/shm/") {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -50,6 +51,10 @@ type Config struct {
 	// self-signed certificate is kept in CertDirectory.
 	TLSCertFile       string
 	TLSPrivateKeyFile string
+	// ServingCertificate, when set, is asked on every TLS handshake for the certificate to
+	// serve (the kubelet's --rotate-server-certificates: a certificate manager's Current); while
+	// it returns nil, TLSCertFile or the self-signed certificate is served. It must not block.
+	ServingCertificate func() *tls.Certificate
 	// CertDirectory holds the self-signed certificate (kubelet.crt and kubelet.key, as in the
 	// kubelet's --cert-dir), created if missing.
 	CertDirectory string

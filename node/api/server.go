@@ -113,7 +113,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 
 	srv := &http.Server{
 		Handler:   &guard{nodeName: s.cfg.NodeName, authn: authn, authz: s.authz, next: s.mux, logger: logger},
-		TLSConfig: certs.serverConfig(),
+		TLSConfig: certs.serverConfig(s.cfg.ServingCertificate),
 		// Not HTTP/2 (see the TLS config's NextProtos): a non-nil empty map turns it off.
 		TLSNextProto: map[string]func(*http.Server, *tls.Conn, http.Handler){},
 		// Request contexts end when Run's does, so that streams stop with the server.

@@ -128,9 +128,22 @@ func (c *certificates) clientCAProvider() dynamiccertificates.CAContentProvider 
 	return c.clientCA
 }
 
-// serverConfig is the tls.Config of the http.Server: every handshake gets the current one.
-func (c *certificates) serverConfig() *tls.Config {
-	return &tls.Config{GetConfigForClient: c.controller.GetConfigForClient}
+// serverConfig is the tls.Config of the http.Server: every handshake gets the current one,
+// serving what served returns unless that is nil (or served is).
+func (c *certificates) serverConfig(served func() *tls.Certificate) *tls.Config {
+	if served == nil {
+		return &tls.Config{GetConfigForClient: c.controller.GetConfigForClient}
+	}
+	return &tls.Config{GetConfigForClient: func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+		cfg, err := c.controller.GetConfigForClient(hello)
+		cert := served()
+		if err != nil || cfg == nil || cert == nil {
+			return cfg, err
+		}
+		cfg = cfg.Clone()
+		cfg.Certificates, cfg.GetCertificate = []tls.Certificate{*cert}, nil
+		return cfg, nil
+	}}
 }
 
 // log says what the server will serve with, and warns as the kubelet does.

@@ -1,0 +1,223 @@
+package nodecert
+
+import (
+	"context"
+	"crypto"
+	"crypto/rsa"
+	"crypto/x509/pkix"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/certificate"
+	"k8s.io/client-go/util/certificate/csr"
+	"k8s.io/client-go/util/keyutil"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// Names in the certificate directory, as the kubelet's.
+const (
+	ClientPairName = "kubelet-client"
+	ServerPairName = "kubelet-server"
+	// tmpKeyFile is the key of a bootstrap request that has not been issued yet.
+	tmpKeyFile = "kubelet-client.key.tmp"
+)
+
+// ErrDenied is returned when the cluster denied (or failed) the certificate signing request:
+// retrying with the same request cannot succeed, an operator must look at it.
+var ErrDenied = errors.New("certificate signing request denied")
+
+// DefaultBootstrapBackoff is how Bootstrap retries an attempt that failed for a reason that
+// may pass: a token not (yet) valid, an API server not reachable.
+var DefaultBootstrapBackoff = wait.Backoff{Duration: 2 * time.Second, Factor: 2, Jitter: 0.1, Steps: 1 << 30, Cap: time.Minute}
+
+// issueTimeout bounds the wait for one request to be issued, as the kubelet's; the next
+// attempt finds the same request (same key, same name) and waits again.
+const issueTimeout = time.Hour
+
+// BootstrapConfig is what Bootstrap needs. Every path field and NodeName are required.
+type BootstrapConfig struct {
+	// KubeconfigPath is the node's kubeconfig (--kubeconfig). If it holds a client certificate
+	// that has not expired, Bootstrap does nothing; else it is written, pointing at the
+	// certificate in CertDir.
+	KubeconfigPath string
+	// BootstrapKubeconfigPath holds the bootstrap credentials (--bootstrap-kubeconfig), used
+	// only to request the first certificate.
+	BootstrapKubeconfigPath string
+	// CertDir is where the certificate and its key are kept (--cert-dir).
+	CertDir  string
+	NodeName string
+	// Backoff between failed attempts; the zero value means DefaultBootstrapBackoff.
+	Backoff wait.Backoff
+	// Clock times the back-off; nil means the real clock.
+	Clock clock.WithTicker
+}
+
+// Bootstrap is the kubelet's LoadClientCert: it makes sure KubeconfigPath names a usable client
+// certificate for system:node:<NodeName>, requesting one with the bootstrap credentials if
+// needed. It returns when the kubeconfig is usable, on ErrDenied, on a local error (a file that
+// cannot be read or written), or when ctx ends; other failures are logged and retried.
+func Bootstrap(ctx context.Context, c BootstrapConfig) error {
+	logger := klog.FromContext(ctx)
+	if ok, why := kubeconfigUsable(c.KubeconfigPath); ok {
+		logger.Info("Kubeconfig holds a valid client certificate, no bootstrap needed", "kubeconfig", c.KubeconfigPath)
+		return nil
+	} else {
+		logger.Info("Bootstrapping a client certificate", "kubeconfig", c.KubeconfigPath, "reason", why, "bootstrapKubeconfig", c.BootstrapKubeconfigPath)
+	}
+	store, err := certificate.NewFileStoreWithLogger(logger, ClientPairName, c.CertDir, c.CertDir, "", "")
+	if err != nil {
+		return fmt.Errorf("--cert-dir %s: %w", c.CertDir, err)
+	}
+	// A certificate in the store that has not expired serves as it is (the kubeconfig was lost).
+	if cert, err := store.Current(); err == nil && cert.Leaf != nil && time.Now().Before(cert.Leaf.NotAfter) {
+		return writeKubeconfigFor(c.BootstrapKubeconfigPath, c.KubeconfigPath, store.CurrentPath())
+	}
+	if err := os.MkdirAll(c.CertDir, 0o700); err != nil {
+		return fmt.Errorf("--cert-dir: %w", err)
+	}
+	keyPath := filepath.Join(c.CertDir, tmpKeyFile)
+	keyPEM, _, err := keyutil.LoadOrGenerateKeyFile(keyPath)
+	if err != nil {
+		return fmt.Errorf("--cert-dir: private key: %w", err)
+	}
+
+	backoff, clk := c.Backoff, c.Clock
+	if backoff.Duration == 0 {
+		backoff = DefaultBootstrapBackoff
+	}
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	for {
+		// Read again on every attempt: an operator may fix the token while the agent waits.
+		bootstrap, err := loadConfig(c.BootstrapKubeconfigPath)
+		if err != nil {
+			return fmt.Errorf("--bootstrap-kubeconfig: %w", err)
+		}
+		client, err := kubernetes.NewForConfig(bootstrap)
+		if err != nil {
+			return fmt.Errorf("--bootstrap-kubeconfig: %w", err)
+		}
+		certPEM, err := requestClientCertificate(ctx, client, keyPEM, c.NodeName)
+		if err == nil {
+			if _, err := store.Update(certPEM, keyPEM); err != nil {
+				return fmt.Errorf("--cert-dir: %w", err)
+			}
+			if err := os.Remove(keyPath); err != nil && !os.IsNotExist(err) {
+				logger.Info("Could not remove the bootstrap request's key", "path", keyPath, "err", err)
+			}
+			logger.Info("Client certificate issued", "certificate", store.CurrentPath())
+			return writeKubeconfigFor(c.BootstrapKubeconfigPath, c.KubeconfigPath, store.CurrentPath())
+		}
+		if errors.Is(err, ErrDenied) {
+			// The same key would find the same denied request again: leave nothing behind.
+			_ = os.Remove(keyPath)
+			return err
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		wait := backoff.Step()
+		logger.Error(err, "Bootstrapping the client certificate failed, retrying", "retryIn", wait.Round(time.Millisecond))
+		t := clk.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C():
+		}
+	}
+}
+
+// requestClientCertificate creates (or finds) the CSR for key and waits for its certificate.
+func requestClientCertificate(ctx context.Context, client kubernetes.Interface, keyPEM []byte, nodeName string) ([]byte, error) {
+	key, err := keyutil.ParsePrivateKeyPEM(keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("private key: %w", err)
+	}
+	signer, ok := key.(crypto.Signer)
+	if !ok {
+		return nil, errors.New("private key cannot sign")
+	}
+	subject := pkix.Name{CommonName: "system:node:" + nodeName, Organization: []string{"system:nodes"}}
+	csrPEM, err := certutil.MakeCSR(key, &subject, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("make certificate request: %w", err)
+	}
+	usages := clientUsages(key)
+	name, err := requestName(signer.Public(), subject, usages)
+	if err != nil {
+		return nil, err
+	}
+	reqName, reqUID, err := csr.RequestCertificateWithContext(ctx, client, csrPEM, name, certificatesv1.KubeAPIServerClientKubeletSignerName, nil, usages, key)
+	if err != nil {
+		return nil, explainRequestError(err)
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, issueTimeout)
+	defer cancel()
+	klog.FromContext(ctx).Info("Waiting for the client certificate to be issued", "csr", reqName)
+	certPEM, err := csr.WaitForCertificate(waitCtx, client, reqName, reqUID)
+	if err != nil {
+		if denied := deniedCondition(ctx, client, reqName); denied != "" {
+			return nil, fmt.Errorf("%w: %s: %s", ErrDenied, reqName, denied)
+		}
+		return nil, fmt.Errorf("wait for certificate signing request %s: %w", reqName, explainRequestError(err))
+	}
+	return certPEM, nil
+}
+
+// clientUsages are the key usages of a kubelet client certificate (kube-apiserver-client-kubelet
+// allows exactly these).
+func clientUsages(key any) []certificatesv1.KeyUsage {
+	usages := []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}
+	if _, ok := key.(*rsa.PrivateKey); ok {
+		usages = append(usages, certificatesv1.UsageKeyEncipherment)
+	}
+	return usages
+}
+
+// explainRequestError names the flag whose credentials the API server refused.
+func explainRequestError(err error) error {
+	if apierrors.IsUnauthorized(err) {
+		return fmt.Errorf("the API server refused the credentials of --bootstrap-kubeconfig (a bootstrap token that is wrong, expired or deleted?): %w", err)
+	}
+	if apierrors.IsForbidden(err) {
+		return fmt.Errorf("the credentials of --bootstrap-kubeconfig may not request a node certificate (is the token's group bound to system:node-bootstrapper?): %w", err)
+	}
+	return err
+}
+
+// deniedCondition is why the request was denied or failed, "" if it was not (or cannot be read).
+func deniedCondition(ctx context.Context, client kubernetes.Interface, name string) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	req, err := client.CertificatesV1().CertificateSigningRequests().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	for _, c := range req.Status.Conditions {
+		if (c.Type == certificatesv1.CertificateDenied || c.Type == certificatesv1.CertificateFailed) && c.Status != "False" {
+			return fmt.Sprintf("%s, reason %q, message %q", c.Type, c.Reason, c.Message)
+		}
+	}
+	return ""
+}
+
+// loadConfig reads a kubeconfig file.
+func loadConfig(path string) (*rest.Config, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	return clientcmdConfig(path)
+}

@@ -1,0 +1,75 @@
+package nodecert
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/certificate"
+	"k8s.io/client-go/util/connrotation"
+	"k8s.io/klog/v2"
+)
+
+// rotationCheckPeriod is how often RotatingConfig looks for a new certificate, as the kubelet's
+// transport does; old connections keep a certificate that is still valid until then.
+const rotationCheckPeriod = 10 * time.Second
+
+// RotatingConfig returns a copy of cfg that authenticates with m's current certificate on every
+// TLS handshake and, when m rotates it, closes every connection it made: clients re-dial with
+// the new certificate, and watches resume from their resourceVersion. Every client made from
+// the result shares one transport. The check stops when ctx ends.
+func RotatingConfig(ctx context.Context, cfg *rest.Config, m certificate.Manager) (*rest.Config, error) {
+	if cfg.Transport != nil || cfg.Dial != nil {
+		return nil, fmt.Errorf("rotating client certificate: the configuration already has a transport or dialer")
+	}
+	tlsConfig, err := rest.TLSConfigFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("rotating client certificate: %w", err)
+	}
+	if tlsConfig == nil {
+		tlsConfig = &tls.Config{}
+	}
+	tlsConfig.Certificates = nil
+	tlsConfig.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+		if cert := m.Current(); cert != nil {
+			return cert, nil
+		}
+		return &tls.Certificate{}, nil // no certificate: the API server answers Unauthorized
+	}
+	dialer := connrotation.NewDialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
+	last := m.Current()
+	go wait.UntilWithContext(ctx, func(ctx context.Context) {
+		current := m.Current()
+		if current == nil || current == last {
+			return
+		}
+		last = current
+		klog.FromContext(ctx).Info("Client certificate rotated, closing connections so that they use it", "notAfter", current.Leaf.NotAfter)
+		dialer.CloseAll()
+	}, rotationCheckPeriod)
+
+	out := rest.AnonymousClientConfig(cfg) // keeps host, CA-less TLS flags and rate limits; no credentials
+	out.TLSClientConfig = rest.TLSClientConfig{}
+	out.Transport = utilnet.SetTransportDefaults(&http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		TLSHandshakeTimeout: 10 * time.Second,
+		TLSClientConfig:     tlsConfig,
+		MaxIdleConnsPerHost: 25,
+		DialContext:         dialer.DialContext,
+	})
+	return out, nil
+}
+
+// withCertificate is cfg authenticating with the pair in the file pemPath (certificate and key)
+// instead of its own credentials.
+func withCertificate(cfg *rest.Config, pemPath string) *rest.Config {
+	out := rest.AnonymousClientConfig(cfg)
+	out.CertFile, out.KeyFile = pemPath, pemPath
+	return out
+}

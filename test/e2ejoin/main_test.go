@@ -1,0 +1,44 @@
+package e2ejoin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/vk-static/vk-static/internal/testenv"
+)
+
+var (
+	env *testenv.Env
+	// agentBinary is vk-static built with -race for this run.
+	agentBinary string
+)
+
+// signingDuration is short so that client certificates rotate within about a minute of issue:
+// the signer back-dates notBefore by five minutes, and rotation comes at 70–90 % of the
+// certificate's lifetime on paper.
+const signingDuration = 2 * time.Minute
+
+func TestMain(m *testing.M) { os.Exit(runTests(m)) }
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "vk-static-e2ejoin-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	agentBinary = filepath.Join(dir, "vk-static")
+	build := exec.Command("go", "build", "-race", "-o", agentBinary, "github.com/vk-static/vk-static/cmd/vk-static")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2ejoin: build vk-static:", err)
+		return 1
+	}
+	return testenv.Main(m, &env, testenv.Options{
+		ControllerManager: &testenv.ControllerManagerOptions{SigningDuration: signingDuration},
+	})
+}
