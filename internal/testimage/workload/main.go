@@ -3,6 +3,7 @@
 // container runs it too. Unknown modes and bad flags exit with code 2.
 //
 //	workload pause                 sleep until SIGTERM or SIGINT, reaping children (a sandbox's pause)
+//	                               (pause and sleep say on stderr once they handle the signals)
 //	workload serve --port N        HTTP: "hello from HOSTNAME" on /, "ok" on /healthz
 //	workload log --every D         a line with the hostname and a counter on stdout every D
 //	workload sleep [D]             sleep D (default: until a signal), then exit 0
@@ -67,7 +68,9 @@ func run(mode string, args []string) error {
 		return logEvery(*every)
 	case "sleep":
 		if len(args) == 0 {
-			waitForSignal()
+			stop := stopSignals()
+			fmt.Fprintln(os.Stderr, "workload sleep: until SIGTERM or SIGINT")
+			<-stop
 			return nil
 		}
 		d, err := time.ParseDuration(args[0])
@@ -124,10 +127,11 @@ func run(mode string, args []string) error {
 // pause is a sandbox's init: it holds the namespaces and, as PID 1 of a shared PID namespace,
 // reaps the orphans that would otherwise stay zombies.
 func pause() error {
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	stop := stopSignals()
 	children := make(chan os.Signal, 1)
 	signal.Notify(children, syscall.SIGCHLD)
+	// On stderr, which no test reads for a workload's output: SIGTERM is handled from here on.
+	fmt.Fprintln(os.Stderr, "workload pause: until SIGTERM or SIGINT")
 	for {
 		select {
 		case <-stop:
@@ -143,10 +147,11 @@ func pause() error {
 	}
 }
 
-func waitForSignal() {
+// stopSignals delivers SIGTERM and SIGINT, which end every long-running mode with exit code 0.
+func stopSignals() <-chan os.Signal {
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
-	<-stop
+	return stop
 }
 
 func serve(port int) error {
@@ -162,12 +167,13 @@ func serve(port int) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("serving on %s\n", l.Addr())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	stop := stopSignals()
 	go func() {
-		waitForSignal()
+		<-stop
 		_ = srv.Close()
 	}()
+	fmt.Printf("serving on %s\n", l.Addr())
 	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
@@ -176,8 +182,7 @@ func serve(port int) error {
 
 func logEvery(every time.Duration) error {
 	host, _ := os.Hostname()
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
+	stop := stopSignals()
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for n := 1; ; n++ {
