@@ -77,10 +77,12 @@ testbin: $(APISERVER) $(CONTROLLER_MANAGER) $(ETCD) $(KUBECTL) cri-testbin
 # only. Quiet when everything is there.
 CRI_PACKAGES := containerd runc containernetworking-plugins
 cri-testbin:
-	@missing=; \
-	for c in containerd ctr runc; do command -v $$c >/dev/null || missing=1; done; \
-	[ -x /usr/lib/cni/loopback ] || [ -x /opt/cni/bin/loopback ] || missing=1; \
-	[ -z "$$missing" ] && exit 0; \
+	@have() { command -v $$1 >/dev/null || [ -x /usr/local/sbin/$$1 ] || [ -x /usr/sbin/$$1 ] || [ -x /sbin/$$1 ]; }; \
+	complete() { \
+		for c in containerd containerd-shim-runc-v2 ctr runc; do have $$c || return 1; done; \
+		[ -x /usr/lib/cni/loopback ] || [ -x /opt/cni/bin/loopback ]; \
+	}; \
+	complete && exit 0; \
 	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
 		echo "the CRI tests need containerd (with ctr), runc and the CNI loopback plugin:"; \
 		echo "install the packages $(CRI_PACKAGES) (as root: apt-get install -y $(CRI_PACKAGES))"; \
@@ -88,7 +90,7 @@ cri-testbin:
 	fi; \
 	echo "apt-get install $(CRI_PACKAGES)"; \
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CRI_PACKAGES) >/dev/null || exit 1; \
-	for c in containerd ctr runc; do command -v $$c >/dev/null || { echo "$$c missing after installing $(CRI_PACKAGES)"; exit 1; }; done
+	complete || { echo "containerd, ctr, runc or the CNI loopback plugin still missing after installing $(CRI_PACKAGES)"; exit 1; }
 
 $(APISERVER):
 	cd hack/tools && CGO_ENABLED=0 $(GO) build -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-apiserver
