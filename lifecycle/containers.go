@@ -58,6 +58,10 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 	}
 	p.mu.Unlock()
 
+	imageRef, ok := p.ensureImage(ctx, uid, pod, c)
+	if !ok {
+		return
+	}
 	cfg, err := p.containerConfig(ctx, pod, c, vols, facts, attempt)
 	if err != nil {
 		var ce *configError
@@ -74,6 +78,7 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 		logger.V(2).Info("Cannot create the container", "reason", ce.reason, "err", ce)
 		return
 	}
+	cfg.ImageRef = imageRef
 	id, err := p.rt.CreateContainer(ctx, sandboxID, cfg)
 	if err != nil {
 		p.mu.Lock()
@@ -95,7 +100,7 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 		stale = nil
 	}
 	rec.current = &ContainerStatus{ID: id, SandboxID: sandboxID, Name: c.Name, Attempt: attempt, State: ContainerCreated,
-		CreatedAt: p.cfg.Clock.Now(), LogPath: cfg.LogPath, Labels: cfg.Labels}
+		CreatedAt: p.cfg.Clock.Now(), LogPath: cfg.LogPath, ImageRef: imageRef, Labels: cfg.Labels}
 	rec.exited = make(chan struct{})
 	rec.started, rec.ready, rec.unhealthy, rec.hookFailed = false, false, false, false
 	p.mu.Unlock()
@@ -149,9 +154,10 @@ func (p *Provider) containerConfig(ctx context.Context, pod *corev1.Pod, c *core
 	for _, skipped := range res.SkippedKeys {
 		p.cfg.Recorder.Event(pod, corev1.EventTypeWarning, env.InvalidEnvironmentVariableNamesReason, skipped.Message())
 	}
-	argv, err := env.Command(c, res.Env)
-	if err != nil {
-		return nil, &configError{reason: reasonNoCommand, err: fmt.Errorf("%w (this node runs commands, not images)", err)}
+	command, args := env.Command(c, res.Env)
+	if _, runsImages := p.rt.(ImageService); len(command) == 0 && !runsImages {
+		return nil, &configError{reason: reasonNoCommand,
+			err: fmt.Errorf("container %q has no command: this node runs commands, not images, and does not know the image's entrypoint; set command", c.Name)}
 	}
 	lookup := map[string]string{}
 	for _, v := range res.Env {
@@ -171,7 +177,8 @@ func (p *Provider) containerConfig(ctx context.Context, pod *corev1.Pod, c *core
 		Name:       c.Name,
 		Attempt:    attempt,
 		Image:      c.Image,
-		Argv:       argv,
+		Command:    command,
+		Args:       args,
 		Env:        res.Strings(),
 		WorkingDir: c.WorkingDir,
 		User:       user,
@@ -184,6 +191,8 @@ func (p *Provider) containerConfig(ctx context.Context, pod *corev1.Pod, c *core
 			LabelPodUID: string(pod.UID), LabelPodName: pod.Name, LabelPodNamespace: pod.Namespace, LabelContainerName: c.Name,
 			LabelContainerHash: containerHash(c),
 		},
+		Pod:       pod,
+		Container: c,
 	}
 	for _, m := range mounts {
 		cfg.Mounts = append(cfg.Mounts, Mount{HostPath: m.HostPath, ContainerPath: m.ContainerPath, ReadOnly: m.ReadOnly})
@@ -194,7 +203,12 @@ func (p *Provider) containerConfig(ctx context.Context, pod *corev1.Pod, c *core
 // logPath is where instance attempt of a container logs: the pod's directory, like the
 // kubelet's /var/log/pods/<pod>/<container>/<attempt>.log.
 func (p *Provider) logPath(uid types.UID, container string, attempt uint32) string {
-	return filepath.Join(p.cfg.podsDir(), string(uid), "logs", container, strconv.FormatUint(uint64(attempt), 10)+".log")
+	return filepath.Join(p.podLogDir(uid), container, strconv.FormatUint(uint64(attempt), 10)+".log")
+}
+
+// podLogDir holds the logs of a pod's containers (the sandbox's log directory).
+func (p *Provider) podLogDir(uid types.UID) string {
+	return filepath.Join(p.cfg.podsDir(), string(uid), "logs")
 }
 
 // containerUser is who runs c: its securityContext over the pod's; nil when neither names a

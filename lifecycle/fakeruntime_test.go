@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/utils/clock"
 	utilexec "k8s.io/utils/exec"
 
@@ -103,7 +104,7 @@ func (f *fakeRuntime) CreateContainer(_ context.Context, sandboxID string, cfg *
 	id := fmt.Sprintf("c%d", f.nextID)
 	f.containers[id] = &fakeContainer{cfg: cfg, status: ContainerStatus{
 		ID: id, SandboxID: sandboxID, Name: cfg.Name, Attempt: cfg.Attempt, State: ContainerCreated,
-		CreatedAt: f.clock.Now(), LogPath: cfg.LogPath, Labels: cfg.Labels,
+		CreatedAt: f.clock.Now(), LogPath: cfg.LogPath, ImageRef: cfg.ImageRef, Labels: cfg.Labels,
 	}}
 	return id, nil
 }
@@ -119,7 +120,7 @@ func (f *fakeRuntime) StartContainer(_ context.Context, id string) error {
 	f.record("start %s#%d", c.cfg.Name, c.cfg.Attempt)
 	now := f.clock.Now()
 	var err error
-	if c.cfg.Argv[0] == "missing" {
+	if len(c.cfg.Command) > 0 && c.cfg.Command[0] == "missing" {
 		err = fmt.Errorf(`exec: "missing": executable file not found in $PATH`)
 		c.status.State, c.status.ExitCode, c.status.Reason, c.status.Message, c.status.FinishedAt = ContainerExited, 128, "StartError", err.Error(), now
 	} else {
@@ -228,4 +229,40 @@ func (f *fakeRuntime) PortForward(context.Context, string, int32, io.ReadWriteCl
 }
 func (f *fakeRuntime) ContainerStats(_ context.Context, id string) (*ContainerStats, error) {
 	return &ContainerStats{Timestamp: f.clock.Now(), CPUUsageCoreNanoSeconds: 1000, MemoryWorkingSetBytes: 4096}, nil
+}
+
+// config is the config the newest instance of container name was created with.
+func (f *fakeRuntime) config(name string) *ContainerConfig {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var newest *fakeContainer
+	for _, c := range f.containers {
+		if c.cfg.Name == name && (newest == nil || c.cfg.Attempt > newest.cfg.Attempt) {
+			newest = c
+		}
+	}
+	if newest == nil {
+		return nil
+	}
+	return newest.cfg
+}
+
+// fakeObjects is an env.ObjectGetter over maps; a missing object is NotFound.
+type fakeObjects struct {
+	configMaps map[string]*corev1.ConfigMap
+	secrets    map[string]*corev1.Secret
+}
+
+func (f *fakeObjects) GetConfigMap(_ context.Context, _, name string) (*corev1.ConfigMap, error) {
+	if cm, ok := f.configMaps[name]; ok {
+		return cm, nil
+	}
+	return nil, apierrors.NewNotFound(corev1.Resource("configmaps"), name)
+}
+
+func (f *fakeObjects) GetSecret(_ context.Context, _, name string) (*corev1.Secret, error) {
+	if s, ok := f.secrets[name]; ok {
+		return s, nil
+	}
+	return nil, apierrors.NewNotFound(corev1.Resource("secrets"), name)
 }

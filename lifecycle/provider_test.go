@@ -15,6 +15,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/vk-static/vk-static/lifecycle/env"
 	"github.com/vk-static/vk-static/node"
 )
 
@@ -24,8 +25,11 @@ type harness struct {
 	t     *testing.T
 	clock *clocktesting.FakeClock
 	rt    *fakeRuntime
-	root  string
-	p     *Provider
+	// runtime is what the provider runs on: rt, or a wrapper of it (images).
+	runtime Runtime
+	objects *fakeObjects // nil: no API server
+	root    string
+	p       *Provider
 
 	events *record.FakeRecorder
 
@@ -39,6 +43,7 @@ func newHarness(t *testing.T) *harness {
 	h := &harness{t: t, clock: clocktesting.NewFakeClock(time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)), root: t.TempDir(),
 		events: record.NewFakeRecorder(1000)}
 	h.rt = newFakeRuntime(h.clock)
+	h.runtime = h.rt
 	h.start()
 	return h
 }
@@ -48,7 +53,7 @@ func newHarness(t *testing.T) *harness {
 func (h *harness) start() {
 	h.t.Helper()
 	p, err := New(context.Background(), Config{
-		Runtime: h.rt, RuntimeName: "fake", RootDir: h.root, NodeIPs: []string{"127.0.0.1"}, Clock: h.clock, Recorder: h.events,
+		Runtime: h.runtime, RuntimeName: "fake", Objects: h.objectGetter(), RootDir: h.root, NodeIPs: []string{"127.0.0.1"}, Clock: h.clock, Recorder: h.events,
 	})
 	require.NoError(h.t, err)
 	h.p = p
@@ -67,6 +72,13 @@ func (h *harness) start() {
 		assert.NoError(h.t, p.Run(ctx))
 	}()
 	h.t.Cleanup(h.stop)
+}
+
+func (h *harness) objectGetter() env.ObjectGetter {
+	if h.objects == nil {
+		return nil
+	}
+	return h.objects
 }
 
 // stop stops the provider (the agent stops; containers keep running).

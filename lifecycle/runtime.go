@@ -78,6 +78,29 @@ type Runtime interface {
 	ContainerStats(ctx context.Context, containerID string) (*ContainerStats, error)
 }
 
+// ImageService is implemented by a Runtime that runs container images (CRI). The lifecycle
+// then brings each container's image as its imagePullPolicy says before creating it, with the
+// kubelet's pull back-off and reasons (ErrImagePull, ImagePullBackOff, ErrImageNeverPull); a
+// Runtime without it runs host commands, and a container without a command cannot run there.
+// Removing unused images is the runtime's own business (CRI: image garbage collection).
+type ImageService interface {
+	// ImageRef returns the runtime's ID for image when it is present, "" when it is not.
+	ImageRef(ctx context.Context, image string) (string, error)
+	// PullImage pulls image with auth (nil: anonymously) for the pod of sandbox and returns
+	// the image's ID.
+	PullImage(ctx context.Context, image string, auth *ImageAuth, sandbox *SandboxConfig) (string, error)
+}
+
+// ImageAuth is a registry credential from an image pull secret, as CRI's AuthConfig.
+type ImageAuth struct {
+	Username      string
+	Password      string
+	Auth          string
+	ServerAddress string
+	IdentityToken string
+	RegistryToken string
+}
+
 // SandboxConfig describes a pod's sandbox.
 type SandboxConfig struct {
 	PodUID    types.UID
@@ -95,6 +118,12 @@ type SandboxConfig struct {
 	// Labels identify the sandbox's pod for the lifecycle after an agent restart; the runtime
 	// keeps them and returns them in SandboxStatus.
 	Labels map[string]string
+	// LogDirectory is the directory under which the pod's containers log (every
+	// ContainerConfig.LogPath is below it), CRI's log_directory.
+	LogDirectory string
+	// Pod is the spec the sandbox is for, for a runtime that maps more of it than the fields
+	// above (CRI: DNS, the pod's security context, sysctls). It is not the runtime's to keep.
+	Pod *corev1.Pod `json:"-"`
 }
 
 // PortMapping is a declared container port.
@@ -135,10 +164,15 @@ type ContainerConfig struct {
 	// instance).
 	Name    string
 	Attempt uint32
-	// Image is the container's image; a process runtime ignores it.
-	Image string
-	// Argv is the command to run, expanded: command then args.
-	Argv []string
+	// Image is the container's image as the spec names it, and ImageRef the runtime's ID for it
+	// that ImageService.PullImage or ImageRef returned; a process runtime ignores both.
+	Image    string
+	ImageRef string
+	// Command and Args are what to run, expanded. An empty Command is the image's entrypoint
+	// (a runtime without images is never given one); empty Args are the image's cmd, unless
+	// Command is set.
+	Command []string
+	Args    []string
 	// Env is the environment, "NAME=value", in order.
 	Env []string
 	// WorkingDir is the directory to start in; empty is the runtime's default.
@@ -160,6 +194,16 @@ type ContainerConfig struct {
 	// Labels identify the container for the lifecycle after an agent restart; the runtime
 	// keeps them and returns them in ContainerStatus.
 	Labels map[string]string
+	// Pod and Container are the spec this instance comes from, for a runtime that maps more of
+	// it than the fields above (CRI: the security context, resources, devices). They are not
+	// the runtime's to keep or change.
+	Pod       *corev1.Pod       `json:"-"`
+	Container *corev1.Container `json:"-"`
+}
+
+// Argv is the command line of a runtime that runs host commands: Command then Args.
+func (c *ContainerConfig) Argv() []string {
+	return append(append([]string(nil), c.Command...), c.Args...)
 }
 
 // User is a numeric identity.
@@ -215,7 +259,10 @@ type ContainerStatus struct {
 	Reason  string
 	Message string
 	LogPath string
-	Labels  map[string]string
+	// ImageRef is the ID of the image the container runs (status imageID); empty for a
+	// runtime without images.
+	ImageRef string
+	Labels   map[string]string
 }
 
 // ContainerEventType says what happened to a container.

@@ -25,6 +25,9 @@ type podState struct {
 	// waiting holds, by container name, why a container that should run has not been created:
 	// a configuration error (a missing secret key), a volume not ready. Cleared on success.
 	waiting map[string]waitingReason
+	// imagePulls holds, by image, the pull back-off of images that failed to pull for this pod
+	// (nil until one did).
+	imagePulls map[string]*pullBackoff
 	// volumesReady is set once every volume exists; volumes are their host paths by name, and
 	// volumesRefreshed when the API-object volumes were last brought up to date.
 	volumesReady     bool

@@ -134,7 +134,7 @@ func containerStatus(st *podState, c *corev1.Container, waitReason string, in st
 	cur := rec.current
 	cs.RestartCount = rec.restarts
 	cs.ContainerID = in.runtimeName + containerIDPrefixSep + cur.ID
-	cs.ImageID = ""
+	cs.ImageID = cur.ImageRef
 	if rec.previous != nil {
 		cs.LastTerminationState.Terminated = terminated(rec.previous, in.runtimeName)
 	}

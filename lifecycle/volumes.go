@@ -87,7 +87,7 @@ func (p *Provider) runSandbox(ctx context.Context, uid types.UID) bool {
 	pod := st.pod
 	p.mu.Unlock()
 
-	id, err := p.rt.RunSandbox(ctx, sandboxConfig(pod))
+	id, err := p.rt.RunSandbox(ctx, sandboxConfig(pod, p.podLogDir(uid)))
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err != nil {
@@ -99,11 +99,13 @@ func (p *Provider) runSandbox(ctx context.Context, uid types.UID) bool {
 	return true
 }
 
-func sandboxConfig(pod *corev1.Pod) *SandboxConfig {
+func sandboxConfig(pod *corev1.Pod, logDir string) *SandboxConfig {
 	cfg := &SandboxConfig{
 		PodUID: pod.UID, Namespace: pod.Namespace, Name: pod.Name,
 		Hostname: pod.Name, HostNetwork: pod.Spec.HostNetwork,
-		Labels: map[string]string{LabelPodUID: string(pod.UID), LabelPodName: pod.Name, LabelPodNamespace: pod.Namespace},
+		Labels:       map[string]string{LabelPodUID: string(pod.UID), LabelPodName: pod.Name, LabelPodNamespace: pod.Namespace},
+		LogDirectory: logDir,
+		Pod:          pod,
 	}
 	if pod.Spec.Hostname != "" {
 		cfg.Hostname = pod.Spec.Hostname

@@ -50,7 +50,7 @@ func BenchmarkStart(b *testing.B) {
 			require.NoError(b, err)
 			before := childrenCPU(b)
 			for b.Loop() {
-				id, err := r.CreateContainer(ctx, sb, &lifecycle.ContainerConfig{Name: "c", Argv: []string{"true"}})
+				id, err := r.CreateContainer(ctx, sb, &lifecycle.ContainerConfig{Name: "c", Command: []string{"true"}})
 				require.NoError(b, err)
 				require.NoError(b, r.StartContainer(ctx, id))
 				select {

@@ -72,7 +72,7 @@ func TestRuntimeWithSupervisorBinary(t *testing.T) {
 	require.NoError(t, err)
 	logPath := filepath.Join(t.TempDir(), "0.log")
 	id, err := r.CreateContainer(ctx, sb, &lifecycle.ContainerConfig{
-		Name: "app", Argv: []string{"sh", "-c", "echo started; exec sleep 60"}, LogPath: logPath,
+		Name: "app", Command: []string{"sh", "-c", "echo started; exec sleep 60"}, LogPath: logPath,
 	})
 	require.NoError(t, err)
 	require.NoError(t, r.StartContainer(ctx, id))

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -25,25 +24,22 @@ func TestCommand(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := &corev1.Container{Name: "app", Command: tt.command, Args: tt.args}
-			got, err := Command(c, env)
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
+			command, args := Command(c, env)
+			assert.Equal(t, tt.want, append(command, args...))
 		})
 	}
 }
 
-func TestCommandWithoutCommand(t *testing.T) {
-	for _, args := range [][]string{nil, {"--flag"}} {
-		_, err := Command(&corev1.Container{Name: "app", Args: args}, nil)
-		require.ErrorIs(t, err, ErrNoCommand)
-		assert.Contains(t, err.Error(), `"app"`)
-	}
+func TestCommandKeepsArgsApart(t *testing.T) {
+	// Without a command, args go to the image's entrypoint: they must not become the command.
+	command, args := Command(&corev1.Container{Name: "app", Args: []string{"--who=$(WHO)"}}, []EnvVar{{Name: "WHO", Value: "me"}})
+	assert.Nil(t, command)
+	assert.Equal(t, []string{"--who=me"}, args)
 }
 
 func TestCommandDoesNotAliasContainer(t *testing.T) {
 	c := &corev1.Container{Command: []string{"/bin/echo", "$(A)"}, Args: []string{"x"}}
-	got, err := Command(c, []EnvVar{{Name: "A", Value: "a"}})
-	require.NoError(t, err)
+	got, _ := Command(c, []EnvVar{{Name: "A", Value: "a"}})
 	got[0] = "changed"
 	assert.Equal(t, []string{"/bin/echo", "$(A)"}, c.Command)
 }

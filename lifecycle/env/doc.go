@@ -17,7 +17,7 @@
 //     secrets (through an ObjectGetter) and env files in volumes (fileKeyRef, PodFacts.VolumeDirs).
 //     Keys of an envFrom source that cannot be variable names come back in Result.SkippedKeys
 //     for an Event.
-//   - Command returns command+args with $(VAR) expanded against that environment.
+//   - Command returns the command and the args with $(VAR) expanded against that environment.
 //   - Expand is the kubelet's $(VAR) expansion itself, for a caller with its own lookup
 //     (a volume mount's subPathExpr).
 //
@@ -28,14 +28,14 @@
 //
 // Errors from Build are what the kubelet reports with reason CreateContainerConfigError; their
 // text names the container, the variable and the object, fit for an Event and the container's
-// Waiting message. Command's ErrNoCommand is the reason NoCommand.
+// Waiting message.
 //
 // Smallest use:
 //
 //	facts := env.PodFacts{HostIPs: nodeIPs, PodIPs: podIPs, Allocatable: node.Status.Allocatable}
 //	res, err := env.Build(ctx, pod, &pod.Spec.Containers[0], facts, env.NewClientGetter(client))
 //	if err != nil { /* CreateContainerConfigError: err.Error() */ }
-//	argv, err := env.Command(&pod.Spec.Containers[0], res.Env)
-//	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+//	command, args := env.Command(&pod.Spec.Containers[0], res.Env)
+//	cmd := exec.CommandContext(ctx, command[0], append(command[1:], args...)...)
 //	cmd.Env = res.Strings()
 package env

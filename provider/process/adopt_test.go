@@ -24,7 +24,7 @@ import (
 func TestReadoption(t *testing.T) {
 	dir := t.TempDir()
 	first := newTestRuntime(t, Config{StateDir: dir})
-	id := run(t, first, lifecycle.ContainerConfig{Argv: []string{"sleep", "1000"}, Labels: map[string]string{"app": "x"}})
+	id := run(t, first, lifecycle.ContainerConfig{Command: []string{"sleep", "1000"}, Labels: map[string]string{"app": "x"}})
 	before := status(t, first, id)
 
 	second := newTestRuntime(t, Config{StateDir: dir})
@@ -100,7 +100,7 @@ func TestSupervisorLost(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			r := newTestRuntime(t, Config{StateDir: dir})
-			id := run(t, r, lifecycle.ContainerConfig{Argv: []string{"sleep", "1000"}})
+			id := run(t, r, lifecycle.ContainerConfig{Command: []string{"sleep", "1000"}})
 			st, err := records.ReadState(r.containerDir(id))
 			require.NoError(t, err)
 			if !watching {

@@ -32,7 +32,7 @@ func TestExitCodes(t *testing.T) {
 		{"killed by a signal", "kill -USR1 $$", 128 + 10},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			id := run(t, r, lifecycle.ContainerConfig{Argv: []string{"sh", "-c", tc.script}})
+			id := run(t, r, lifecycle.ContainerConfig{Command: []string{"sh", "-c", tc.script}})
 			s := waitExited(t, r, id)
 			assert.Equal(t, tc.code, s.ExitCode)
 			assert.Empty(t, s.Reason)
@@ -49,7 +49,7 @@ func TestStopSignalsTheGroup(t *testing.T) {
 	defer cancel()
 	r.NotifyContainers(ctx, func(ev lifecycle.ContainerEvent) { events <- ev })
 
-	id := run(t, r, lifecycle.ContainerConfig{Argv: []string{"sleep", "1000"}, Labels: map[string]string{"k": "v"}})
+	id := run(t, r, lifecycle.ContainerConfig{Command: []string{"sleep", "1000"}, Labels: map[string]string{"k": "v"}})
 	ev := <-events
 	assert.Equal(t, lifecycle.ContainerEvent{ContainerID: id, SandboxID: ev.SandboxID, Type: lifecycle.ContainerStartedEvent, Labels: map[string]string{"k": "v"}}, ev)
 	s := status(t, r, id)
@@ -75,7 +75,7 @@ func TestStopSignalsTheGroup(t *testing.T) {
 
 func TestStopGraceThenKill(t *testing.T) {
 	r := newTestRuntime(t, Config{})
-	id := run(t, r, lifecycle.ContainerConfig{Argv: []string{"sh", "-c", `trap "echo got TERM" TERM; echo ready; while :; do sleep 0.05; done`}})
+	id := run(t, r, lifecycle.ContainerConfig{Command: []string{"sh", "-c", `trap "echo got TERM" TERM; echo ready; while :; do sleep 0.05; done`}})
 	logPath := status(t, r, id).LogPath
 	require.Eventually(t, func() bool { return len(logContents(t, logPath, "stdout")) > 0 }, waitFor, tick)
 	grace := 300 * time.Millisecond
@@ -89,7 +89,7 @@ func TestStopGraceThenKill(t *testing.T) {
 
 func TestRemoveRunningIsRefused(t *testing.T) {
 	r := newTestRuntime(t, Config{})
-	id := run(t, r, lifecycle.ContainerConfig{Argv: []string{"sleep", "1000"}})
+	id := run(t, r, lifecycle.ContainerConfig{Command: []string{"sleep", "1000"}})
 	assert.Error(t, r.RemoveContainer(context.Background(), id))
 	assert.Error(t, r.StartContainer(context.Background(), id), "a container starts once")
 }
@@ -101,9 +101,9 @@ func TestStartError(t *testing.T) {
 		cfg     lifecycle.ContainerConfig
 		message string
 	}{
-		{"no such executable", lifecycle.ContainerConfig{Argv: []string{"nope"}}, `exec: "nope": executable file not found in $PATH`},
-		{"no such path", lifecycle.ContainerConfig{Argv: []string{"/no/such/file"}}, "no such file or directory"},
-		{"no such working directory", lifecycle.ContainerConfig{Argv: []string{"true"}, WorkingDir: "/no/such/dir"}, "working directory"},
+		{"no such executable", lifecycle.ContainerConfig{Command: []string{"nope"}}, `exec: "nope": executable file not found in $PATH`},
+		{"no such path", lifecycle.ContainerConfig{Command: []string{"/no/such/file"}}, "no such file or directory"},
+		{"no such working directory", lifecycle.ContainerConfig{Command: []string{"true"}, WorkingDir: "/no/such/dir"}, "working directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := create(t, r, tc.cfg)
@@ -121,7 +121,7 @@ func TestStartError(t *testing.T) {
 
 func TestLogHasStdoutAndStderr(t *testing.T) {
 	r := newTestRuntime(t, Config{})
-	id := run(t, r, lifecycle.ContainerConfig{Argv: []string{"sh", "-c", "echo out1; echo err1 >&2; printf partial"}})
+	id := run(t, r, lifecycle.ContainerConfig{Command: []string{"sh", "-c", "echo out1; echo err1 >&2; printf partial"}})
 	s := waitExited(t, r, id)
 	lines := readLog(t, s.LogPath)
 	assert.Contains(t, lines, logLine{"stdout", "F", "out1"})
@@ -148,7 +148,7 @@ func TestEnvWorkdirUser(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := run(t, r, lifecycle.ContainerConfig{
-				Argv:       []string{"sh", "-c", `echo "foo=$FOO"; pwd; id -u; id -g; id -G; echo "home=$HOME"`},
+				Command:    []string{"sh", "-c", `echo "foo=$FOO"; pwd; id -u; id -g; id -G; echo "home=$HOME"`},
 				Env:        []string{testPath, "FOO=bar baz"},
 				WorkingDir: dir,
 				User:       tc.user,
@@ -182,8 +182,8 @@ func TestMounts(t *testing.T) {
 	require.NoError(t, os.WriteFile(targetFile, nil, 0o644))
 
 	id := run(t, r, lifecycle.ContainerConfig{
-		Argv: []string{"sh", "-c", `cat $0/data; echo; cat $2; echo; echo w > $0/written && echo rw-ok; echo w > $1/written || echo ro-refused`, target, roTarget, targetFile},
-		User: &lifecycle.User{UID: 0, GID: 0},
+		Command: []string{"sh", "-c", `cat $0/data; echo; cat $2; echo; echo w > $0/written && echo rw-ok; echo w > $1/written || echo ro-refused`, target, roTarget, targetFile},
+		User:    &lifecycle.User{UID: 0, GID: 0},
 		Mounts: []lifecycle.Mount{
 			{HostPath: host, ContainerPath: target},
 			{HostPath: host, ContainerPath: roTarget, ReadOnly: true},
@@ -202,7 +202,7 @@ func TestMounts(t *testing.T) {
 
 	t.Run("missing mountPath", func(t *testing.T) {
 		missing := filepath.Join(t.TempDir(), "missing")
-		id := create(t, r, lifecycle.ContainerConfig{Argv: []string{"true"}, Mounts: []lifecycle.Mount{{HostPath: host, ContainerPath: missing}}})
+		id := create(t, r, lifecycle.ContainerConfig{Command: []string{"true"}, Mounts: []lifecycle.Mount{{HostPath: host, ContainerPath: missing}}})
 		err := r.StartContainer(context.Background(), id)
 		require.Error(t, err)
 		s := status(t, r, id)
@@ -220,7 +220,7 @@ func TestMounts(t *testing.T) {
 		top := filepath.Join("/var/run/secrets", "vk-static-test-"+strconv.Itoa(os.Getpid()))
 		t.Cleanup(func() { os.RemoveAll(top) })
 		missing := filepath.Join(top, "kubernetes.io", "serviceaccount")
-		id := create(t, r, lifecycle.ContainerConfig{Argv: []string{"cat", filepath.Join(missing, "hello")}, Mounts: []lifecycle.Mount{{HostPath: host, ContainerPath: missing, ReadOnly: true}}})
+		id := create(t, r, lifecycle.ContainerConfig{Command: []string{"cat", filepath.Join(missing, "hello")}, Mounts: []lifecycle.Mount{{HostPath: host, ContainerPath: missing, ReadOnly: true}}})
 		require.NoError(t, os.WriteFile(filepath.Join(host, "hello"), []byte("token\n"), 0o644))
 		require.NoError(t, r.StartContainer(context.Background(), id))
 		s := waitExited(t, r, id)
@@ -235,7 +235,7 @@ func TestMounts(t *testing.T) {
 func TestLongStateDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), strings.Repeat("d", 60), strings.Repeat("e", 60))
 	r := newTestRuntime(t, Config{StateDir: dir})
-	id := run(t, r, lifecycle.ContainerConfig{Argv: []string{"sleep", "1000"}})
+	id := run(t, r, lifecycle.ContainerConfig{Command: []string{"sleep", "1000"}})
 	require.Greater(t, len(filepath.Join(r.containerDir(id), records.SocketFile)), protocol.MaxSocketPath)
 	out := &syncBuffer{}
 	require.NoError(t, r.Exec(context.Background(), id, []string{"echo", "hi"}, &testAttachIO{stdout: out}))
@@ -259,7 +259,7 @@ func TestSandboxes(t *testing.T) {
 	require.NoError(t, r.StopSandbox(ctx, id))
 	list, _ = r.ListSandboxes(ctx)
 	assert.Equal(t, lifecycle.SandboxNotReady, list[0].State)
-	_, err = r.CreateContainer(ctx, id, &lifecycle.ContainerConfig{Name: "c", Argv: []string{"true"}})
+	_, err = r.CreateContainer(ctx, id, &lifecycle.ContainerConfig{Name: "c", Command: []string{"true"}})
 	assert.Error(t, err, "a stopped sandbox takes no containers")
 	require.NoError(t, r.RemoveSandbox(ctx, id))
 	list, _ = r.ListSandboxes(ctx)
@@ -273,7 +273,7 @@ func TestSandboxes(t *testing.T) {
 
 func TestStats(t *testing.T) {
 	r := newTestRuntime(t, Config{})
-	id := run(t, r, lifecycle.ContainerConfig{Argv: []string{"sh", "-c", "while :; do :; done"}})
+	id := run(t, r, lifecycle.ContainerConfig{Command: []string{"sh", "-c", "while :; do :; done"}})
 	require.Eventually(t, func() bool {
 		st, err := r.ContainerStats(context.Background(), id)
 		require.NoError(t, err)
@@ -286,7 +286,7 @@ func TestStats(t *testing.T) {
 
 func TestSupervisorMemory(t *testing.T) {
 	r := newTestRuntime(t, Config{})
-	id := run(t, r, lifecycle.ContainerConfig{Argv: []string{"sleep", "1000"}})
+	id := run(t, r, lifecycle.ContainerConfig{Command: []string{"sleep", "1000"}})
 	st, err := records.ReadState(r.containerDir(id))
 	require.NoError(t, err)
 	status, err := os.ReadFile("/proc/" + strconv.Itoa(st.SupervisorPID) + "/status")
@@ -301,7 +301,7 @@ func TestSupervisorMemory(t *testing.T) {
 // The workload inherits its stdio and nothing else of the supervisor's.
 func TestWorkloadInheritsOnlyStdio(t *testing.T) {
 	r := newTestRuntime(t, Config{})
-	id := run(t, r, lifecycle.ContainerConfig{Argv: []string{"sh", "-c", `ls /proc/$$/fd`}})
+	id := run(t, r, lifecycle.ContainerConfig{Command: []string{"sh", "-c", `ls /proc/$$/fd`}})
 	s := waitExited(t, r, id)
 	assert.Equal(t, []string{"0", "1", "2"}, logContents(t, s.LogPath, "stdout"))
 }
@@ -309,7 +309,7 @@ func TestWorkloadInheritsOnlyStdio(t *testing.T) {
 // Without PATH in its environment a container gets the default, and finds its command by it.
 func TestDefaultPath(t *testing.T) {
 	r := newTestRuntime(t, Config{})
-	id := run(t, r, lifecycle.ContainerConfig{Argv: []string{"sh", "-c", `echo "$PATH"; echo "$HOME"`}, Env: []string{"A=b"}})
+	id := run(t, r, lifecycle.ContainerConfig{Command: []string{"sh", "-c", `echo "$PATH"; echo "$HOME"`}, Env: []string{"A=b"}})
 	s := waitExited(t, r, id)
 	assert.Equal(t, []string{supervisor.DefaultPath, "/nonexistent"}, logContents(t, s.LogPath, "stdout"))
 }
@@ -318,7 +318,7 @@ func TestDefaultPath(t *testing.T) {
 func TestStopGraceOnTheClock(t *testing.T) {
 	clk := clocktesting.NewFakeClock(time.Now())
 	r := newTestRuntime(t, Config{Clock: clk})
-	id := run(t, r, lifecycle.ContainerConfig{Argv: []string{"sh", "-c", `trap "echo got TERM" TERM; echo ready; while :; do sleep 0.05; done`}})
+	id := run(t, r, lifecycle.ContainerConfig{Command: []string{"sh", "-c", `trap "echo got TERM" TERM; echo ready; while :; do sleep 0.05; done`}})
 	logPath := status(t, r, id).LogPath
 	require.Eventually(t, func() bool { return len(logContents(t, logPath, "stdout")) > 0 }, waitFor, tick)
 	done := make(chan error)

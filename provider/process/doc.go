@@ -55,7 +55,7 @@
 //     runtime does not create paths on the host for a pod, except directories under
 //     /run/secrets (the service account token's mount point);
 //   - marks every descriptor it inherited close-on-exec: the workload gets its stdio only;
-//   - starts the workload: Argv[0] looked up in the container's PATH (else a default), its Env
+//   - starts the workload: its command's first word looked up in the container's PATH (else a default), its Env
 //     only (plus PATH and HOME when it sets neither, as CRI runtimes add them: the default PATH,
 //     the user's home directory or "/"), WorkingDir (default "/"), its user (uid, gid and groups; DefaultUser, "nobody",
 //     when the config names none), as the leader of a new session and process group;

@@ -61,7 +61,7 @@ func agentChild(dir string) int {
 	}
 	id, err := r.CreateContainer(ctx, sb, &lifecycle.ContainerConfig{
 		Name:    "ticker",
-		Argv:    []string{"sh", "-c", "while :; do echo tick; sleep 0.02; done"},
+		Command: []string{"sh", "-c", "while :; do echo tick; sleep 0.02; done"},
 		LogPath: dirLog(dir),
 	})
 	if err == nil {

@@ -41,7 +41,7 @@ func rootlessAgent(dir string) int {
 	target := filepath.Join(dir, "target")
 	id, err := r.CreateContainer(ctx, sb, &lifecycle.ContainerConfig{
 		Name:    "c",
-		Argv:    []string{"sh", "-c", `id -u; grep CapEff /proc/self/status; cat $0/data; echo w 2>/dev/null > $0/w || echo ro-refused`, target},
+		Command: []string{"sh", "-c", `id -u; grep CapEff /proc/self/status; cat $0/data; echo w 2>/dev/null > $0/w || echo ro-refused`, target},
 		Env:     []string{testPath},
 		LogPath: logPath,
 		Mounts:  []lifecycle.Mount{{HostPath: filepath.Join(dir, "host"), ContainerPath: target, ReadOnly: true}},
@@ -75,7 +75,7 @@ func rootlessAgent(dir string) int {
 			fmt.Println("log", parts[1], parts[3])
 		}
 	}
-	_, err = r.CreateContainer(ctx, sb, &lifecycle.ContainerConfig{Name: "root", Argv: []string{"true"}, User: &lifecycle.User{}})
+	_, err = r.CreateContainer(ctx, sb, &lifecycle.ContainerConfig{Name: "root", Command: []string{"true"}, User: &lifecycle.User{}})
 	fmt.Println("as root:", err != nil)
 	return 0
 }

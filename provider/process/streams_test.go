@@ -27,7 +27,7 @@ func TestExec(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	require.NoError(t, os.Chmod(dir, 0o755))
-	id := run(t, r, lifecycle.ContainerConfig{Argv: []string{"sleep", "1000"}, Env: []string{testPath, "FOO=bar"}, WorkingDir: dir})
+	id := run(t, r, lifecycle.ContainerConfig{Command: []string{"sleep", "1000"}, Env: []string{testPath, "FOO=bar"}, WorkingDir: dir})
 
 	for _, tc := range []struct {
 		name           string
@@ -99,7 +99,7 @@ func TestExec(t *testing.T) {
 	})
 
 	t.Run("not running", func(t *testing.T) {
-		id := create(t, r, lifecycle.ContainerConfig{Argv: []string{"true"}})
+		id := create(t, r, lifecycle.ContainerConfig{Command: []string{"true"}})
 		err := r.Exec(context.Background(), id, []string{"true"}, &testAttachIO{})
 		assert.ErrorIs(t, err, ErrNotRunning)
 		assert.False(t, node.IsNotFound(err))
@@ -109,7 +109,7 @@ func TestExec(t *testing.T) {
 func TestAttach(t *testing.T) {
 	r := newTestRuntime(t, Config{})
 	id := run(t, r, lifecycle.ContainerConfig{
-		Argv:      []string{"sh", "-c", `while read line; do echo "out $line"; echo "err $line" >&2; done; echo bye`},
+		Command:   []string{"sh", "-c", `while read line; do echo "out $line"; echo "err $line" >&2; done; echo bye`},
 		Stdin:     true,
 		StdinOnce: true,
 	})
@@ -130,9 +130,9 @@ func TestAttach(t *testing.T) {
 func TestAttachTTY(t *testing.T) {
 	r := newTestRuntime(t, Config{})
 	id := run(t, r, lifecycle.ContainerConfig{
-		Argv:  []string{"sh", "-c", `test -t 1 && echo tty; while read line; do stty size; echo "got $line"; done`},
-		Stdin: true,
-		TTY:   true,
+		Command: []string{"sh", "-c", `test -t 1 && echo tty; while read line; do stty size; echo "got $line"; done`},
+		Stdin:   true,
+		TTY:     true,
 	})
 	stdinR, stdinW := io.Pipe()
 	resize := make(chan node.TermSize, 1)
@@ -171,7 +171,7 @@ func TestPortForward(t *testing.T) {
 			port := l.Addr().(*net.TCPAddr).Port
 			require.NoError(t, l.Close())
 			addr := net.JoinHostPort(tc.listen, strconv.Itoa(port))
-			id := run(t, r, lifecycle.ContainerConfig{Argv: []string{self}, Env: []string{echoServerEnv + "=" + addr}, User: &lifecycle.User{}})
+			id := run(t, r, lifecycle.ContainerConfig{Command: []string{self}, Env: []string{echoServerEnv + "=" + addr}, User: &lifecycle.User{}})
 			logPath := status(t, r, id).LogPath
 			require.Eventually(t, func() bool { return len(logContents(t, logPath, "stdout")) > 0 }, waitFor, tick, "%+v", readLog(t, logPath))
 			sb := status(t, r, id).SandboxID

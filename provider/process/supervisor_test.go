@@ -20,7 +20,7 @@ func TestWorkloadRecord(t *testing.T) {
 	rec := containerRecord{
 		ID: "0123456789abcdef", SandboxID: "fedcba9876543210", CreatedAt: time.Unix(1, 0),
 		Config: lifecycle.ContainerConfig{
-			Name: "app", Argv: []string{"sh", "-c", "true"}, Env: []string{"A=1"}, WorkingDir: "/tmp",
+			Name: "app", Command: []string{"sh", "-c"}, Args: []string{"true"}, Env: []string{"A=1"}, WorkingDir: "/tmp",
 			User:   &lifecycle.User{UID: 1, GID: 2},
 			Mounts: []lifecycle.Mount{{HostPath: "/h", ContainerPath: "/c", ReadOnly: true}},
 			Stdin:  true, StdinOnce: true, TTY: true, LogPath: "/var/log/pods/x/app/0.log", StopSignal: 15,
@@ -35,7 +35,7 @@ func TestWorkloadRecord(t *testing.T) {
 	require.NoError(t, json.Unmarshal(data, &got))
 	assert.Equal(t, records.Workload{
 		Config: records.WorkloadConfig{
-			Argv: rec.Config.Argv, Env: rec.Config.Env, WorkingDir: "/tmp",
+			Command: rec.Config.Command, Args: rec.Config.Args, Env: rec.Config.Env, WorkingDir: "/tmp",
 			Mounts: []records.Mount{{HostPath: "/h", ContainerPath: "/c", ReadOnly: true}},
 			Stdin:  true, StdinOnce: true, TTY: true, LogPath: rec.Config.LogPath,
 		},

@@ -130,7 +130,7 @@ func (s *supervisor) start() (*exec.Cmd, *sync.WaitGroup, error) {
 		return nil, nil, fmt.Errorf("supervisor socket: %w", err)
 	}
 
-	cmd, err := s.command(cfg.Argv)
+	cmd, err := s.command(cfg.Argv())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -39,7 +39,8 @@ type Workload struct {
 // WorkloadConfig is what the supervisor uses of lifecycle.ContainerConfig, under its (untagged)
 // field names.
 type WorkloadConfig struct {
-	Argv       []string
+	Command    []string
+	Args       []string
 	Env        []string
 	WorkingDir string
 	Mounts     []Mount
@@ -47,6 +48,11 @@ type WorkloadConfig struct {
 	StdinOnce  bool
 	TTY        bool
 	LogPath    string
+}
+
+// Argv is the workload's command line: Command then Args.
+func (c *WorkloadConfig) Argv() []string {
+	return append(append([]string(nil), c.Command...), c.Args...)
 }
 
 // User is lifecycle.User: numeric ids.
