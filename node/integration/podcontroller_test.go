@@ -15,9 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
-	"k8s.io/client-go/tools/record"
 
 	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/node"
@@ -75,6 +72,7 @@ func TestAPIWritesPerPodStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.ContentType = "application/vnd.kubernetes.protobuf" // as the agent's client
 	counter := &requestCounter{counts: map[string]int{}}
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter }
 	client := kubernetes.NewForConfigOrDie(cfg)
@@ -89,8 +87,8 @@ func TestAPIWritesPerPodStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	broadcaster := record.NewBroadcaster(record.WithContext(runCtx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	// The agent's own recorder, which posts through the REST client without decoding answers.
+	recorder := node.NewEventRecorder(client.CoreV1(), corev1.EventSource{Component: "vk-static", Host: nodeName}, node.EventRecorderOptions{})
 	nodes := mirror.NodeGetterFunc(func(name string) (*corev1.Node, error) {
 		return client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 	})
@@ -99,18 +97,18 @@ func TestAPIWritesPerPodStart(t *testing.T) {
 		NodeName: nodeName, Provider: provider,
 		Pods:    podmanager.NewBasicPodManager(mirror.NewBasicMirrorClient(client, nodeName, nodes)),
 		Updates: mux.Updates(), Client: client, Node: nodes,
-		Recorder: broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "vk-static", Host: nodeName}),
+		Recorder: recorder,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
+	wg.Go(func() { _ = recorder.Run(runCtx) })
 	wg.Go(func() { mux.Run(runCtx) })
 	wg.Go(func() { _ = ctrl.Run(runCtx) })
 	defer func() {
 		cancel()
 		wg.Wait()
-		broadcaster.Shutdown()
 		goleak.VerifyNone(t, baseline)
 	}()
 	<-ctrl.Ready()
