@@ -122,7 +122,22 @@ func run(args []string) int {
 	}
 	all := bench.Scenarios()
 	failed := false
+	// save writes what has been measured so far, after every scenario: a long run (api-10k
+	// beside its peers takes half an hour) can be read before it ends, and an interrupted one
+	// keeps its finished scenarios.
+	save := func() error {
+		if len(rep.Results) == 0 {
+			return nil
+		}
+		if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+			return err
+		}
+		return bench.WriteJSON(*out, rep)
+	}
 	for _, n := range names {
+		if err := save(); err != nil {
+			fmt.Fprintf(os.Stderr, "write results: %v\n", err)
+		}
 		if len(peers) > 0 && len(all[n].Peers) > 0 {
 			k := *rounds
 			if n == "api-10k" && *rounds10k > 0 {
@@ -155,10 +170,7 @@ func run(args []string) int {
 		}
 	}
 	if len(rep.Results) > 0 {
-		if err := os.MkdirAll(filepath.Dir(*out), 0o755); err == nil {
-			err = bench.WriteJSON(*out, rep)
-		}
-		if err != nil {
+		if err := save(); err != nil {
 			fmt.Fprintf(os.Stderr, "write results: %v\n", err)
 			failed = true
 		} else {
