@@ -25,6 +25,10 @@ const rotationCheckPeriod = 10 * time.Second
 // the new certificate, and watches resume from their resourceVersion. Every client made from
 // the result shares one transport. The check stops when ctx ends.
 func RotatingConfig(ctx context.Context, cfg *rest.Config, m certificate.Manager) (*rest.Config, error) {
+	return rotatingConfig(ctx, cfg, m, rotationCheckPeriod)
+}
+
+func rotatingConfig(ctx context.Context, cfg *rest.Config, m certificate.Manager, period time.Duration) (*rest.Config, error) {
 	if cfg.Transport != nil || cfg.Dial != nil {
 		return nil, fmt.Errorf("rotating client certificate: the configuration already has a transport or dialer")
 	}
@@ -52,7 +56,7 @@ func RotatingConfig(ctx context.Context, cfg *rest.Config, m certificate.Manager
 		last = current
 		klog.FromContext(ctx).Info("Client certificate rotated, closing connections so that they use it", "notAfter", current.Leaf.NotAfter)
 		dialer.CloseAll()
-	}, rotationCheckPeriod)
+	}, period)
 
 	out := rest.AnonymousClientConfig(cfg) // keeps host, CA-less TLS flags and rate limits; no credentials
 	out.TLSClientConfig = rest.TLSClientConfig{}
