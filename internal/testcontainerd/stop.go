@@ -43,8 +43,10 @@ func (c *Containerd) Stop() error {
 	}
 	errs = append(errs, unmountUnder(c.layout.Dir))
 	errs = append(errs, os.RemoveAll(c.layout.Dir))
-	if pids, err := c.shims(); err != nil || len(pids) > 0 {
-		errs = append(errs, err, fmt.Errorf("containerd shims of %s still running after Stop: %v", c.layout.Dir, pids))
+	if pids, err := c.shims(); err != nil {
+		errs = append(errs, err)
+	} else if len(pids) > 0 {
+		errs = append(errs, fmt.Errorf("containerd shims of %s still running after Stop: %v", c.layout.Dir, pids))
 	}
 	return errors.Join(errs...)
 }

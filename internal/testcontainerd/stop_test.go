@@ -32,8 +32,10 @@ func TestRestartKeepsContainersAndStopLeavesNothing(t *testing.T) {
 
 func restartAndStop(t *testing.T, loopbackCNI bool) {
 	ctx := context.Background()
+	began := time.Now()
 	c, err := Start(ctx, Options{LoopbackCNI: loopbackCNI})
 	require.NoError(t, err)
+	t.Logf("start took %v", time.Since(began))
 	stopped := false
 	t.Cleanup(func() {
 		if !stopped {
@@ -96,7 +98,9 @@ func restartAndStop(t *testing.T, loopbackCNI bool) {
 	}
 
 	oldPID := c.PID()
+	began = time.Now()
 	require.NoError(t, c.Restart(ctx))
+	t.Logf("restart took %v", time.Since(began))
 	assert.NotEqual(t, oldPID, c.PID())
 	st, err := rs.ContainerStatus(ctx, container, false)
 	require.NoError(t, err, "the client reconnects to the restarted containerd")
@@ -106,7 +110,9 @@ func restartAndStop(t *testing.T, loopbackCNI bool) {
 	assert.ElementsMatch(t, shims, shimsAfter, "the same shim serves the restarted containerd")
 
 	stopped = true
+	began = time.Now()
 	require.NoError(t, c.Stop())
+	t.Logf("stop took %v", time.Since(began))
 	for _, pid := range append(shims, inits...) {
 		assert.False(t, running(pid), "process %d of the instance still running", pid)
 	}
