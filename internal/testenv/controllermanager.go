@@ -72,8 +72,12 @@ func (e *Env) startControllerManager(ctx context.Context, o ControllerManagerOpt
 	if err != nil {
 		return err
 	}
+	binary := filepath.Join(e.bin, "kube-controller-manager")
+	if _, err := os.Stat(binary); err != nil {
+		return fmt.Errorf("test control plane binary kube-controller-manager missing in %s: run `make testbin` (or set VK_STATIC_TESTBIN): %w", e.bin, err)
+	}
 	if e.controllerManager, err = startProcess("kube-controller-manager", filepath.Join(e.Dir, "kube-controller-manager.log"),
-		filepath.Join(e.bin, "kube-controller-manager"), args...); err != nil {
+		binary, args...); err != nil {
 		return err
 	}
 	bindings := []struct{ name, role, group string }{

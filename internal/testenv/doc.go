@@ -5,11 +5,15 @@
 // verifiable identity. With Options.VerifyKubeletServingCerts the API server verifies the
 // agents' serving certificates in turn (--kubelet-certificate-authority): an agent then serves
 // a certificate from Env.IssueServingCert. With Options.KubeadmKubeletClient the API server's
-// kubelet client is kubeadm's, in no group, and needs RBAC to use an agent's API.
+// kubelet client is kubeadm's, in no group, and needs RBAC to use an agent's API. The API server
+// accepts bootstrap tokens; with Options.ControllerManager, kube-controller-manager runs too
+// (certificate signing with the test CA, approval, bootstrap tokens, service accounts) with
+// kubeadm's bootstrap RBAC, so that an agent can join with a token from Env.BootstrapToken as a
+// kubelet does — only the packages that need it pay for it.
 //
-// The binaries are built from Go modules by `make testbin` (hack/tools); testenv finds them in
-// $VK_STATIC_TESTBIN, or in the Makefile's default cache directory. Missing binaries are a test
-// failure with a hint, never a skip. Env.Kubectl finds the kubectl built there (`make kubectl`)
+// The binaries (kube-controller-manager included) are built from Go modules by `make testbin`
+// (hack/tools); testenv finds them in $VK_STATIC_TESTBIN, or in the Makefile's default cache
+// directory. Missing binaries are a test failure with a hint, never a skip. Env.Kubectl finds the kubectl built there (`make kubectl`)
 // for tests that drive the cluster as a user does.
 //
 // One control plane serves a whole test package:
