@@ -31,9 +31,9 @@ type Options struct {
 
 // Containerd is a running throwaway containerd. Its methods are not safe for concurrent use.
 type Containerd struct {
-	layout
-	bin  binaries
-	proc *process // nil while stopped (after Kill, before Restart)
+	paths layout
+	bin   binaries
+	proc  *process // nil while stopped (after Kill, before Restart)
 }
 
 // startTimeout bounds containerd's start-up: it answers in well under a second here.
@@ -51,7 +51,7 @@ func Start(ctx context.Context, opts Options) (_ *Containerd, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Containerd{layout: newLayout(dir), bin: bin}
+	c := &Containerd{paths: newLayout(dir), bin: bin}
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("%w%s", err, c.logTail())
@@ -60,7 +60,7 @@ func Start(ctx context.Context, opts Options) (_ *Containerd, err error) {
 			}
 		}
 	}()
-	if err := c.write(bin.loopback); err != nil {
+	if err := c.paths.write(bin.loopback); err != nil {
 		return nil, err
 	}
 	if err := c.start(ctx); err != nil {
@@ -81,17 +81,17 @@ func Start(ctx context.Context, opts Options) (_ *Containerd, err error) {
 func (c *Containerd) Endpoint() string { return "unix://" + c.Address() }
 
 // Address is containerd's socket path (ctr --address).
-func (c *Containerd) Address() string { return c.layout.Address }
+func (c *Containerd) Address() string { return c.paths.Address }
 
 // Root is containerd's root directory (images, snapshots, its database).
-func (c *Containerd) Root() string { return c.layout.Root }
+func (c *Containerd) Root() string { return c.paths.Root }
 
 // Dir is the instance's directory: configuration, containerd.log, root, state, runc's state,
 // the CNI directories. Stop removes it.
-func (c *Containerd) Dir() string { return c.layout.Dir }
+func (c *Containerd) Dir() string { return c.paths.Dir }
 
 // LogPath is containerd's log file.
-func (c *Containerd) LogPath() string { return c.layout.Log }
+func (c *Containerd) LogPath() string { return c.paths.Log }
 
 // PID is containerd's process id, 0 while it is stopped.
 func (c *Containerd) PID() int {
@@ -125,7 +125,7 @@ func (c *Containerd) Restart(ctx context.Context) error {
 const stopGrace = 5 * time.Second
 
 func (c *Containerd) start(ctx context.Context) error {
-	proc, err := startProcess(c.layout.Log, c.bin.path, c.bin.containerd, "--config", c.layout.Config)
+	proc, err := startProcess(c.paths.Log, c.bin.path, c.bin.containerd, "--config", c.paths.Config)
 	if err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func (c *Containerd) waitReady(ctx context.Context) error {
 }
 
 func (c *Containerd) ready(ctx context.Context) error {
-	if _, err := os.Stat(c.layout.Address); err != nil {
+	if _, err := os.Stat(c.paths.Address); err != nil {
 		return err
 	}
 	rs, err := criclient.NewRemoteRuntimeService(ctx, c.Endpoint(), time.Second, nil, false)
@@ -181,7 +181,7 @@ func (c *Containerd) ready(ctx context.Context) error {
 
 // logTail is the end of containerd's log for an error message ("" when there is none).
 func (c *Containerd) logTail() string {
-	data, err := os.ReadFile(c.layout.Log)
+	data, err := os.ReadFile(c.paths.Log)
 	if err != nil || len(data) == 0 {
 		return ""
 	}

@@ -28,7 +28,7 @@ const shimSocketDir = "/run/containerd/s"
 func (c *Containerd) Stop() error {
 	c.proc.stop(stopGrace)
 	c.proc = nil
-	if _, err := os.Stat(c.layout.Dir); errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(c.paths.Dir); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
 	var errs []error
@@ -41,12 +41,12 @@ func (c *Containerd) Stop() error {
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, unmountUnder(c.layout.Dir))
-	errs = append(errs, os.RemoveAll(c.layout.Dir))
+	errs = append(errs, unmountUnder(c.paths.Dir))
+	errs = append(errs, os.RemoveAll(c.paths.Dir))
 	if pids, err := c.shims(); err != nil {
 		errs = append(errs, err)
 	} else if len(pids) > 0 {
-		errs = append(errs, fmt.Errorf("containerd shims of %s still running after Stop: %v", c.layout.Dir, pids))
+		errs = append(errs, fmt.Errorf("containerd shims of %s still running after Stop: %v", c.paths.Dir, pids))
 	}
 	return errors.Join(errs...)
 }
@@ -55,9 +55,9 @@ func (c *Containerd) Stop() error {
 // containerd namespace): runc kills what runs and removes the container's cgroups.
 func (c *Containerd) deleteContainers() []error {
 	var errs []error
-	namespaces, _ := os.ReadDir(c.layout.RuncRoot)
+	namespaces, _ := os.ReadDir(c.paths.RuncRoot)
 	for _, ns := range namespaces {
-		root := filepath.Join(c.layout.RuncRoot, ns.Name())
+		root := filepath.Join(c.paths.RuncRoot, ns.Name())
 		containers, _ := os.ReadDir(root)
 		for _, ctr := range containers {
 			out, err := exec.Command(c.bin.runc, "--root", root, "delete", "--force", ctr.Name()).CombinedOutput()
@@ -72,7 +72,7 @@ func (c *Containerd) deleteContainers() []error {
 // shimSockets are the sockets of the instance's shims, from the address file the shim writes
 // into each task's bundle (state/io.containerd.runtime.v2.task/NAMESPACE/ID/address).
 func (c *Containerd) shimSockets() ([]string, error) {
-	addresses, err := filepath.Glob(filepath.Join(c.layout.State, "io.containerd.runtime.v2.task", "*", "*", "address"))
+	addresses, err := filepath.Glob(filepath.Join(c.paths.State, "io.containerd.runtime.v2.task", "*", "*", "address"))
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +139,7 @@ func (c *Containerd) shims() ([]int, error) {
 			continue
 		}
 		for i := 0; i+1 < len(args); i++ {
-			if args[i] == "-address" && args[i+1] == c.layout.Address {
+			if args[i] == "-address" && args[i+1] == c.paths.Address {
 				pids = append(pids, pid)
 				break
 			}

@@ -93,7 +93,7 @@ func restartAndStop(t *testing.T, loopbackCNI bool) {
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(mounts), 3, "two root filesystems and a /dev/shm: %v", mounts)
 	if !loopbackCNI {
-		assert.True(t, containsPrefix(mounts, filepath.Join(c.layout.State, "io.containerd.grpc.v1.cri", "netns")+"/"),
+		assert.True(t, containsPrefix(mounts, filepath.Join(c.paths.State, "io.containerd.grpc.v1.cri", "netns")+"/"),
 			"the failed sandbox's network namespace is left mounted, under state: %v", mounts)
 	}
 
@@ -132,7 +132,7 @@ func restartAndStop(t *testing.T, loopbackCNI bool) {
 // initPIDs are the containers' init processes, from the pid files in their bundles.
 func initPIDs(t *testing.T, c *Containerd) []int {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(c.layout.State, "io.containerd.runtime.v2.task", "*", "*", "init.pid"))
+	files, err := filepath.Glob(filepath.Join(c.paths.State, "io.containerd.runtime.v2.task", "*", "*", "init.pid"))
 	require.NoError(t, err)
 	var pids []int
 	for _, f := range files {
