@@ -1,0 +1,123 @@
+package e2ecri
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+)
+
+// TestMissingImageBacksOff: an API pod whose image the registry does not have waits with
+// ErrImagePull, then ImagePullBackOff, and the agent pulls again after a growing back-off
+// (10 s, then 20 s, as the kubelet); a new pod with the image fixed runs.
+func TestMissingImageBacksOff(t *testing.T) {
+	a := startAgent(t)
+	ns := env.Namespace(t)
+	ctx := context.Background()
+	pulls := watchPulls(t, ns, "missing")
+
+	missing := registryHost + "/test/missing:1"
+	pod := imagePod("missing", missing, "sleep")
+	pod.Spec.NodeName = a.Node
+	_, err := env.Admin.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	waitPod(t, ns, "missing", 30*time.Second, "waiting with ImagePullBackOff", func(p *corev1.Pod) error {
+		if cs := mainStatus(p); cs == nil || cs.State.Waiting == nil || cs.State.Waiting.Reason != "ImagePullBackOff" {
+			return fmt.Errorf("main %s", describe(cs))
+		}
+		return nil
+	})
+	p, err := env.Admin.CoreV1().Pods(ns).Get(ctx, "missing", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Contains(t, mainStatus(p).State.Waiting.Message, missing)
+	assert.Equal(t, corev1.PodPending, p.Status.Phase)
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		failed := eventMessages(c, ns, "missing", "Failed")
+		assert.Contains(c, failed, "Error: ErrImagePull")
+		assert.Contains(c, failed, "Error: ImagePullBackOff")
+	}, 10*time.Second, 200*time.Millisecond, "Failed events")
+
+	// Three pulls: the second after the first back-off, the third after twice that.
+	var at []time.Time
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		at = pulls()
+		assert.GreaterOrEqual(c, len(at), 3, "pulls at %v", at)
+	}, 60*time.Second, 200*time.Millisecond, "three pulls of the missing image")
+	first, second := at[1].Sub(at[0]), at[2].Sub(at[1])
+	t.Logf("pulls %s and then %s apart", first.Round(100*time.Millisecond), second.Round(100*time.Millisecond))
+	assert.InDelta(t, 10, first.Seconds(), 4, "first back-off")
+	assert.Greater(t, second.Seconds(), first.Seconds()*1.5, "the back-off did not grow")
+
+	fixed := imagePod("fixed", workloadImage, "sleep")
+	fixed.Spec.NodeName = a.Node
+	_, err = env.Admin.CoreV1().Pods(ns).Create(ctx, fixed, metav1.CreateOptions{})
+	require.NoError(t, err)
+	waitPod(t, ns, "fixed", 60*time.Second, "Running", mainRunning)
+
+	for _, name := range []string{"missing", "fixed"} {
+		require.NoError(t, env.Admin.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{}))
+	}
+	for _, name := range []string{"missing", "fixed"} {
+		podGone(t, ns, name, 60*time.Second)
+	}
+	nothingLeft(t)
+}
+
+// watchPulls watches the "Pulling" events of pod namespace/name from now on; the function it
+// returns gives the moments each pull was reported (a repeated event is one object whose
+// count grows).
+func watchPulls(t *testing.T, namespace, name string) func() []time.Time {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := env.Admin.CoreV1().Events(namespace).Watch(ctx, metav1.ListOptions{
+		FieldSelector: fields.Set{"involvedObject.name": name, "reason": "Pulling"}.String()})
+	require.NoError(t, err)
+	var (
+		mu    sync.Mutex
+		at    []time.Time
+		count int32
+		done  = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			e, ok := ev.Object.(*corev1.Event)
+			if !ok || ev.Type == watch.Deleted {
+				continue
+			}
+			mu.Lock()
+			for n := max(e.Count, 1); count < n; count++ {
+				at = append(at, time.Now())
+			}
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() { cancel(); w.Stop(); <-done })
+	return func() []time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]time.Time(nil), at...)
+	}
+}
+
+// eventMessages are the messages of pod namespace/name's events with reason, one a line.
+func eventMessages(t require.TestingT, namespace, name, reason string) string {
+	list, err := env.Admin.CoreV1().Events(namespace).List(context.Background(), metav1.ListOptions{
+		FieldSelector: fields.Set{"involvedObject.name": name, "reason": reason}.String()})
+	require.NoError(t, err)
+	var msgs []string
+	for _, e := range list.Items {
+		msgs = append(msgs, e.Message)
+	}
+	return strings.Join(msgs, "\n")
+}
