@@ -7,6 +7,7 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -16,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/certificate"
 	"k8s.io/client-go/util/certificate/csr"
@@ -38,8 +38,11 @@ const (
 var ErrDenied = errors.New("certificate signing request denied")
 
 // DefaultBootstrapBackoff is how Bootstrap retries an attempt that failed for a reason that
-// may pass: a token not (yet) valid, an API server not reachable.
-var DefaultBootstrapBackoff = wait.Backoff{Duration: 2 * time.Second, Factor: 2, Jitter: 0.1, Steps: 1 << 30, Cap: time.Minute}
+// may pass (a token not, or no longer, valid; an API server not reachable): after 2 s, doubling
+// up to a minute.
+func DefaultBootstrapBackoff() wait.Backoff {
+	return wait.Backoff{Duration: 2 * time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: time.Minute}
+}
 
 // issueTimeout bounds the wait for one request to be issued, as the kubelet's; the next
 // attempt finds the same request (same key, same name) and waits again.
@@ -57,10 +60,10 @@ type BootstrapConfig struct {
 	// CertDir is where the certificate and its key are kept (--cert-dir).
 	CertDir  string
 	NodeName string
-	// Backoff between failed attempts; the zero value means DefaultBootstrapBackoff.
+	// Backoff between failed attempts; the zero value means DefaultBootstrapBackoff().
 	Backoff wait.Backoff
 	// Clock times the back-off; nil means the real clock.
-	Clock clock.WithTicker
+	Clock clock.Clock
 }
 
 // Bootstrap is the kubelet's LoadClientCert: it makes sure KubeconfigPath names a usable client
@@ -69,12 +72,12 @@ type BootstrapConfig struct {
 // cannot be read or written), or when ctx ends; other failures are logged and retried.
 func Bootstrap(ctx context.Context, c BootstrapConfig) error {
 	logger := klog.FromContext(ctx)
-	if ok, why := kubeconfigUsable(c.KubeconfigPath); ok {
+	usable, why := kubeconfigUsable(c.KubeconfigPath)
+	if usable {
 		logger.Info("Kubeconfig holds a valid client certificate, no bootstrap needed", "kubeconfig", c.KubeconfigPath)
 		return nil
-	} else {
-		logger.Info("Bootstrapping a client certificate", "kubeconfig", c.KubeconfigPath, "reason", why, "bootstrapKubeconfig", c.BootstrapKubeconfigPath)
 	}
+	logger.Info("Bootstrapping a client certificate", "kubeconfig", c.KubeconfigPath, "reason", why, "bootstrapKubeconfig", c.BootstrapKubeconfigPath)
 	store, err := certificate.NewFileStoreWithLogger(logger, ClientPairName, c.CertDir, c.CertDir, "", "")
 	if err != nil {
 		return fmt.Errorf("--cert-dir %s: %w", c.CertDir, err)
@@ -94,7 +97,7 @@ func Bootstrap(ctx context.Context, c BootstrapConfig) error {
 
 	backoff, clk := c.Backoff, c.Clock
 	if backoff.Duration == 0 {
-		backoff = DefaultBootstrapBackoff
+		backoff = DefaultBootstrapBackoff()
 	}
 	if clk == nil {
 		clk = clock.RealClock{}
@@ -150,7 +153,7 @@ func requestClientCertificate(ctx context.Context, client kubernetes.Interface, 
 	if !ok {
 		return nil, errors.New("private key cannot sign")
 	}
-	subject := pkix.Name{CommonName: "system:node:" + nodeName, Organization: []string{"system:nodes"}}
+	subject := nodeSubject(nodeName)
 	csrPEM, err := certutil.MakeCSR(key, &subject, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("make certificate request: %w", err)
@@ -180,11 +183,22 @@ func requestClientCertificate(ctx context.Context, client kubernetes.Interface, 
 // clientUsages are the key usages of a kubelet client certificate (kube-apiserver-client-kubelet
 // allows exactly these).
 func clientUsages(key any) []certificatesv1.KeyUsage {
-	usages := []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageClientAuth}
+	return usagesFor(key, certificatesv1.UsageClientAuth)
+}
+
+// usagesFor are the key usages the kubelet signers allow for key: digital signature, key
+// encipherment for an RSA key only, and auth (client or server).
+func usagesFor(key any, auth certificatesv1.KeyUsage) []certificatesv1.KeyUsage {
+	usages := []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature}
 	if _, ok := key.(*rsa.PrivateKey); ok {
 		usages = append(usages, certificatesv1.UsageKeyEncipherment)
 	}
-	return usages
+	return append(usages, auth)
+}
+
+// nodeSubject is the identity of node nodeName: user system:node:<nodeName> in system:nodes.
+func nodeSubject(nodeName string) pkix.Name {
+	return pkix.Name{CommonName: "system:node:" + nodeName, Organization: []string{"system:nodes"}}
 }
 
 // explainRequestError names the flag whose credentials the API server refused.
@@ -212,12 +226,4 @@ func deniedCondition(ctx context.Context, client kubernetes.Interface, name stri
 		}
 	}
 	return ""
-}
-
-// loadConfig reads a kubeconfig file.
-func loadConfig(path string) (*rest.Config, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, err
-	}
-	return clientcmdConfig(path)
 }

@@ -17,7 +17,8 @@ import (
 	certutil "k8s.io/client-go/util/cert"
 )
 
-func clientcmdConfig(path string) (*rest.Config, error) {
+// loadConfig reads a kubeconfig file.
+func loadConfig(path string) (*rest.Config, error) {
 	return clientcmd.BuildConfigFromFlags("", path)
 }
 
@@ -27,15 +28,13 @@ func kubeconfigUsable(path string) (bool, string) {
 	if _, err := os.Stat(path); err != nil {
 		return false, err.Error()
 	}
-	cfg, err := clientcmdConfig(path)
+	cfg, err := loadConfig(path)
 	if err != nil {
 		return false, err.Error()
 	}
-	certPEM := cfg.CertData
-	if len(certPEM) == 0 && cfg.CertFile != "" {
-		if certPEM, err = os.ReadFile(cfg.CertFile); err != nil {
-			return false, err.Error()
-		}
+	certPEM, _, err := configPair(cfg)
+	if err != nil {
+		return false, err.Error()
 	}
 	if len(certPEM) == 0 {
 		return false, "no client certificate in it"

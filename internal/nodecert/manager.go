@@ -2,10 +2,8 @@ package nodecert
 
 import (
 	"context"
-	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"fmt"
 	"net"
 	"os"
@@ -39,9 +37,7 @@ func NewClientManager(ctx context.Context, kubeconfig *rest.Config, certDir, nod
 			}
 			return kubernetes.NewForConfig(withCertificate(kubeconfig, store.CurrentPath()))
 		},
-		Template: &x509.CertificateRequest{
-			Subject: pkix.Name{CommonName: "system:node:" + nodeName, Organization: []string{"system:nodes"}},
-		},
+		Template:                &x509.CertificateRequest{Subject: nodeSubject(nodeName)},
 		SignerName:              certificatesv1.KubeAPIServerClientKubeletSignerName,
 		GetUsages:               clientUsages,
 		CertificateStore:        store,
@@ -62,9 +58,7 @@ func NewServingManager(ctx context.Context, client kubernetes.Interface, certDir
 	if err != nil {
 		return nil, fmt.Errorf("--cert-dir %s: %w", certDir, err)
 	}
-	template := &x509.CertificateRequest{
-		Subject: pkix.Name{CommonName: "system:node:" + nodeName, Organization: []string{"system:nodes"}},
-	}
+	template := &x509.CertificateRequest{Subject: nodeSubject(nodeName)}
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {
 			template.IPAddresses = append(template.IPAddresses, ip)
@@ -73,16 +67,10 @@ func NewServingManager(ctx context.Context, client kubernetes.Interface, certDir
 		}
 	}
 	return certificate.NewManager(&certificate.Config{
-		ClientsetFn: func(*tls.Certificate) (kubernetes.Interface, error) { return client, nil },
-		Template:    template,
-		SignerName:  certificatesv1.KubeletServingSignerName,
-		GetUsages: func(key any) []certificatesv1.KeyUsage {
-			usages := []certificatesv1.KeyUsage{certificatesv1.UsageDigitalSignature, certificatesv1.UsageServerAuth}
-			if _, ok := key.(*rsa.PrivateKey); ok {
-				usages = append(usages, certificatesv1.UsageKeyEncipherment)
-			}
-			return usages
-		},
+		ClientsetFn:      func(*tls.Certificate) (kubernetes.Interface, error) { return client, nil },
+		Template:         template,
+		SignerName:       certificatesv1.KubeletServingSignerName,
+		GetUsages:        func(key any) []certificatesv1.KeyUsage { return usagesFor(key, certificatesv1.UsageServerAuth) },
 		CertificateStore: store,
 		Name:             "kubelet-server",
 		Ctx:              &ctx,
