@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -32,16 +31,40 @@ type statusWriter struct {
 	// last seen to agree. While neither has changed there is nothing to compare: the check every
 	// resync makes costs two lookups, not a status built and compared field by field.
 	settled map[types.UID]settledStatus
-	// keyLocks serialise writes of one key (keyLock): few enough to cost nothing, many enough
-	// that 32 status workers seldom share one.
-	keyLocks [64]sync.Mutex
+	// writing serialises the writes of one key, and only of one key: the status workers'
+	// round trips for different pods never wait for each other.
+	writing keyMutex
 }
 
-// keyLock is the lock of key's writes.
-func (w *statusWriter) keyLock(key string) *sync.Mutex {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(key))
-	return &w.keyLocks[h.Sum32()%uint32(len(w.keyLocks))]
+// keyMutex is a mutual exclusion per key.
+type keyMutex struct {
+	mu   sync.Mutex
+	held map[string]chan struct{} // closed when the key is unlocked
+}
+
+func (m *keyMutex) lock(key string) {
+	for {
+		m.mu.Lock()
+		released, busy := m.held[key]
+		if !busy {
+			if m.held == nil {
+				m.held = map[string]chan struct{}{}
+			}
+			m.held[key] = make(chan struct{})
+			m.mu.Unlock()
+			return
+		}
+		m.mu.Unlock()
+		<-released
+	}
+}
+
+func (m *keyMutex) unlock(key string) {
+	m.mu.Lock()
+	released := m.held[key]
+	delete(m.held, key)
+	m.mu.Unlock()
+	close(released)
 }
 
 type settledStatus struct {
@@ -57,9 +80,8 @@ func newStatusWriter(cfg PodControllerConfig, states *podStates) *statusWriter {
 func (w *statusWriter) write(ctx context.Context, key string) error {
 	// The status queue's worker and a sync worker finishing a deletion may write the same key
 	// at once: one at a time, so that the second finds the first's write and sends none.
-	l := w.keyLock(key)
-	l.Lock()
-	defer l.Unlock()
+	w.writing.lock(key)
+	defer w.writing.unlock(key)
 	st, ok := w.states.get(key)
 	if !ok || st.status == nil {
 		return nil
