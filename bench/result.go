@@ -77,6 +77,7 @@ type Result struct {
 	Idle    *IdleResult    `json:"idle,omitempty"`
 	Edit    *EditResult    `json:"edit,omitempty"`
 	Process *ProcessResult `json:"process,omitempty"`
+	CRI     *CRIResult     `json:"cri,omitempty"`
 	Fleet   *FleetResult   `json:"fleet,omitempty"`
 	// APILatency is api-latency's: kubelet API round trips through the API server.
 	APILatency *APILatencyResult `json:"apiLatency,omitempty"`
@@ -284,6 +285,7 @@ func WriteTable(w io.Writer, results []*Result) {
 				r.Scenario, r.Idle.Seconds, r.Idle.CPUSeconds, r.Idle.CPUPercent, r.Idle.Syncs["sync"], r.Idle.Syncs["status"],
 				r.Idle.NodeRequests, requestCounts(r.Idle.Requests))
 		}
+		writeCRI(w, r)
 		if p := r.Process; p != nil {
 			fmt.Fprintf(w, "\n%s: while running: agent RSS %.1f MB; %d supervisors: RSS %.1f MB in all, %.2f MB median (max %.2f), of it private (RssAnon) %.1f MB in all, %.2f MB median; Pss %.1f MB in all; %d workloads, RSS %.1f MB in all\n",
 				r.Scenario, p.AgentRSSMB, p.Supervisors, p.SupervisorRSSSumMB, p.SupervisorRSSMB, p.SupervisorRSSMaxMB,

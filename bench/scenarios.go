@@ -16,8 +16,9 @@ type Scenario struct {
 	run   func(ctx context.Context, s *session) (*Result, error)
 }
 
-// Scenarios are every scenario of issue 6. All but process-100 run the agent with the mock
-// provider; process-100 runs real processes (`sleep`) under the process provider.
+// Scenarios are every scenario of issue 6. All but process-100 and cri-50 run the agent with
+// the mock provider; process-100 runs real processes (`sleep`) under the process provider,
+// cri-50 containers from an image under the CRI provider (issue 16).
 func Scenarios() map[string]Scenario {
 	list := []Scenario{
 		{Name: "api-1k", Quick: true, Peers: []string{PeerFloor, PeerKWOK}, Description: "1000 API pods bound to the node: create, all Running, delete",
@@ -40,6 +41,10 @@ func Scenarios() map[string]Scenario {
 			run: func(ctx context.Context, s *session) (*Result, error) {
 				return runProcessPods(ctx, s, 100, processQuiet)
 			}},
+		{Name: "cri-50", Description: "50 static pods from one image on the CRI provider and a throwaway containerd: every mirror Running, the agent's CPU and RSS beside containerd's and its shims' while they run, removed with no container left",
+			run: func(ctx context.Context, s *session) (*Result, error) {
+				return runCRIPods(ctx, s, 50, criQuiet)
+			}},
 		{Name: "api-10k", Peers: []string{PeerFloor, PeerKWOK}, Description: "10,000 API pods bound to the node: create, all Running, delete",
 			run: func(ctx context.Context, s *session) (*Result, error) {
 				return runAPIPods(ctx, s, 10000, 0, 15*time.Minute)
@@ -58,7 +63,7 @@ func Scenarios() map[string]Scenario {
 
 // ScenarioNames lists the scenarios in the order they are run: quick ones first.
 func ScenarioNames(quickOnly bool) []string {
-	order := []string{"api-1k", "static-1k", "edit-latency", "idle-1k", "api-latency", "process-100", "api-10k", "agents-20"}
+	order := []string{"api-1k", "static-1k", "edit-latency", "idle-1k", "api-latency", "process-100", "cri-50", "api-10k", "agents-20"}
 	all := Scenarios()
 	var out []string
 	for _, n := range order {
