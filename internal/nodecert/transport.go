@@ -54,7 +54,11 @@ func rotatingConfig(ctx context.Context, cfg *rest.Config, m certificate.Manager
 			return
 		}
 		last = current
-		klog.FromContext(ctx).Info("Client certificate rotated, closing connections so that they use it", "notAfter", current.Leaf.NotAfter)
+		var notAfter time.Time
+		if current.Leaf != nil {
+			notAfter = current.Leaf.NotAfter
+		}
+		klog.FromContext(ctx).Info("Client certificate rotated, closing connections so that they use it", "notAfter", notAfter)
 		dialer.CloseAll()
 	}, period)
 
