@@ -56,6 +56,11 @@ func writeKubeconfig(t *testing.T, path string, auth *clientcmdapi.AuthInfo) {
 	kc.AuthInfos["a"] = auth
 	kc.Contexts["x"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "a"}
 	kc.CurrentContext = "x"
+	writeConfig(t, path, kc)
+}
+
+func writeConfig(t *testing.T, path string, kc *clientcmdapi.Config) {
+	t.Helper()
 	require.NoError(t, clientcmd.WriteToFile(*kc, path))
 }
 
