@@ -1,5 +1,5 @@
-// Module tools builds the test control plane (kube-apiserver and etcd) from Go modules.
-// It is separate from the main module so that k8s.io/kubernetes never enters its graph.
+// Module tools builds the test control plane (kube-apiserver, kube-controller-manager, etcd, kubectl)
+// from Go modules. It is separate from the main module so that k8s.io/kubernetes never enters its graph.
 module github.com/vk-static/vk-static/hack/tools
 
 go 1.26.0
