@@ -120,6 +120,7 @@ func applyConfigFile(path string, o *options, fs *pflag.FlagSet) error {
 		set("container-log-max-files", func() { o.Process.ContainerLogMaxFiles = *cfg.ContainerLogMaxFiles })
 	}
 	applyKubeletAPIConfig(&cfg, o, set)
+	applyCRIConfig(&cfg, o, set)
 	if ignored := ignoredConfigFields(data); len(ignored) > 0 {
 		// Valid kubelet settings that mean nothing here: say so rather than fail, so that a
 		// kubelet's config file can be reused as is.
@@ -140,6 +141,8 @@ var supportedConfigFields = map[string]bool{
 	"systemReserved": true, "kubeReserved": true, "containerLogMaxSize": true, "containerLogMaxFiles": true,
 	"tlsCertFile": true, "tlsPrivateKeyFile": true, "tlsMinVersion": true, "tlsCipherSuites": true,
 	"authentication": true, "authorization": true, "streamingConnectionIdleTimeout": true,
+	"containerRuntimeEndpoint": true, "imageServiceEndpoint": true,
+	"imageGCHighThresholdPercent": true, "imageGCLowThresholdPercent": true,
 }
 
 // ignoredConfigFields lists the top-level keys of a KubeletConfiguration file that are valid

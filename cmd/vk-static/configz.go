@@ -59,6 +59,11 @@ func (o *options) kubeletConfiguration() kubeletv1beta1.KubeletConfiguration {
 		ContainerLogMaxSize:       o.Process.ContainerLogMaxSize,
 		ContainerLogMaxFiles:      ptr.To(o.Process.ContainerLogMaxFiles),
 
+		ContainerRuntimeEndpoint:    o.CRI.RuntimeEndpoint,
+		ImageServiceEndpoint:        o.CRI.ImageEndpoint,
+		ImageGCHighThresholdPercent: ptr.To(o.CRI.ImageGCHighThreshold),
+		ImageGCLowThresholdPercent:  ptr.To(o.CRI.ImageGCLowThreshold),
+
 		TLSCertFile:       o.TLSCertFile,
 		TLSPrivateKeyFile: o.TLSPrivateKeyFile,
 		TLSMinVersion:     o.TLSMinVersion,

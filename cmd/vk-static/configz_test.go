@@ -24,6 +24,8 @@ var configzArgs = []string{
 	"--client-ca-file", "/ca", "--anonymous-auth", "--authentication-token-webhook=false", "--authentication-token-webhook-cache-ttl", "3s",
 	"--authorization-mode", "AlwaysAllow", "--authorization-webhook-cache-authorized-ttl", "4s", "--authorization-webhook-cache-unauthorized-ttl", "5s",
 	"--streaming-connection-idle-timeout", "6m",
+	"--container-runtime-endpoint", "unix:///c.sock", "--image-service-endpoint", "unix:///i.sock",
+	"--image-gc-high-threshold", "90", "--image-gc-low-threshold", "70",
 }
 
 // What /configz serves is the configuration the agent runs with: read back as a --config file,

@@ -75,6 +75,10 @@ var kubeletConfigFields = map[string]string{
 	"authorization-webhook-cache-authorized-ttl":   "authorization.webhook.cacheAuthorizedTTL",
 	"authorization-webhook-cache-unauthorized-ttl": "authorization.webhook.cacheUnauthorizedTTL",
 	"streaming-connection-idle-timeout":            "streamingConnectionIdleTimeout",
+	"container-runtime-endpoint":                   "containerRuntimeEndpoint",
+	"image-service-endpoint":                       "imageServiceEndpoint",
+	"image-gc-high-threshold":                      "imageGCHighThresholdPercent",
+	"image-gc-low-threshold":                       "imageGCLowThresholdPercent",
 }
 
 // flagSections are the agent's flags, bound to o, in the sections --help prints them in; each

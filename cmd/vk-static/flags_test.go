@@ -110,6 +110,10 @@ func TestKubeletConfigFieldsAreTheOnesApplied(t *testing.T) {
 		"authorization.webhook.cacheAuthorizedTTL":   "authorization: {webhook: {cacheAuthorizedTTL: 3s}}",
 		"authorization.webhook.cacheUnauthorizedTTL": "authorization: {webhook: {cacheUnauthorizedTTL: 3s}}",
 		"streamingConnectionIdleTimeout":             "streamingConnectionIdleTimeout: 3s",
+		"containerRuntimeEndpoint":                   "containerRuntimeEndpoint: unix:///c.sock",
+		"imageServiceEndpoint":                       "imageServiceEndpoint: unix:///i.sock",
+		"imageGCHighThresholdPercent":                "imageGCHighThresholdPercent: 90",
+		"imageGCLowThresholdPercent":                 "imageGCLowThresholdPercent: 70",
 	}
 	named := map[string]bool{}
 	for flagName, field := range kubeletConfigFields {

@@ -54,6 +54,7 @@ type options struct {
 	Profiling                 bool
 	MemoryLimit               string
 	Process                   processOptions
+	CRI                       criOptions
 
 	// The kubelet API's TLS, authentication and authorization (kubeletapi.go).
 	TLSCertFile                              string
@@ -83,6 +84,7 @@ func defaultOptions() *options {
 		SyncFrequency:             node.DefaultSyncFrequency,
 		Provider:                  providerProcess,
 		Process:                   defaultProcessOptions(),
+		CRI:                       defaultCRIOptions(),
 		RootDir:                   "/var/lib/vk-static",
 		KubeAPIQPS:                50,
 		KubeAPIBurst:              100,

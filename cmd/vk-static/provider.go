@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/vk-static/vk-static/agent"
 	"github.com/vk-static/vk-static/internal/host"
@@ -20,6 +21,7 @@ import (
 	"github.com/vk-static/vk-static/lifecycle/env"
 	"github.com/vk-static/vk-static/lifecycle/volume"
 	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider/cri"
 	"github.com/vk-static/vk-static/provider/mock"
 	"github.com/vk-static/vk-static/provider/process"
 )
@@ -27,6 +29,7 @@ import (
 // providers are the values --provider takes.
 const (
 	providerProcess = "process"
+	providerCRI     = "cri"
 	providerMock    = "mock"
 )
 
@@ -47,9 +50,27 @@ func defaultProcessOptions() processOptions {
 	return processOptions{DefaultUser: "nobody", ContainerLogMaxSize: "10Mi", ContainerLogMaxFiles: 5}
 }
 
+// criOptions configure --provider cri, with the kubelet's flag names and defaults.
+type criOptions struct {
+	RuntimeEndpoint      string
+	ImageEndpoint        string
+	ImageGCHighThreshold int32
+	ImageGCLowThreshold  int32
+	AllowPrivileged      bool
+}
+
+func defaultCRIOptions() criOptions {
+	return criOptions{RuntimeEndpoint: cri.DefaultEndpoint, ImageGCHighThreshold: 85, ImageGCLowThreshold: 80}
+}
+
 func (o *options) addProviderFlags(fs *pflag.FlagSet) {
-	p := &o.Process
-	fs.StringVar(&o.Provider, "provider", o.Provider, "What runs pods: process (each container a supervised host process; command and args say what runs, the image is not pulled) or mock (an instant simulator, for tests and scale).")
+	p, c := &o.Process, &o.CRI
+	fs.StringVar(&o.Provider, "provider", o.Provider, "What runs pods: process (each container a supervised host process; command and args say what runs, the image is not pulled), cri (container images through a CRI runtime such as containerd, as the kubelet) or mock (an instant simulator, for tests and scale).")
+	fs.StringVar(&c.RuntimeEndpoint, "container-runtime-endpoint", c.RuntimeEndpoint, "With --provider cri: the CRI runtime's endpoint (a unix socket).")
+	fs.StringVar(&c.ImageEndpoint, "image-service-endpoint", c.ImageEndpoint, "With --provider cri: the CRI image service's endpoint; empty is --container-runtime-endpoint.")
+	fs.Int32Var(&c.ImageGCHighThreshold, "image-gc-high-threshold", c.ImageGCHighThreshold, "With --provider cri: the percent of the image filesystem's disk usage at and above which unused images are removed; 100 disables image garbage collection.")
+	fs.Int32Var(&c.ImageGCLowThreshold, "image-gc-low-threshold", c.ImageGCLowThreshold, "With --provider cri: the percent of the image filesystem's disk usage image garbage collection frees space down to; not above --image-gc-high-threshold.")
+	fs.BoolVar(&c.AllowPrivileged, "allow-privileged", c.AllowPrivileged, "With --provider cri: run privileged containers when their pod asks for them; without it such pods are refused.")
 	fs.StringVar(&p.DefaultUser, "process-default-user", p.DefaultUser, "With --provider process: who runs a container whose pod names no user (a user name or uid[:gid]).")
 	fs.BoolVar(&p.AllowRoot, "process-allow-root", p.AllowRoot, "With --provider process: run containers as root (uid 0) when their pod asks for it; without it such pods are refused.")
 	fs.StringSliceVar(&p.AllowedHostPaths, "process-allowed-host-paths", p.AllowedHostPaths, "With --provider process: the host path prefixes hostPath volumes may use; none by default, so hostPath volumes are refused.")
@@ -60,11 +81,35 @@ func (o *options) addProviderFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&p.StopPodsOnExit, "stop-pods-on-exit", p.StopPodsOnExit, "With --provider process: stop every container (with its grace period) when the agent stops. By default containers keep running while the agent is stopped, restarted or upgraded, and the next agent takes them up again.")
 }
 
+// applyCRIConfig applies a KubeletConfiguration's runtime and image GC fields.
+func applyCRIConfig(cfg *kubeletv1beta1.KubeletConfiguration, o *options, set func(flag string, apply func())) {
+	if cfg.ContainerRuntimeEndpoint != "" {
+		set("container-runtime-endpoint", func() { o.CRI.RuntimeEndpoint = cfg.ContainerRuntimeEndpoint })
+	}
+	if cfg.ImageServiceEndpoint != "" {
+		set("image-service-endpoint", func() { o.CRI.ImageEndpoint = cfg.ImageServiceEndpoint })
+	}
+	if cfg.ImageGCHighThresholdPercent != nil {
+		set("image-gc-high-threshold", func() { o.CRI.ImageGCHighThreshold = *cfg.ImageGCHighThresholdPercent })
+	}
+	if cfg.ImageGCLowThresholdPercent != nil {
+		set("image-gc-low-threshold", func() { o.CRI.ImageGCLowThreshold = *cfg.ImageGCLowThresholdPercent })
+	}
+}
+
 func (o *options) validateProvider(bad func(flag, format string, args ...any)) {
 	switch o.Provider {
-	case providerProcess, providerMock:
+	case providerProcess, providerCRI, providerMock:
 	default:
-		bad("provider", "unknown provider %q (available: %s, %s)", o.Provider, providerProcess, providerMock)
+		bad("provider", "unknown provider %q (available: %s, %s, %s)", o.Provider, providerProcess, providerCRI, providerMock)
+	}
+	// The kubelet's validation of the image GC thresholds.
+	if c := o.CRI; c.ImageGCHighThreshold < 0 || c.ImageGCHighThreshold > 100 {
+		bad("image-gc-high-threshold", "must be between 0 and 100, got %d", c.ImageGCHighThreshold)
+	} else if c.ImageGCLowThreshold < 0 || c.ImageGCLowThreshold > 100 {
+		bad("image-gc-low-threshold", "must be between 0 and 100, got %d", c.ImageGCLowThreshold)
+	} else if c.ImageGCLowThreshold > c.ImageGCHighThreshold {
+		bad("image-gc-low-threshold", "%d is above --image-gc-high-threshold %d", c.ImageGCLowThreshold, c.ImageGCHighThreshold)
 	}
 	if q, err := resource.ParseQuantity(o.Process.ContainerLogMaxSize); err != nil || q.Sign() <= 0 {
 		bad("container-log-max-size", "%q is not a positive quantity such as 10Mi", o.Process.ContainerLogMaxSize)
@@ -125,6 +170,9 @@ func buildProvider(ctx context.Context, o *options, nodeName, nodeIP string, n *
 	allocatable := host.Allocatable(capacity, system, kube)
 	n.Status.Capacity, n.Status.Allocatable = capacity, allocatable
 
+	if o.Provider == providerCRI {
+		return buildCRIProvider(ctx, o, nodeName, nodeIP, allocatable, client)
+	}
 	logMax := resource.MustParse(o.Process.ContainerLogMaxSize)
 	exe, _ := os.Executable()
 	supervisor := supervisorBeside(exe)
@@ -146,24 +194,10 @@ func buildProvider(ctx context.Context, o *options, nodeName, nodeIP string, n *
 	if err != nil {
 		return builtProvider{}, fmt.Errorf("--provider process: %w", err)
 	}
-	cfg := lifecycle.Config{
-		Runtime:          rt,
-		RuntimeName:      providerProcess,
-		RootDir:          o.RootDir,
-		NodeIPs:          []string{nodeIP},
-		Allocatable:      allocatable,
-		AllowedHostPaths: o.Process.AllowedHostPaths,
-		HostPathFlag:     "--process-allowed-host-paths",
-		NodeStats:        (&host.Stats{NodeName: nodeName, RootDir: o.RootDir, StartTime: time.Now()}).Node,
-		// The kubelet brings config map, secret and downward API volumes up to date on its
-		// periodic pod sync.
-		VolumeRefresh:  o.SyncFrequency,
-		StopPodsOnExit: o.Process.StopPodsOnExit,
-	}
-	if client != nil {
-		cfg.Objects = env.NewClientGetter(client)
-		cfg.Tokens = volume.NewClientTokenRequester(client)
-	}
+	cfg := lifecycleConfig(o, nodeName, nodeIP, allocatable, client)
+	cfg.Runtime, cfg.RuntimeName = rt, providerProcess
+	cfg.AllowedHostPaths, cfg.HostPathFlag = o.Process.AllowedHostPaths, "--process-allowed-host-paths"
+	cfg.StopPodsOnExit = o.Process.StopPodsOnExit
 	p, err := lifecycle.New(ctx, cfg)
 	if err != nil {
 		return builtProvider{}, err
@@ -171,8 +205,64 @@ func buildProvider(ctx context.Context, o *options, nodeName, nodeIP string, n *
 	return builtProvider{provider: p, components: []agent.Component{p}}, nil
 }
 
+// lifecycleConfig is what the lifecycle takes whatever the runtime.
+func lifecycleConfig(o *options, nodeName, nodeIP string, allocatable corev1.ResourceList, client kubernetes.Interface) lifecycle.Config {
+	cfg := lifecycle.Config{
+		RootDir:     o.RootDir,
+		NodeIPs:     []string{nodeIP},
+		Allocatable: allocatable,
+		NodeStats:   (&host.Stats{NodeName: nodeName, RootDir: o.RootDir, StartTime: time.Now()}).Node,
+		// The kubelet brings config map, secret and downward API volumes up to date on its
+		// periodic pod sync.
+		VolumeRefresh: o.SyncFrequency,
+	}
+	if client != nil {
+		cfg.Objects = env.NewClientGetter(client)
+		cfg.Tokens = volume.NewClientTokenRequester(client)
+	}
+	return cfg
+}
+
+// buildCRIProvider runs pods through the CRI runtime at --container-runtime-endpoint; the
+// runtime's name ("containerd") is the scheme of the pods' container IDs.
+func buildCRIProvider(ctx context.Context, o *options, nodeName, nodeIP string, allocatable corev1.ResourceList, client kubernetes.Interface) (builtProvider, error) {
+	rt, err := cri.New(ctx, cri.Config{
+		RuntimeEndpoint:      o.CRI.RuntimeEndpoint,
+		ImageEndpoint:        o.CRI.ImageEndpoint,
+		AllowPrivileged:      o.CRI.AllowPrivileged,
+		ImageGCHighThreshold: int(o.CRI.ImageGCHighThreshold),
+		ImageGCLowThreshold:  int(o.CRI.ImageGCLowThreshold),
+		SeccompProfileRoot:   filepath.Join(o.RootDir, "seccomp"),
+	})
+	if err != nil {
+		return builtProvider{}, fmt.Errorf("--provider cri: %w; is a CRI runtime (containerd with its CRI plugin, or CRI-O) installed and running, listening on --container-runtime-endpoint?", err)
+	}
+	klog.FromContext(ctx).Info("Container runtime", "name", rt.Name(), "version", rt.Version(), "endpoint", o.CRI.RuntimeEndpoint)
+	cfg := lifecycleConfig(o, nodeName, nodeIP, allocatable, client)
+	cfg.Runtime, cfg.RuntimeName = rt, rt.Name()
+	// Pods mount host paths as the kubelet lets them: any.
+	cfg.AllowedHostPaths, cfg.HostPathFlag = []string{"/"}, ""
+	p, err := lifecycle.New(ctx, cfg)
+	if err != nil {
+		_ = rt.Close(ctx)
+		return builtProvider{}, err
+	}
+	components := []agent.Component{p}
+	if gc := rt.ImageGC(); gc != nil {
+		components = append(components, gc)
+	}
+	return builtProvider{provider: p, components: components}, nil
+}
+
 // providerSummary names the provider for the start-up line.
 func providerSummary(o *options) string {
+	if o.Provider == providerCRI {
+		parts := []string{"cri", o.CRI.RuntimeEndpoint}
+		if o.CRI.AllowPrivileged {
+			parts = append(parts, "privileged allowed")
+		}
+		return strings.Join(parts, ", ")
+	}
 	if o.Provider != providerProcess {
 		return o.Provider
 	}
