@@ -49,6 +49,30 @@ func TestPodControllerTranscripts(t *testing.T) {
 			}},
 		},
 	}, {
+		// The kubelet's two writes for a deleted pod, in its order: the terminal status the
+		// provider reports, then the DELETE — sent together by the worker that finds the pod
+		// terminated, never the DELETE alone.
+		name: "graceful API deletion: the terminal status, then the DELETE",
+		steps: []step{
+			{providerSlow("web-1"), nil},
+			{api(sources.ADD, true), nil},
+			{api(sources.ADD, false, web), []string{
+				"provider: CreatePod default/web web-1",
+			}},
+			{advance(10 * time.Second), []string{
+				"api: patch pods/status default/web",
+				"event: Normal Started default/web",
+			}},
+			{api(sources.DELETE, false, deleting(web, 30)), []string{
+				"provider: DeletePod default/web web-1 grace=30s",
+			}},
+			{providerStops("web-1"), nil},
+			{advance(10 * time.Second), []string{ // the poll finds it terminated
+				"api: patch pods/status default/web",
+				"api: delete pods default/web grace=0 uid=web-1",
+			}},
+		},
+	}, {
 		// A refusal is reported once per distinct answer, and never retried in a hurry: only
 		// the periodic resync tries again, since the provider's circumstances may change.
 		// Standalone, so that no status write races the resync that creates the pod.

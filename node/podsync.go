@@ -29,8 +29,13 @@ func (c *PodController) syncPod(ctx context.Context, key string) error {
 		// kubelet's status manager: written here, while the state still holds it, and from
 		// this worker, so that the DELETE below follows at once instead of waiting for the
 		// status queue (and the status is never lost to the state being forgotten first).
+		// A status the API server refuses (Invalid, Forbidden) never holds the DELETE back;
+		// any other failure is retried before it.
 		if !c.static && desired != nil && desired.DeletionTimestamp != nil && desired.UID == running.uid() {
-			if err := c.writer.write(ctx, key); err != nil {
+			switch err := c.writer.write(ctx, key); {
+			case apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err):
+				logger.Error(err, "Terminal status refused; deleting the pod without it")
+			case err != nil:
 				return err
 			}
 		}
