@@ -49,7 +49,7 @@ func startAgent(t *testing.T, extraArgs ...string) *agent {
 			"--file-check-frequency", "1h", // changes must be seen through fsnotify
 			"--node-status-update-frequency", "2s",
 			"--kube-api-qps", "-1",
-			"-v", "4",
+			"-v", "2",
 		}, extraArgs...),
 	})
 	require.NoError(t, err)
@@ -60,7 +60,7 @@ func startAgent(t *testing.T, extraArgs ...string) *agent {
 		}
 		if t.Failed() {
 			if data, err := os.ReadFile(a.LogPath); err == nil {
-				t.Logf("agent log (%s):\n%s", a.Node, lastLines(string(data), 150))
+				t.Logf("agent log (%s):\n%s", a.Node, lastLines(string(data), 60))
 			}
 		}
 	})

@@ -2,7 +2,7 @@ package e2ecri
 
 import (
 	"context"
-	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +24,7 @@ func TestMissingImageBacksOff(t *testing.T) {
 	ns := env.Namespace(t)
 	ctx := context.Background()
 	pulls := watchPulls(t, ns, "missing")
+	reasons := watchWaitingReasons(t, ns, "missing")
 
 	missing := registryHost + "/test/missing:1"
 	pod := imagePod("missing", missing, "sleep")
@@ -31,23 +32,7 @@ func TestMissingImageBacksOff(t *testing.T) {
 	_, err := env.Admin.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	waitPod(t, ns, "missing", 30*time.Second, "waiting with ImagePullBackOff", func(p *corev1.Pod) error {
-		if cs := mainStatus(p); cs == nil || cs.State.Waiting == nil || cs.State.Waiting.Reason != "ImagePullBackOff" {
-			return fmt.Errorf("main %s", describe(cs))
-		}
-		return nil
-	})
-	p, err := env.Admin.CoreV1().Pods(ns).Get(ctx, "missing", metav1.GetOptions{})
-	require.NoError(t, err)
-	assert.Contains(t, mainStatus(p).State.Waiting.Message, missing)
-	assert.Equal(t, corev1.PodPending, p.Status.Phase)
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		failed := eventMessages(c, ns, "missing", "Failed")
-		assert.Contains(c, failed, "Error: ErrImagePull")
-		assert.Contains(c, failed, "Error: ImagePullBackOff")
-	}, 10*time.Second, 200*time.Millisecond, "Failed events")
-
-	// Three pulls: the second after the first back-off, the third after twice that.
+	// Three pulls: the second after the first back-off (10 s), the third after twice that.
 	var at []time.Time
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		at = pulls()
@@ -57,6 +42,22 @@ func TestMissingImageBacksOff(t *testing.T) {
 	t.Logf("pulls %s and then %s apart", first.Round(100*time.Millisecond), second.Round(100*time.Millisecond))
 	assert.InDelta(t, 10, first.Seconds(), 4, "first back-off")
 	assert.Greater(t, second.Seconds(), first.Seconds()*1.5, "the back-off did not grow")
+
+	p, err := env.Admin.CoreV1().Pods(ns).Get(ctx, "missing", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, corev1.PodPending, p.Status.Phase)
+	if cs := mainStatus(p); assert.NotNil(t, cs) && assert.NotNil(t, cs.State.Waiting, "main %s", describe(cs)) {
+		assert.Contains(t, cs.State.Waiting.Message, missing)
+	}
+	// The status said why the container waits: the pull failed, then (between pulls) that the
+	// agent backs off, as the kubelet's does.
+	seen := reasons()
+	assert.Contains(t, seen, "ErrImagePull", "waiting reasons of main in the pod's statuses")
+	assert.Contains(t, seen, "ImagePullBackOff", "waiting reasons of main in the pod's statuses")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		failed := eventMessages(c, ns, "missing", "Failed")
+		assert.Contains(c, failed, "Error: ErrImagePull")
+	}, 10*time.Second, 200*time.Millisecond, "Failed events")
 
 	fixed := imagePod("fixed", workloadImage, "sleep")
 	fixed.Spec.NodeName = a.Node
@@ -75,7 +76,7 @@ func TestMissingImageBacksOff(t *testing.T) {
 
 // watchPulls watches the "Pulling" events of pod namespace/name from now on; the function it
 // returns gives the moments each pull was reported (a repeated event is one object whose
-// count grows).
+// count grows, or another object).
 func watchPulls(t *testing.T, namespace, name string) func() []time.Time {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -83,10 +84,10 @@ func watchPulls(t *testing.T, namespace, name string) func() []time.Time {
 		FieldSelector: fields.Set{"involvedObject.name": name, "reason": "Pulling"}.String()})
 	require.NoError(t, err)
 	var (
-		mu    sync.Mutex
-		at    []time.Time
-		count int32
-		done  = make(chan struct{})
+		mu     sync.Mutex
+		at     []time.Time
+		counts = map[string]int32{} // by Event name: a repeated event is counted up, or a new one
+		done   = make(chan struct{})
 	)
 	go func() {
 		defer close(done)
@@ -96,7 +97,7 @@ func watchPulls(t *testing.T, namespace, name string) func() []time.Time {
 				continue
 			}
 			mu.Lock()
-			for n := max(e.Count, 1); count < n; count++ {
+			for n := max(e.Count, 1); counts[e.Name] < n; counts[e.Name]++ {
 				at = append(at, time.Now())
 			}
 			mu.Unlock()
@@ -107,6 +108,43 @@ func watchPulls(t *testing.T, namespace, name string) func() []time.Time {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]time.Time(nil), at...)
+	}
+}
+
+// watchWaitingReasons watches pod namespace/name from now on; the function it returns gives
+// the waiting reasons container main had in the statuses seen, in order, each once.
+func watchWaitingReasons(t *testing.T, namespace, name string) func() []string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := env.Admin.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+	require.NoError(t, err)
+	var (
+		mu      sync.Mutex
+		reasons []string
+		done    = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			p, ok := ev.Object.(*corev1.Pod)
+			if !ok {
+				continue
+			}
+			if cs := mainStatus(p); cs != nil && cs.State.Waiting != nil {
+				mu.Lock()
+				if !slices.Contains(reasons, cs.State.Waiting.Reason) {
+					reasons = append(reasons, cs.State.Waiting.Reason)
+				}
+				mu.Unlock()
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); w.Stop(); <-done })
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(reasons)
 	}
 }
 

@@ -32,47 +32,45 @@ func TestRestartsKeepContainers(t *testing.T) {
 	before := runtimeContainers(t, rs)
 	require.Len(t, before, n, "containers in containerd")
 
-	t.Run("agent killed", func(t *testing.T) {
-		a.Kill()
-		require.NoError(t, a.Restart(context.Background(), 20*time.Second))
-		// The restarted agent has taken the pods up again: its provider runs all of them.
-		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			v, err := a.Metric(context.Background(), "vk_static_provider_pods", nil)
-			require.NoError(c, err)
-			assert.Equal(c, float64(n), v, "pods the provider runs")
-		}, 30*time.Second, 200*time.Millisecond, "pods adopted")
-		assert.Equal(t, ids, a.runningIDs(names, 30*time.Second), "container IDs after the restart")
-		after := runtimeContainers(t, rs)
-		assert.Len(t, after, n, "containers in containerd after the restart")
-		for id, c := range after {
-			assert.NotNil(t, before[id], "new container %s (%s)", id, c.Metadata.Name)
-			assert.Equal(t, "CONTAINER_RUNNING", c.State.String(), "%s", c.Metadata.Name)
-		}
-	})
+	// The agent killed.
+	a.Kill()
+	require.NoError(t, a.Restart(context.Background(), 20*time.Second))
+	// The restarted agent has taken the pods up again: its provider runs all of them.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		v, err := a.Metric(context.Background(), "vk_static_provider_pods", nil)
+		require.NoError(c, err)
+		assert.Equal(c, float64(n), v, "pods the provider runs")
+	}, 30*time.Second, 200*time.Millisecond, "pods adopted")
+	assert.Equal(t, ids, a.runningIDs(names, 30*time.Second), "container IDs after the restart")
+	after := runtimeContainers(t, rs)
+	assert.Len(t, after, n, "containers in containerd after the restart")
+	for id, c := range after {
+		assert.NotNil(t, before[id], "new container %s (%s)", id, c.Metadata.Name)
+		assert.Equal(t, "CONTAINER_RUNNING", c.State.String(), "%s", c.Metadata.Name)
+	}
 
-	t.Run("containerd restarted", func(t *testing.T) {
-		seen := a.watchMirrors(t)
-		require.NoError(t, cd.Restart(context.Background()))
-		// Statuses after the restart come from a relist of the new containerd: stop one
-		// container behind the agent's back; it is seen stopped and restarted, the others not.
-		stopped := strings.TrimPrefix(ids[a.mirror(names[0])], "containerd://")
-		require.NoError(t, rs.StopContainer(context.Background(), stopped, 2))
-		a.waitMirror(names[0], 60*time.Second, "restarted once, running", func(p *corev1.Pod) error {
-			cs := mainStatus(p)
-			if err := mainRunning(p); err != nil || cs.RestartCount != 1 || cs.ContainerID == ids[p.Name] {
-				return fmt.Errorf("main %s", describe(cs))
-			}
-			return nil
-		})
-		// The other nine never looked stopped, not while containerd was down nor after.
-		for _, flip := range seen() {
-			assert.Contains(t, flip, " "+a.mirror(names[0])+":", "mirror status across the containerd restart")
+	// containerd restarted under the agent.
+	seen := a.watchMirrors(t)
+	require.NoError(t, cd.Restart(context.Background()))
+	// Statuses after the restart come from a relist of the new containerd: stop one
+	// container behind the agent's back; it is seen stopped and restarted, the others not.
+	stopped := strings.TrimPrefix(ids[a.mirror(names[0])], "containerd://")
+	require.NoError(t, rs.StopContainer(context.Background(), stopped, 2))
+	a.waitMirror(names[0], 60*time.Second, "restarted once, running", func(p *corev1.Pod) error {
+		cs := mainStatus(p)
+		if err := mainRunning(p); err != nil || cs.RestartCount != 1 || cs.ContainerID == ids[p.Name] {
+			return fmt.Errorf("main %s", describe(cs))
 		}
-		now := a.runningIDs(names, 10*time.Second)
-		for _, name := range names[1:] {
-			assert.Equal(t, ids[a.mirror(name)], now[a.mirror(name)], "%s restarted", name)
-		}
+		return nil
 	})
+	// The other nine never looked stopped, not while containerd was down nor after.
+	for _, flip := range seen() {
+		assert.Contains(t, flip, " "+a.mirror(names[0])+":", "mirror status across the containerd restart")
+	}
+	now := a.runningIDs(names[1:], 10*time.Second)
+	for _, name := range names[1:] {
+		assert.Equal(t, ids[a.mirror(name)], now[a.mirror(name)], "%s restarted", name)
+	}
 
 	a.removePods(names...)
 	nothingLeft(t)

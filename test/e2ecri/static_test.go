@@ -2,6 +2,7 @@ package e2ecri
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -99,10 +100,17 @@ func TestStaticPodFromRegistry(t *testing.T) {
 	})
 
 	t.Run("metrics/resource has the containers' cpu and memory", func(t *testing.T) {
+		// Straight from the agent's kubelet API, as metrics-server reads it (the API server's
+		// nodes/proxy refuses a node at a loopback address), with a client certificate of the
+		// cluster CA that the agent's SubjectAccessReview allows.
+		client := clusterAdminHTTP(t)
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			data, err := env.Admin.CoreV1().RESTClient().Get().
-				AbsPath("/api/v1/nodes", a.Node, "proxy", "metrics", "resource").DoRaw(context.Background())
-			require.NoError(c, err, "%s", data)
+			resp, err := client.Get("https://127.0.0.1:" + strconv.Itoa(a.APIPort) + "/metrics/resource")
+			require.NoError(c, err)
+			data, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			require.NoError(c, err)
+			require.Equal(c, http.StatusOK, resp.StatusCode, "%s", data)
 			for _, container := range []string{"main", "web"} {
 				for _, metric := range []string{"container_cpu_usage_seconds_total", "container_memory_working_set_bytes"} {
 					v, ok := sample(string(data), metric, `container="`+container+`"`, `pod="`+mirror+`"`, `namespace="default"`)
@@ -147,4 +155,23 @@ func sample(text, metric string, labels ...string) (float64, bool) {
 		return v, err == nil
 	}
 	return 0, false
+}
+
+// clusterAdminHTTP is an HTTPS client with a client certificate of the cluster CA in
+// system:masters, for the agent's kubelet API (its certificate is self-signed: not verified).
+func clusterAdminHTTP(t *testing.T) *http.Client {
+	t.Helper()
+	certPEM, keyPEM, err := env.IssueClientCert("e2ecri-metrics", "system:masters")
+	require.NoError(t, err)
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	require.NoError(t, err)
+	client := &http.Client{
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{
+			Certificates:       []tls.Certificate{cert},
+			InsecureSkipVerify: true, //nolint:gosec // the agent's self-signed certificate; only the answer matters
+		}},
+		Timeout: 10 * time.Second,
+	}
+	t.Cleanup(client.CloseIdleConnections)
+	return client
 }
