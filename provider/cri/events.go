@@ -4,18 +4,79 @@ import (
 	"context"
 	"maps"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/lifecycle"
 )
 
-// NotifyContainers reports containers that started or exited. containerd 1.6 has no CRI
-// container events (GetContainerEvents is Unimplemented), so this is the kubelet's generic
-// relist: the containers are listed every RelistPeriod and their states compared with the
-// last listing. A failed listing (the runtime restarting) reports nothing and forgets
-// nothing: the next one that answers is compared with the last that did.
+// NotifyContainers reports containers that started or exited: from CRI's container events
+// where the runtime has them, else — containerd 1.6's GetContainerEvents is Unimplemented, and
+// when an event stream breaks — by the kubelet's generic relist: the containers are listed
+// every RelistPeriod and their states compared with the last listing. A failed listing (the
+// runtime restarting) reports nothing and forgets nothing: the next one that answers is
+// compared with the last that did.
 func (r *Runtime) NotifyContainers(ctx context.Context, cb func(lifecycle.ContainerEvent)) {
-	go r.relist(ctx, cb)
+	go func() {
+		streamed := r.streamEvents(ctx, cb)
+		if ctx.Err() == nil {
+			r.relist(ctx, cb, streamed)
+		}
+	}()
+}
+
+// streamEvents passes CRI container events on until the stream ends, and says whether any
+// came (then the relist that follows starts from nothing known, so that it reports what
+// changed meanwhile).
+func (r *Runtime) streamEvents(ctx context.Context, cb func(lifecycle.ContainerEvent)) bool {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := make(chan *runtimeapi.ContainerEventResponse)
+	done := make(chan error, 1)
+	go func() { done <- r.rs.GetContainerEvents(ctx, ch, nil) }()
+	streamed := false
+	for {
+		select {
+		case ev := <-ch:
+			streamed = true
+			if e, ok := containerEvent(ev); ok {
+				cb(e)
+			}
+		case err := <-done:
+			logger := klog.FromContext(ctx)
+			if status.Code(err) == codes.Unimplemented {
+				logger.V(2).Info("The container runtime has no container events: relisting", "period", r.cfg.RelistPeriod)
+			} else if ctx.Err() == nil {
+				logger.Info("The container runtime's event stream ended: relisting", "err", err, "period", r.cfg.RelistPeriod)
+			}
+			return streamed
+		case <-ctx.Done():
+			return streamed
+		}
+	}
+}
+
+// containerEvent maps a CRI container event of one of this runtime's containers.
+func containerEvent(ev *runtimeapi.ContainerEventResponse) (lifecycle.ContainerEvent, bool) {
+	var typ lifecycle.ContainerEventType
+	switch ev.GetContainerEventType() {
+	case runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT:
+		typ = lifecycle.ContainerStartedEvent
+	case runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT:
+		typ = lifecycle.ContainerExitedEvent
+	default:
+		return lifecycle.ContainerEvent{}, false
+	}
+	for _, c := range ev.GetContainersStatuses() {
+		if c.GetId() == ev.GetContainerId() && c.GetLabels()[LabelManaged] == "true" {
+			return lifecycle.ContainerEvent{
+				ContainerID: c.GetId(), SandboxID: ev.GetPodSandboxStatus().GetId(), Type: typ, Labels: ownLabels(c.GetLabels()),
+			}, true
+		}
+	}
+	return lifecycle.ContainerEvent{}, false
 }
 
 // containerRecord is what the relist remembers of a container.
@@ -25,11 +86,16 @@ type containerRecord struct {
 	labels    map[string]string
 }
 
-func (r *Runtime) relist(ctx context.Context, cb func(lifecycle.ContainerEvent)) {
+// relist lists every RelistPeriod until ctx ends; the first listing is the baseline unless
+// fromNothing.
+func (r *Runtime) relist(ctx context.Context, cb func(lifecycle.ContainerEvent), fromNothing bool) {
 	logger := klog.FromContext(ctx)
 	ticker := r.cfg.Clock.NewTicker(r.cfg.RelistPeriod)
 	defer ticker.Stop()
 	var last map[string]containerRecord
+	if fromNothing {
+		last = map[string]containerRecord{}
+	}
 	down := false
 	for {
 		list, err := r.listContainers(ctx)

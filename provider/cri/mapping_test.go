@@ -291,3 +291,32 @@ func TestRelistEvents(t *testing.T) {
 		})
 	}
 }
+
+func TestContainerEventMapping(t *testing.T) {
+	ours := map[string]string{LabelManaged: "true", lifecycle.LabelPodUID: "u"}
+	for _, tc := range []struct {
+		name   string
+		typ    runtimeapi.ContainerEventType
+		labels map[string]string
+		want   *lifecycle.ContainerEventType
+	}{
+		{name: "started", typ: runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, labels: ours, want: ptr.To(lifecycle.ContainerStartedEvent)},
+		{name: "stopped is exited", typ: runtimeapi.ContainerEventType_CONTAINER_STOPPED_EVENT, labels: ours, want: ptr.To(lifecycle.ContainerExitedEvent)},
+		{name: "created: none", typ: runtimeapi.ContainerEventType_CONTAINER_CREATED_EVENT, labels: ours},
+		{name: "deleted: none", typ: runtimeapi.ContainerEventType_CONTAINER_DELETED_EVENT, labels: ours},
+		{name: "another client's container: none", typ: runtimeapi.ContainerEventType_CONTAINER_STARTED_EVENT, labels: map[string]string{lifecycle.LabelPodUID: "u"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev, ok := containerEvent(&runtimeapi.ContainerEventResponse{
+				ContainerId: "c", ContainerEventType: tc.typ, PodSandboxStatus: &runtimeapi.PodSandboxStatus{Id: "s"},
+				ContainersStatuses: []*runtimeapi.ContainerStatus{{Id: "other"}, {Id: "c", Labels: tc.labels}},
+			})
+			if tc.want == nil {
+				assert.False(t, ok)
+				return
+			}
+			require.True(t, ok)
+			assert.Equal(t, lifecycle.ContainerEvent{ContainerID: "c", SandboxID: "s", Type: *tc.want, Labels: map[string]string{lifecycle.LabelPodUID: "u"}}, ev)
+		})
+	}
+}
