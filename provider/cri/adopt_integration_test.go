@@ -48,14 +48,7 @@ func TestANewRuntimeAdoptsAndContainerdRestartsWithoutFalseExits(t *testing.T) {
 
 	// A new agent: a new Runtime on the same containerd finds the sandbox and the container.
 	second := newRuntime(t, cri.Config{RelistPeriod: 100 * time.Millisecond})
-	containers, err := second.ListContainers(ctx)
-	require.NoError(t, err)
-	var adopted *lifecycle.ContainerStatus
-	for _, c := range containers {
-		if c.ID == id {
-			adopted = c
-		}
-	}
+	adopted := listedContainer(t, second, id)
 	require.NotNil(t, adopted, "container listed by the new runtime")
 	assert.Equal(t, lifecycle.ContainerRunning, adopted.State)
 	assert.Equal(t, sandboxID, adopted.SandboxID)

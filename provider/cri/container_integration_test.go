@@ -37,27 +37,13 @@ func TestContainerRunsLogsAndStops(t *testing.T) {
 	assert.False(t, st.StartedAt.IsZero())
 	waitForLog(t, cfg.LogPath, " stdout F tick 1 from ") // the CRI log format
 
-	sandboxes, err := rt.ListSandboxes(ctx)
-	require.NoError(t, err)
-	var found *lifecycle.SandboxStatus
-	for _, s := range sandboxes {
-		if s.ID == sandboxID {
-			found = s
-		}
-	}
+	found := listedSandbox(t, rt, sandboxID)
 	require.NotNil(t, found, "sandbox listed")
 	assert.Equal(t, lifecycle.SandboxReady, found.State)
 	assert.Equal(t, pod.UID, found.PodUID)
 	assert.Empty(t, found.IPs, "host network: the node's addresses")
 
-	list, err := rt.ListContainers(ctx)
-	require.NoError(t, err)
-	var listed *lifecycle.ContainerStatus
-	for _, c := range list {
-		if c.ID == id {
-			listed = c
-		}
-	}
+	listed := listedContainer(t, rt, id)
 	require.NotNil(t, listed)
 	assert.Equal(t, sandboxID, listed.SandboxID)
 

@@ -120,3 +120,29 @@ func waitForLog(t *testing.T, path, want string) {
 		assert.Contains(c, string(data), want)
 	}, 10*time.Second, 20*time.Millisecond, "log %s", path)
 }
+
+// listedContainer is the container id as ListContainers reports it, nil if it does not.
+func listedContainer(t *testing.T, rt *cri.Runtime, id string) *lifecycle.ContainerStatus {
+	t.Helper()
+	list, err := rt.ListContainers(context.Background())
+	require.NoError(t, err)
+	for _, c := range list {
+		if c.ID == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// listedSandbox is the sandbox id as ListSandboxes reports it, nil if it does not.
+func listedSandbox(t *testing.T, rt *cri.Runtime, id string) *lifecycle.SandboxStatus {
+	t.Helper()
+	list, err := rt.ListSandboxes(context.Background())
+	require.NoError(t, err)
+	for _, s := range list {
+		if s.ID == id {
+			return s
+		}
+	}
+	return nil
+}
