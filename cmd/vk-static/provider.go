@@ -235,7 +235,7 @@ func buildCRIProvider(ctx context.Context, o *options, nodeName, nodeIP string, 
 		SeccompProfileRoot:   filepath.Join(o.RootDir, "seccomp"),
 	})
 	if err != nil {
-		return builtProvider{}, fmt.Errorf("--provider cri: %w; is a CRI runtime (containerd with its CRI plugin, or CRI-O) installed and running, listening on --container-runtime-endpoint?", err)
+		return builtProvider{}, fmt.Errorf("--provider cri: %w; --container-runtime-endpoint must name the socket of a running CRI runtime: install and start containerd (e.g. apt-get install containerd runc) or CRI-O, or point the flag at its socket", err)
 	}
 	klog.FromContext(ctx).Info("Container runtime", "name", rt.Name(), "version", rt.Version(), "endpoint", o.CRI.RuntimeEndpoint)
 	cfg := lifecycleConfig(o, nodeName, nodeIP, allocatable, client)
