@@ -50,6 +50,7 @@ func TestPullFromTheLocalRegistryAndImageGC(t *testing.T) {
 	// Any usage is above a 1 % threshold: everything unused goes, nothing in use.
 	gc := rt.ImageGC()
 	require.NotNil(t, gc)
+	assert.Equal(t, testcontainerd.SandboxImage, gc.SandboxImage(ctx), "read from containerd's verbose status")
 	_, _ = gc.Collect(ctx) // it cannot reach 0 %, which is an error
 	ref, err = rt.ImageRef(ctx, unusedRef)
 	require.NoError(t, err)
