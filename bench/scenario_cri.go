@@ -74,9 +74,8 @@ func runCRIPods(ctx context.Context, s *session, n int, quiet time.Duration) (_ 
 		return nil, err
 	}
 	defer func() {
-		if s.agent != nil {
-			s.agent.stop() // before containerd, which it would otherwise keep trying to reach
-		}
+		// The agent still runs (the session stops it, after reading its peak RSS): it loses
+		// its runtime, with no pod left to run there.
 		if stopErr := cd.Stop(); stopErr != nil {
 			err = errors.Join(err, fmt.Errorf("stop containerd: %w", stopErr))
 		}
