@@ -226,6 +226,7 @@ func lifecycleConfig(o *options, nodeName, nodeIP string, allocatable corev1.Res
 // buildCRIProvider runs pods through the CRI runtime at --container-runtime-endpoint; the
 // runtime's name ("containerd") is the scheme of the pods' container IDs.
 func buildCRIProvider(ctx context.Context, o *options, nodeName, nodeIP string, allocatable corev1.ResourceList, client kubernetes.Interface) (builtProvider, error) {
+	logMax := resource.MustParse(o.Process.ContainerLogMaxSize)
 	rt, err := cri.New(ctx, cri.Config{
 		RuntimeEndpoint:      o.CRI.RuntimeEndpoint,
 		ImageEndpoint:        o.CRI.ImageEndpoint,
@@ -233,6 +234,8 @@ func buildCRIProvider(ctx context.Context, o *options, nodeName, nodeIP string, 
 		ImageGCHighThreshold: int(o.CRI.ImageGCHighThreshold),
 		ImageGCLowThreshold:  int(o.CRI.ImageGCLowThreshold),
 		SeccompProfileRoot:   filepath.Join(o.RootDir, "seccomp"),
+		LogMaxSize:           logMax.Value(),
+		LogMaxFiles:          int(o.Process.ContainerLogMaxFiles),
 	})
 	if err != nil {
 		return builtProvider{}, fmt.Errorf("--provider cri: %w; --container-runtime-endpoint must name the socket of a running CRI runtime: install and start containerd (e.g. apt-get install containerd runc) or CRI-O, or point the flag at its socket", err)
@@ -250,6 +253,9 @@ func buildCRIProvider(ctx context.Context, o *options, nodeName, nodeIP string, 
 	components := []agent.Component{p}
 	if gc := rt.ImageGC(); gc != nil {
 		components = append(components, gc)
+	}
+	if logs := rt.LogRotator(); logs != nil {
+		components = append(components, logs)
 	}
 	return builtProvider{provider: p, components: components}, nil
 }

@@ -47,6 +47,11 @@ type Config struct {
 	// image garbage collection; a high threshold of 100 too, as the kubelet.
 	ImageGCHighThreshold int
 	ImageGCLowThreshold  int
+	// LogMaxSize and LogMaxFiles rotate the containers' logs (--container-log-max-size,
+	// --container-log-max-files): a log above LogMaxSize bytes is rotated, LogMaxFiles files
+	// are kept, the current one included. LogMaxSize 0 leaves logs unrotated.
+	LogMaxSize  int64
+	LogMaxFiles int
 	// SeccompProfileRoot is the directory a Localhost seccomp profile is relative to (the
 	// kubelet's <root-dir>/seccomp).
 	SeccompProfileRoot string
