@@ -4,9 +4,12 @@
 // restart, probe and stop; this package maps its configs to CRI the way kuberuntime does and
 // CRI's answers back.
 //
-//	rt, err := cri.New(ctx, cri.Config{RuntimeEndpoint: "unix:///run/containerd/containerd.sock"})
+//	rt, err := cri.New(ctx, cri.Config{RuntimeEndpoint: cri.DefaultEndpoint,
+//		ImageGCHighThreshold: 85, ImageGCLowThreshold: 80, LogMaxSize: 10 << 20, LogMaxFiles: 5})
 //	p, err := lifecycle.New(ctx, lifecycle.Config{Runtime: rt, RuntimeName: rt.Name(), ...})
-//	go rt.RunImageGC(ctx) // when Config's thresholds ask for it
+//	go p.Run(ctx)
+//	go rt.ImageGC().Run(ctx)    // nil when the thresholds disable it
+//	go rt.LogRotator().Run(ctx) // nil when LogMaxSize is 0
 //
 // Sandboxes and containers carry the lifecycle's labels and LabelManaged; only those are
 // listed, so the runtime's other clients' pods are never touched, and a restarted agent finds
@@ -31,11 +34,15 @@
 // kubelet's generic relist (every second, states diffed). A runtime that stops answering
 // changes nothing: the relist reports nothing until it answers, cri-client reconnects.
 //
+// Logs: the runtime writes each container's log (CRI format) at the lifecycle's LogPath;
+// LogRotator is the kubelet's container log manager (rename, CRI ReopenContainerLog), with the
+// rotated files named as package containerlog reads them.
+//
 // Exec, attach and port-forward ask CRI for a URL of the runtime's streaming server and speak
 // SPDY to it with client-go; the agent's authenticated kubelet API stays in front.
 //
 // Images: ImageRef is CRI ImageStatus's ID; PullImage passes the pull secret's credential.
-// RunImageGC is the kubelet's image garbage collector: by the image filesystem's usage against
+// ImageGC is the kubelet's image garbage collector: by the image filesystem's usage against
 // its capacity, unused images least recently used first, never one a container uses, a
 // pinned one or the sandbox image.
 package cri
