@@ -29,6 +29,7 @@ type fakeRuntime struct {
 	cb         func(ContainerEvent)
 	log        []string
 	refuse     string // Admit's answer, "" to admit
+	podIP      string // the address of sandboxes not on the host's network; "" for none
 	// execExit is the exit code of an exec whose command is the key (joined by spaces); 0 for
 	// others.
 	execExit map[string]int
@@ -67,6 +68,9 @@ func (f *fakeRuntime) RunSandbox(_ context.Context, cfg *SandboxConfig) (string,
 	f.nextID++
 	id := fmt.Sprintf("sb%d", f.nextID)
 	f.sandboxes[id] = &SandboxStatus{ID: id, PodUID: cfg.PodUID, Namespace: cfg.Namespace, Name: cfg.Name, Labels: cfg.Labels, CreatedAt: f.clock.Now()}
+	if f.podIP != "" && !cfg.HostNetwork {
+		f.sandboxes[id].IPs = []string{f.podIP}
+	}
 	return id, nil
 }
 

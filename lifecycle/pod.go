@@ -25,8 +25,8 @@ func (p *Provider) admit(pod *corev1.Pod) error {
 	return p.rt.Admit(pod)
 }
 
-func (p *Provider) statusInput() statusInput {
-	return statusInput{runtimeName: p.cfg.RuntimeName, hostIPs: p.cfg.NodeIPs, now: metaNow(p.cfg.Clock)}
+func (p *Provider) statusInput(st *podState) statusInput {
+	return statusInput{runtimeName: p.cfg.RuntimeName, hostIPs: p.cfg.NodeIPs, podIPs: st.podIPs, now: metaNow(p.cfg.Clock)}
 }
 
 // factsLocked is what the downward API reads that the pod object does not hold.
@@ -34,6 +34,9 @@ func (p *Provider) factsLocked(st *podState) env.PodFacts {
 	f := env.PodFacts{HostIPs: p.cfg.NodeIPs, PodIPs: p.cfg.NodeIPs, Allocatable: p.cfg.Allocatable, VolumeDirs: st.volumes}
 	if len(f.HostIPs) > 0 {
 		f.HostIP, f.PodIP = f.HostIPs[0], f.HostIPs[0]
+	}
+	if len(st.podIPs) > 0 {
+		f.PodIPs, f.PodIP = st.podIPs, st.podIPs[0]
 	}
 	return f
 }

@@ -259,7 +259,7 @@ func (p *Provider) byNameLocked(namespace, name string) (*podState, bool) {
 func (p *Provider) podWithStatusLocked(st *podState) *corev1.Pod {
 	pod := st.pod.DeepCopy()
 	if st.status == nil {
-		st.status = podStatus(st, p.statusInput())
+		st.status = podStatus(st, p.statusInput(st))
 	}
 	pod.Status = *st.status.DeepCopy()
 	return pod
@@ -267,7 +267,7 @@ func (p *Provider) podWithStatusLocked(st *podState) *corev1.Pod {
 
 // publishLocked rebuilds the pod's status and, if it changed, queues it for NotifyPods.
 func (p *Provider) publishLocked(st *podState) {
-	s := podStatus(st, p.statusInput())
+	s := podStatus(st, p.statusInput(st))
 	if st.status != nil && apiequality.Semantic.DeepEqual(st.status, s) {
 		return
 	}

@@ -400,3 +400,23 @@ func TestStopPodsOnExitStopsEveryContainer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, pods, 1, "the pod stays known for the next agent")
 }
+
+func TestPodIPIsTheSandboxesOnThePodNetwork(t *testing.T) {
+	h := newHarness(t)
+	h.rt.mu.Lock()
+	h.rt.podIP = "10.88.0.7"
+	h.rt.mu.Unlock()
+	own := testPod("ip1", corev1.RestartPolicyAlways, ctr("main", "sleep", "1000"))
+	host := testPod("ip2", corev1.RestartPolicyAlways, ctr("main", "sleep", "1000"))
+	host.Spec.HostNetwork = true
+	for _, pod := range []*corev1.Pod{own, host} {
+		require.NoError(t, h.p.CreatePod(context.Background(), pod))
+		h.eventually(pod.UID, "Running", func(s *corev1.PodStatus) bool { return s.Phase == corev1.PodRunning })
+	}
+	assert.Equal(t, "10.88.0.7", h.status(own.UID).PodIP)
+	assert.Equal(t, "127.0.0.1", h.status(host.UID).PodIP, "a host-network pod has the node's address")
+
+	h.stop()
+	h.start() // a restarted agent takes the address from the listed sandbox
+	h.eventually(own.UID, "re-adopted with its address", func(s *corev1.PodStatus) bool { return s.PodIP == "10.88.0.7" })
+}

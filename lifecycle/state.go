@@ -18,8 +18,10 @@ type podState struct {
 	// refused is why the pod may not run (Admit, an invalid spec): it is Failed with this
 	// message and nothing is ever started.
 	refused string
-	// sandboxID is the pod's sandbox, "" until created.
+	// sandboxID is the pod's sandbox, "" until created; podIPs are its addresses as the
+	// runtime reported them, empty for a pod on the host's network (it has the node's).
 	sandboxID string
+	podIPs    []string
 	// containers are the pod's containers by name, init and sidecar containers included.
 	containers map[string]*containerRecord
 	// waiting holds, by container name, why a container that should run has not been created:

@@ -94,7 +94,7 @@ func (p *Provider) restore(ctx context.Context) error {
 	for _, sb := range sandboxes {
 		st, ok := p.pods[types.UID(sb.Labels[LabelPodUID])]
 		if ok && st.sandboxID == "" && sb.State == SandboxReady {
-			st.sandboxID = sb.ID
+			st.sandboxID, st.podIPs = sb.ID, sb.IPs
 			continue
 		}
 		logger.Info("Removing a sandbox of no pod", "sandboxID", sb.ID, "podUID", sb.Labels[LabelPodUID])

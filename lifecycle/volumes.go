@@ -88,6 +88,10 @@ func (p *Provider) runSandbox(ctx context.Context, uid types.UID) bool {
 	p.mu.Unlock()
 
 	id, err := p.rt.RunSandbox(ctx, sandboxConfig(pod, p.podLogDir(uid)))
+	var ips []string
+	if err == nil && !pod.Spec.HostNetwork {
+		ips = p.sandboxIPs(ctx, id)
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err != nil {
@@ -95,8 +99,24 @@ func (p *Provider) runSandbox(ctx context.Context, uid types.UID) bool {
 		p.wakeLocked(uid, p.cfg.Clock.Now().Add(retryAfter))
 		return false
 	}
-	st.sandboxID = id
+	st.sandboxID, st.podIPs = id, ips
 	return true
+}
+
+// sandboxIPs are the addresses the runtime gave a sandbox on the pod network; nil when it gave
+// none or cannot say (the pod then reports the node's, as on the host's network).
+func (p *Provider) sandboxIPs(ctx context.Context, id string) []string {
+	sandboxes, err := p.rt.ListSandboxes(ctx)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Reading the pod's addresses from its sandbox", "sandboxID", id)
+		return nil
+	}
+	for _, sb := range sandboxes {
+		if sb.ID == id {
+			return sb.IPs
+		}
+	}
+	return nil
 }
 
 func sandboxConfig(pod *corev1.Pod, logDir string) *SandboxConfig {
