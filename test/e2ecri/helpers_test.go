@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	criclient "k8s.io/cri-client/pkg"
@@ -324,4 +326,27 @@ func mountsUnder(dir string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// watchFromNow opens a watch and hands every event to seen, one at a time, until the test ends
+// or stop is called (stop returns after the last call of seen).
+func watchFromNow(t *testing.T, open func(context.Context) (watch.Interface, error), seen func(watch.Event)) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := open(ctx)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			seen(ev)
+		}
+	}()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); w.Stop(); <-done }) }
+	t.Cleanup(stop)
+	return stop
 }

@@ -79,35 +79,29 @@ func TestMissingImageBacksOff(t *testing.T) {
 // count grows, or another object).
 func watchPulls(t *testing.T, namespace, name string) func() []time.Time {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	w, err := env.Admin.CoreV1().Events(namespace).Watch(ctx, metav1.ListOptions{
-		FieldSelector: fields.Set{"involvedObject.name": name, "reason": "Pulling"}.String()})
-	require.NoError(t, err)
 	var (
 		mu     sync.Mutex
 		at     []time.Time
-		counts = map[string]int32{} // by Event name: a repeated event is counted up, or a new one
-		done   = make(chan struct{})
+		counts = map[string]int32{} // by Event name
 	)
-	go func() {
-		defer close(done)
-		for ev := range w.ResultChan() {
-			e, ok := ev.Object.(*corev1.Event)
-			if !ok || ev.Type == watch.Deleted {
-				continue
-			}
-			mu.Lock()
-			for n := max(e.Count, 1); counts[e.Name] < n; counts[e.Name]++ {
-				at = append(at, time.Now())
-			}
-			mu.Unlock()
+	watchFromNow(t, func(ctx context.Context) (watch.Interface, error) {
+		return env.Admin.CoreV1().Events(namespace).Watch(ctx, metav1.ListOptions{
+			FieldSelector: fields.Set{"involvedObject.name": name, "reason": "Pulling"}.String()})
+	}, func(ev watch.Event) {
+		e, ok := ev.Object.(*corev1.Event)
+		if !ok || ev.Type == watch.Deleted {
+			return
 		}
-	}()
-	t.Cleanup(func() { cancel(); w.Stop(); <-done })
+		mu.Lock()
+		defer mu.Unlock()
+		for n := max(e.Count, 1); counts[e.Name] < n; counts[e.Name]++ {
+			at = append(at, time.Now())
+		}
+	})
 	return func() []time.Time {
 		mu.Lock()
 		defer mu.Unlock()
-		return append([]time.Time(nil), at...)
+		return slices.Clone(at)
 	}
 }
 
@@ -115,32 +109,26 @@ func watchPulls(t *testing.T, namespace, name string) func() []time.Time {
 // the waiting reasons container main had in the statuses seen, in order, each once.
 func watchWaitingReasons(t *testing.T, namespace, name string) func() []string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	w, err := env.Admin.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
-	require.NoError(t, err)
 	var (
 		mu      sync.Mutex
 		reasons []string
-		done    = make(chan struct{})
 	)
-	go func() {
-		defer close(done)
-		for ev := range w.ResultChan() {
-			p, ok := ev.Object.(*corev1.Pod)
-			if !ok {
-				continue
-			}
-			if cs := mainStatus(p); cs != nil && cs.State.Waiting != nil {
-				mu.Lock()
-				if !slices.Contains(reasons, cs.State.Waiting.Reason) {
-					reasons = append(reasons, cs.State.Waiting.Reason)
-				}
-				mu.Unlock()
+	watchFromNow(t, func(ctx context.Context) (watch.Interface, error) {
+		return env.Admin.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+	}, func(ev watch.Event) {
+		p, ok := ev.Object.(*corev1.Pod)
+		if !ok {
+			return
+		}
+		if cs := mainStatus(p); cs != nil && cs.State.Waiting != nil {
+			mu.Lock()
+			defer mu.Unlock()
+			if !slices.Contains(reasons, cs.State.Waiting.Reason) {
+				reasons = append(reasons, cs.State.Waiting.Reason)
 			}
 		}
-	}()
-	t.Cleanup(func() { cancel(); w.Stop(); <-done })
+	})
 	return func() []string {
 		mu.Lock()
 		defer mu.Unlock()

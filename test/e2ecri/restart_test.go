@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
 )
 
 // TestRestartsKeepContainers: with 10 CRI pods running, the agent killed with -9 and started
@@ -101,37 +102,29 @@ func (a *agent) runningIDs(names []string, timeout time.Duration) map[string]str
 // container than when the watch began.
 func (a *agent) watchMirrors(t *testing.T) func() []string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	w, err := env.Admin.CoreV1().Pods(metav1.NamespaceDefault).Watch(ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", a.Node).String()})
-	require.NoError(t, err)
 	var (
 		mu    sync.Mutex
 		flips []string
 		first = map[string]string{}
-		done  = make(chan struct{})
 	)
-	go func() {
-		defer close(done)
-		for ev := range w.ResultChan() {
-			p, ok := ev.Object.(*corev1.Pod)
-			if !ok {
-				continue
-			}
-			cs := mainStatus(p)
-			mu.Lock()
-			if _, ok := first[p.Name]; !ok && cs != nil {
-				first[p.Name] = cs.ContainerID
-			}
-			if err := mainRunning(p); err != nil || cs.ContainerID != first[p.Name] {
-				flips = append(flips, fmt.Sprintf("%s %s: %v %s", ev.Type, p.Name, err, describe(cs)))
-			}
-			mu.Unlock()
+	stop := watchFromNow(t, func(ctx context.Context) (watch.Interface, error) {
+		return env.Admin.CoreV1().Pods(metav1.NamespaceDefault).Watch(ctx, metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector("spec.nodeName", a.Node).String()})
+	}, func(ev watch.Event) {
+		p, ok := ev.Object.(*corev1.Pod)
+		if !ok {
+			return
 		}
-	}()
-	var once sync.Once
-	stop := func() { once.Do(func() { cancel(); w.Stop(); <-done }) }
-	t.Cleanup(stop)
+		cs := mainStatus(p)
+		mu.Lock()
+		defer mu.Unlock()
+		if _, ok := first[p.Name]; !ok && cs != nil {
+			first[p.Name] = cs.ContainerID
+		}
+		if err := mainRunning(p); err != nil || cs.ContainerID != first[p.Name] {
+			flips = append(flips, fmt.Sprintf("%s %s: %v %s", ev.Type, p.Name, err, describe(cs)))
+		}
+	})
 	return func() []string {
 		stop()
 		mu.Lock()
