@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vk-static/vk-static/containerlog/internal/crilog"
+	"github.com/vk-static/vk-static/internal/crilog"
 )
 
 // Following a log: at the end of the file being read, either that file has been rotated away

@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/vk-static/vk-static/containerlog/internal/crilog"
 	"github.com/vk-static/vk-static/containerlog/logwriter"
+	"github.com/vk-static/vk-static/internal/crilog"
 )
 
 func TestMain(m *testing.M) {

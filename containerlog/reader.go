@@ -16,7 +16,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
-	"github.com/vk-static/vk-static/containerlog/internal/crilog"
+	"github.com/vk-static/vk-static/internal/crilog"
 )
 
 const (

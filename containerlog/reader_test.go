@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/vk-static/vk-static/containerlog/internal/crilog"
 	"github.com/vk-static/vk-static/containerlog/logwriter"
+	"github.com/vk-static/vk-static/internal/crilog"
 )
 
 // base is the time of the test logs' entries: "base+N" in a test log is N seconds after it.

@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/vk-static/vk-static/containerlog/internal/crilog"
+	"github.com/vk-static/vk-static/internal/crilog"
 )
 
 // tailBlockSize is how much of a file tailStart reads at a time, from its end backwards.

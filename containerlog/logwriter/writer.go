@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/vk-static/vk-static/containerlog/internal/crilog"
+	"github.com/vk-static/vk-static/internal/crilog"
 )
 
 // Options are a Writer's rotation policy and clock; the zero value never rotates.

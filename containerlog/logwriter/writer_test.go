@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	testingclock "k8s.io/utils/clock/testing"
 
-	"github.com/vk-static/vk-static/containerlog/internal/crilog"
+	"github.com/vk-static/vk-static/internal/crilog"
 )
 
 var t0 = time.Date(2024, 5, 6, 7, 8, 9, 123456789, time.UTC)

@@ -4,28 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
-	"sort"
-	"strconv"
 	"time"
 
 	"k8s.io/klog/v2"
 
+	"github.com/vk-static/vk-static/internal/crilog"
 	"github.com/vk-static/vk-static/lifecycle"
 )
 
 // logMonitorPeriod is how often the kubelet's container log manager looks at log sizes.
 const logMonitorPeriod = 10 * time.Second
 
-// rotatedTimeFormat is the suffix of a rotated log file, as the kubelet's (and package
-// containerlog's reader) name them: path.20060102-150405[.N].
-const rotatedTimeFormat = "20060102-150405"
-
 // LogRotator rotates the logs of running containers, as the kubelet's container log manager:
 // CRI runtimes write the log files but never rotate them. A log larger than Config.LogMaxSize
-// is renamed to path.<UTC time> and the runtime told to reopen it (CRI ReopenContainerLog);
+// is renamed to path.<UTC time>[.N] (the names package containerlog's reader and writer use,
+// from internal/crilog) and the runtime told to reopen it (CRI ReopenContainerLog);
 // the oldest rotated files are removed so that Config.LogMaxFiles remain, the current one
 // included. Rotated files are not compressed (package containerlog reads them as they are).
 type LogRotator struct{ r *Runtime }
@@ -77,20 +71,16 @@ func (l *LogRotator) RotateOnce(ctx context.Context) error {
 }
 
 func (l *LogRotator) rotate(ctx context.Context, id, path string) error {
-	rotated, err := rotatedFiles(path)
+	rotated, err := crilog.RotatedFiles(path)
 	if err != nil {
 		return err
 	}
 	// Keep LogMaxFiles-2 so that, with the one about to be rotated and the new current file,
 	// LogMaxFiles remain.
-	keep := max(l.r.cfg.LogMaxFiles-2, 0)
-	for len(rotated) > keep {
-		if err := os.Remove(rotated[0]); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		rotated = rotated[1:]
+	if err := crilog.RemoveExcess(rotated, max(l.r.cfg.LogMaxFiles-2, 0)); err != nil {
+		return err
 	}
-	name := nextRotatedName(path, l.r.cfg.Clock.Now())
+	name := crilog.NextRotatedName(path, rotated, l.r.cfg.Clock.Now())
 	if err := os.Rename(path, name); err != nil {
 		return err
 	}
@@ -102,43 +92,4 @@ func (l *LogRotator) rotate(ctx context.Context, id, path string) error {
 		return fmt.Errorf("reopen its log: %w", err)
 	}
 	return nil
-}
-
-// rotatedFiles are path's rotated files, oldest first.
-func rotatedFiles(path string) ([]string, error) {
-	matches, err := filepath.Glob(path + ".*")
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, m := range matches {
-		suffix := m[len(path)+1:]
-		if len(suffix) >= len(rotatedTimeFormat) {
-			if _, err := time.Parse(rotatedTimeFormat, suffix[:len(rotatedTimeFormat)]); err == nil {
-				out = append(out, m)
-			}
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return rotatedOrder(out[i]) < rotatedOrder(out[j]) })
-	return out, nil
-}
-
-// rotatedOrder sorts path.STAMP before path.STAMP.1 before path.STAMP.10.
-func rotatedOrder(name string) string {
-	ext := filepath.Ext(name)
-	if n, err := strconv.Atoi(ext[1:]); err == nil {
-		return name[:len(name)-len(ext)] + fmt.Sprintf(".%09d", n)
-	}
-	return name
-}
-
-// nextRotatedName is path.<UTC time>, with a counter when that name is taken.
-func nextRotatedName(path string, now time.Time) string {
-	name := path + "." + now.UTC().Format(rotatedTimeFormat)
-	for i := 1; ; i++ {
-		if _, err := os.Lstat(name); errors.Is(err, fs.ErrNotExist) {
-			return name
-		}
-		name = path + "." + now.UTC().Format(rotatedTimeFormat) + "." + strconv.Itoa(i)
-	}
 }

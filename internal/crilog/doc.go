@@ -1,5 +1,5 @@
 // Package crilog is the CRI log format and file layout that package logwriter writes and
-// package containerlog reads: entries (timestamp, stream, tag, content, one a line) and the
+// package containerlog reads, and the CRI provider rotates: entries (timestamp, stream, tag, content, one a line) and the
 // naming and listing of a log's rotated files, oldest first.
 //
 //	buf = crilog.AppendEntry(buf, stamp, crilog.StreamStdout, false, line)
