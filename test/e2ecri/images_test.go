@@ -50,7 +50,9 @@ func TestMissingImageBacksOff(t *testing.T) {
 		assert.Contains(t, cs.State.Waiting.Message, missing)
 	}
 	// The status said why the container waits: the pull failed, then (between pulls) that the
-	// agent backs off, as the kubelet's does.
+	// agent backs off. The kubelet shows ImagePullBackOff because its pod worker syncs a pod
+	// whose sync failed again after ~10 s (backOffPeriod, jittered), within the image's
+	// back-off from the second failure on.
 	seen := reasons()
 	assert.Contains(t, seen, "ErrImagePull", "waiting reasons of main in the pod's statuses")
 	assert.Contains(t, seen, "ImagePullBackOff", "waiting reasons of main in the pod's statuses")

@@ -3,7 +3,6 @@ package e2ecri
 import (
 	"bufio"
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,5 +111,3 @@ func (s *stream) next(t *testing.T, timeout time.Duration) string {
 	}
 	return ""
 }
-
-var _ io.Writer = lockedWriter{}
