@@ -134,7 +134,11 @@ func (p *Provider) imageFailed(ctx context.Context, uid types.UID, pod *corev1.P
 		b.until = p.cfg.Clock.Now().Add(b.delay)
 		b.err = err.Error()
 		st.waiting[c.Name] = waitingReason{reason: reason, message: err.Error()}
-		p.wakeLocked(uid, b.until)
+		// Synced again halfway through the back-off, so that the status says ImagePullBackOff
+		// while it lasts (that sync wakes the pod when it ends), as the kubelet's periodic
+		// resync makes it say; waking only at the end would go from ErrImagePull straight
+		// to the next pull.
+		p.wakeLocked(uid, p.cfg.Clock.Now().Add(b.delay/2))
 	}
 	p.mu.Unlock()
 	p.cfg.Recorder.Event(pod, corev1.EventTypeWarning, "Failed", err.Error())

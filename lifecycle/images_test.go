@@ -100,18 +100,20 @@ func TestImagePullBackOffGrows(t *testing.T) {
 	}
 	h.eventually(pod.UID, "ErrImagePull", waiting("ErrImagePull"))
 	assert.Contains(t, mainState(h.status(pod.UID), 0).Waiting.Message, `failed to pull image "missing:1"`)
-	// Each sync within the back-off reports ImagePullBackOff and does not pull.
-	h.p.kick(pod.UID)
+	// Halfway through the back-off the pod is synced without any event, and says so.
+	h.step(5 * time.Second)
 	h.eventually(pod.UID, "ImagePullBackOff", waiting("ImagePullBackOff"))
 	assert.Len(t, img.pulled(), 1)
-	// The back-off doubles: 10 s, then 20 s.
+	// The back-off doubles: 10 s, then 20 s; a sync within it (kick) does not pull.
+	elapsed := 5 * time.Second
 	for i, wait := range []time.Duration{10 * time.Second, 20 * time.Second} {
-		h.step(wait - time.Second)
+		h.step(wait - time.Second - elapsed)
 		h.p.kick(pod.UID)
 		h.eventually(pod.UID, "still in back-off", waiting("ImagePullBackOff"))
 		assert.Len(t, img.pulled(), i+1, "no pull before the back-off ends")
 		h.step(time.Second)
 		require.Eventually(t, func() bool { return len(img.pulled()) == i+2 }, 5*time.Second, time.Millisecond, "pulled again after %s", wait)
+		elapsed = 0
 	}
 	events := strings.Join(h.drainEvents(), "\n")
 	assert.Contains(t, events, `Warning Failed Error: ErrImagePull`)
