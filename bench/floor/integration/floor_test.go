@@ -21,16 +21,8 @@ import (
 // Ready with one status patch; deleted with the default grace period, it is gone at once (the
 // floor's DELETE with grace 0). A pod bound to another node is left alone.
 func TestFloorMakesPodsRunningAndDeletesThem(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
 	const node = "floor-it"
-	a := &floor.Agent{Client: env.NodeClient(t, node), Node: node}
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	require.Eventually(t, a.Ready, 30*time.Second, 20*time.Millisecond, "floor never ready")
+	ctx := startFloor(t, &floor.Agent{Client: env.NodeClient(t, node), Node: node})
 
 	n, err := env.Admin.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 	require.NoError(t, err)
@@ -85,17 +77,9 @@ func TestFloorMakesPodsRunningAndDeletesThem(t *testing.T) {
 // API server admits under NodeRestriction (mirror annotation, owned by the Node) and turns
 // Running; removing the file deletes the mirror.
 func TestFloorStaticPods(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
 	const node = "floor-static"
 	dir := t.TempDir()
-	a := &floor.Agent{Client: env.NodeClient(t, node), Node: node, ManifestDir: dir}
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	require.Eventually(t, a.Ready, 30*time.Second, 20*time.Millisecond, "floor never ready")
+	ctx := startFloor(t, &floor.Agent{Client: env.NodeClient(t, node), Node: node, ManifestDir: dir})
 
 	manifest := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: default\nspec:\n  containers:\n  - name: c\n    image: pause\n"
 	tmp := filepath.Join(dir, ".web.yaml.tmp")
@@ -113,4 +97,18 @@ func TestFloorStaticPods(t *testing.T) {
 		_, err := pods.Get(ctx, "web-"+node, metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	}, 30*time.Second, 20*time.Millisecond, "mirror not deleted with its manifest")
+}
+
+// startFloor runs a until the test ends and waits until it is ready; the context it returns is
+// cancelled when the test ends.
+func startFloor(t *testing.T, a *floor.Agent) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-done)
+	})
+	require.Eventually(t, a.Ready, 30*time.Second, 20*time.Millisecond, "floor never ready")
+	return ctx
 }
