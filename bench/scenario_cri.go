@@ -5,10 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	criclient "k8s.io/cri-client/pkg"
@@ -105,7 +101,7 @@ func runCRIPods(ctx context.Context, s *session, n int, quiet time.Duration) (_ 
 	if err != nil {
 		return nil, err
 	}
-	shimsQuiet := runtimeProcs(cd.Address())
+	shimsQuiet := runtimeProcs(cd)
 	cr.StartContainerdCPUSeconds = cdQuiet.CPUSeconds - cdStart.CPUSeconds
 	for _, p := range shimsQuiet {
 		cr.StartShimCPUSeconds += p.CPUSeconds
@@ -152,7 +148,7 @@ func measureRuntime(s *session, cd *testcontainerd.Containerd, cr *CRIResult, cd
 	}
 	cr.AgentRSSMB, cr.ContainerdRSSMB = mb(a.RSSBytes), mb(c.RSSBytes)
 	cr.QuietContainerdCPUPercent = (c.CPUSeconds - cdBefore.CPUSeconds) / window * 100
-	for pid, p := range runtimeProcs(cd.Address()) {
+	for pid, p := range runtimeProcs(cd) {
 		cr.Shims++
 		cr.ShimRSSSumMB += mb(p.RSSBytes)
 		if pss, err := readPss(pid); err == nil {
@@ -165,21 +161,12 @@ func measureRuntime(s *session, cd *testcontainerd.Containerd, cr *CRIResult, cd
 	return nil
 }
 
-// runtimeProcs samples the running shims of the containerd at address: the processes started
-// with "-address ADDRESS" (containerd-shim-runc-v2, one per sandbox), by pid.
-func runtimeProcs(address string) map[int]procSample {
+// runtimeProcs samples the running shims of cd (containerd-shim-runc-v2, one per sandbox), by
+// pid.
+func runtimeProcs(cd *testcontainerd.Containerd) map[int]procSample {
 	out := map[int]procSample{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.Contains(string(cmdline), "containerd-shim") ||
-			!strings.Contains(string(cmdline), "\x00-address\x00"+address+"\x00") {
-			continue
-		}
+	pids, _ := cd.Shims()
+	for _, pid := range pids {
 		if p, err := readProc(pid); err == nil {
 			out[pid] = p
 		}
@@ -203,7 +190,7 @@ func runtimeLeftovers(ctx context.Context, cd *testcontainerd.Containerd) string
 	if err != nil {
 		return err.Error()
 	}
-	shims := len(runtimeProcs(cd.Address()))
+	shims := len(runtimeProcs(cd))
 	if len(sandboxes)+len(containers)+shims == 0 {
 		return ""
 	}

@@ -43,7 +43,7 @@ func (c *Containerd) Stop() error {
 	}
 	errs = append(errs, unmountUnder(c.paths.Dir))
 	errs = append(errs, os.RemoveAll(c.paths.Dir))
-	if pids, err := c.shims(); err != nil {
+	if pids, err := c.Shims(); err != nil {
 		errs = append(errs, err)
 	} else if len(pids) > 0 {
 		errs = append(errs, fmt.Errorf("containerd shims of %s still running after Stop: %v", c.paths.Dir, pids))
@@ -93,7 +93,7 @@ func (c *Containerd) shimSockets() ([]string, error) {
 
 // killShims kills the instance's shims and waits until they are gone.
 func (c *Containerd) killShims() []error {
-	pids, err := c.shims()
+	pids, err := c.Shims()
 	if err != nil {
 		return []error{err}
 	}
@@ -105,7 +105,7 @@ func (c *Containerd) killShims() []error {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		left, err := c.shims()
+		left, err := c.Shims()
 		if err != nil || len(left) == 0 {
 			return append(errs, err)
 		}
@@ -116,10 +116,10 @@ func (c *Containerd) killShims() []error {
 	}
 }
 
-// shims are the running shim processes of this instance: containerd starts each with
+// Shims are the running shim processes of this instance: containerd starts each with
 // "-address SOCKET" on its command line. A killed shim whose parent does not reap it (PID 1
 // of some containers) stays a zombie with no command line, and is not counted.
-func (c *Containerd) shims() ([]int, error) {
+func (c *Containerd) Shims() ([]int, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, err

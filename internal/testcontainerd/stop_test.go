@@ -81,7 +81,7 @@ func restartAndStop(t *testing.T, loopbackCNI bool) {
 
 	// What runs and is mounted for the instance: its shim, the containers' init processes, the
 	// shim's socket, the root filesystems and the sandbox's /dev/shm.
-	shims, err := c.shims()
+	shims, err := c.Shims()
 	require.NoError(t, err)
 	require.Len(t, shims, 1, "one shim serves the sandbox and its container")
 	inits := initPIDs(t, c)
@@ -105,7 +105,7 @@ func restartAndStop(t *testing.T, loopbackCNI bool) {
 	st, err := rs.ContainerStatus(ctx, container, false)
 	require.NoError(t, err, "the client reconnects to the restarted containerd")
 	assert.Equal(t, runtimeapi.ContainerState_CONTAINER_RUNNING, st.GetStatus().GetState(), "the container kept running")
-	shimsAfter, err := c.shims()
+	shimsAfter, err := c.Shims()
 	require.NoError(t, err)
 	assert.ElementsMatch(t, shims, shimsAfter, "the same shim serves the restarted containerd")
 
@@ -116,7 +116,7 @@ func restartAndStop(t *testing.T, loopbackCNI bool) {
 	for _, pid := range append(shims, inits...) {
 		assert.False(t, running(pid), "process %d of the instance still running", pid)
 	}
-	left, err := c.shims()
+	left, err := c.Shims()
 	require.NoError(t, err)
 	assert.Empty(t, left)
 	for _, s := range sockets {

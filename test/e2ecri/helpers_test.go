@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -239,7 +238,7 @@ func leftovers(ctx context.Context) (string, error) {
 	for _, c := range containers {
 		left = append(left, "container "+c.Metadata.Name+" "+c.State.String())
 	}
-	shims, err := shimPids(cd.Address())
+	shims, err := cd.Shims()
 	if err != nil {
 		return "", err
 	}
@@ -288,30 +287,6 @@ func requireNothingLeft(t *testing.T, wait time.Duration) {
 
 // nothingLeft waits until the containerd holds nothing of the test's pods.
 func nothingLeft(t *testing.T) { t.Helper(); requireNothingLeft(t, 30*time.Second) }
-
-// shimPids are the running containerd shims serving the containerd at address (each started
-// with "-address ADDRESS").
-func shimPids(address string) ([]int, error) {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, err
-	}
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.Contains(string(cmdline), "containerd-shim") {
-			continue
-		}
-		if strings.Contains(string(cmdline), "\x00-address\x00"+address+"\x00") {
-			pids = append(pids, pid)
-		}
-	}
-	return pids, nil
-}
 
 // mountsUnder lists the mount points below dir.
 func mountsUnder(dir string) ([]string, error) {
