@@ -28,7 +28,7 @@ var allowedPackages = []string{
 	"provider/process/supervisor",
 	"provider/process/internal/",
 	"containerlog/logwriter",
-	"containerlog/internal/",
+	"internal/crilog",
 }
 
 // TestImports keeps the binary small: the standard library, golang.org/x/sys and the
