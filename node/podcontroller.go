@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
@@ -90,6 +91,12 @@ type PodController struct {
 	seenMu     sync.Mutex
 	seen       map[string]bool            // sources whose first snapshot has been applied
 	unreadable map[string]map[string]bool // by source: manifests that exist but do not decode
+
+	// deleted holds, by full name, the UID of an API pod whose DELETE the API server has
+	// accepted: until the pod manager sees it gone, a sync of the key (the watch echoing the
+	// terminal status) must not send it again.
+	deletedMu sync.Mutex
+	deleted   map[string]types.UID
 
 	refusals refusals // reported once per distinct answer, retried on the resync
 	// catchUp is the back-off of a key whose sync waits for the watch (errWaitForWatch).

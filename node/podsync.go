@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/podutil"
@@ -61,11 +62,14 @@ func (c *PodController) syncPod(ctx context.Context, key string) error {
 		return c.syncMirror(ctx, key, desired, false)
 	}
 
+	if desired == nil || desired.DeletionTimestamp == nil {
+		c.forgetDeleted(key)
+	}
 	switch {
 	case desired == nil:
 	case desired.DeletionTimestamp != nil:
 		// Being deleted and not (or no longer) running in the provider.
-		if err := c.deleteAPIPod(ctx, desired); err != nil {
+		if err := c.deleteAPIPod(ctx, key, desired); err != nil {
 			return err
 		}
 	case !hasRunning:
@@ -219,9 +223,15 @@ func gracePeriod(running, desired *corev1.Pod) int64 {
 
 // deleteAPIPod completes a graceful deletion: grace 0, with the UID as precondition so that a
 // new pod with the same name is never deleted.
-func (c *PodController) deleteAPIPod(ctx context.Context, pod *corev1.Pod) error {
+func (c *PodController) deleteAPIPod(ctx context.Context, key string, pod *corev1.Pod) error {
 	if c.static || podutil.IsStaticPod(pod) {
 		return nil
+	}
+	c.deletedMu.Lock()
+	done := c.deleted[key] == pod.UID
+	c.deletedMu.Unlock()
+	if done {
+		return nil // sent already; the pod manager has yet to see it gone
 	}
 	opts := metav1.NewDeleteOptions(0)
 	opts.Preconditions = metav1.NewUIDPreconditions(string(pod.UID))
@@ -229,6 +239,19 @@ func (c *PodController) deleteAPIPod(ctx context.Context, pod *corev1.Pod) error
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("delete terminated pod from the API server: %w", err)
 	}
+	c.deletedMu.Lock()
+	if c.deleted == nil {
+		c.deleted = map[string]types.UID{}
+	}
+	c.deleted[key] = pod.UID
+	c.deletedMu.Unlock()
 	klog.FromContext(ctx).V(2).Info("Deleted terminated pod from the API server", "uid", pod.UID)
 	return nil
+}
+
+// forgetDeleted drops the record of key's DELETE once the pod is gone or not being deleted.
+func (c *PodController) forgetDeleted(key string) {
+	c.deletedMu.Lock()
+	delete(c.deleted, key)
+	c.deletedMu.Unlock()
 }
