@@ -37,6 +37,13 @@ func TestKubeletAPIAnswersTheAPIServer(t *testing.T) {
 		require.NoError(c, err)
 		assert.Equal(c, a.APIPort, int(n.Status.DaemonEndpoints.KubeletEndpoint.Port))
 	}, 10*time.Second, 50*time.Millisecond, "the Node advertises --port")
+	// Asked before the provider runs the pod, the agent answers that it has no such pod, which
+	// the API server passes on as it pleases; once Running, the answer is the agent's own.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		p, err := env.Admin.CoreV1().Pods(ns).Get(ctx, "web", metav1.GetOptions{})
+		require.NoError(c, err)
+		assert.Equal(c, corev1.PodRunning, p.Status.Phase)
+	}, 30*time.Second, 50*time.Millisecond, "the pod runs")
 
 	logs, err := env.Admin.CoreV1().Pods(ns).GetLogs("web", &corev1.PodLogOptions{Container: "main"}).DoRaw(ctx)
 	if err != nil {
