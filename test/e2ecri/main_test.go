@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
+	"github.com/vk-static/vk-static/internal/agentproc"
 	"github.com/vk-static/vk-static/internal/testcontainerd"
 	"github.com/vk-static/vk-static/internal/testenv"
 	"github.com/vk-static/vk-static/internal/testimage"
@@ -33,11 +32,8 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	agentBinary = filepath.Join(dir, "vk-static")
-	build := exec.Command("go", "build", "-race", "-o", agentBinary, "github.com/vk-static/vk-static/cmd/vk-static")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2ecri: build vk-static:", err)
+	if agentBinary, err = agentproc.BuildAgent(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "e2ecri:", err)
 		return 1
 	}
 

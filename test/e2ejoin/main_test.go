@@ -3,11 +3,10 @@ package e2ejoin
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/vk-static/vk-static/internal/agentproc"
 	"github.com/vk-static/vk-static/internal/testenv"
 )
 
@@ -31,11 +30,8 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	agentBinary = filepath.Join(dir, "vk-static")
-	build := exec.Command("go", "build", "-race", "-o", agentBinary, "github.com/vk-static/vk-static/cmd/vk-static")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "e2ejoin: build vk-static:", err)
+	if agentBinary, err = agentproc.BuildAgent(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "e2ejoin:", err)
 		return 1
 	}
 	return testenv.Main(m, &env, testenv.Options{
