@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -111,23 +110,13 @@ func runParent() int {
 }
 
 // buildAgent builds vk-static with the race detector, and vk-static-supervisor as make build
-// does (without cgo), into dir.
+// does, into dir.
 func buildAgent(dir string) error {
-	for _, b := range []struct {
-		args []string
-		env  []string
-	}{
-		{args: []string{"build", "-race", "-o", filepath.Join(dir, "vk-static"), "github.com/vk-static/vk-static/cmd/vk-static"}},
-		{args: []string{"build", "-o", filepath.Join(dir, "vk-static-supervisor"), "github.com/vk-static/vk-static/cmd/vk-static-supervisor"}, env: []string{"CGO_ENABLED=0"}},
-	} {
-		build := exec.Command("go", b.args...)
-		build.Env = append(os.Environ(), b.env...)
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("go %s: %w", strings.Join(b.args, " "), err)
-		}
+	if _, err := agentproc.BuildAgent(dir); err != nil {
+		return err
 	}
-	return nil
+	_, err := agentproc.BuildSupervisor(dir)
+	return err
 }
 
 // runChild sets up the network namespace it runs in, then runs the tests against a control
