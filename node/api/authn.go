@@ -1,35 +1,54 @@
 package api
 
 import (
-	"time"
+	"errors"
+	"net/http"
 
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
-	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
+	"k8s.io/apiserver/pkg/authentication/group"
+	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
+	authnunion "k8s.io/apiserver/pkg/authentication/request/union"
+	"k8s.io/apiserver/pkg/authentication/request/websocket"
+	x509request "k8s.io/apiserver/pkg/authentication/request/x509"
+	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	"k8s.io/utils/clock"
 )
 
-// webhookRetryBackoff is k8s.io/apiserver's DefaultAuthWebhookRetryBackoff, which the kubelet
-// uses for both webhooks. Copied: its package (pkg/server/options) would bring in the whole
-// generic API server, etcd client included.
-func webhookRetryBackoff() *wait.Backoff {
-	return &wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5, Jitter: 0.2, Steps: 5}
-}
-
-// newAuthenticator is the kubelet's authenticator (cmd/kubelet/app/auth.go BuildAuthn): client
-// certificates signed by clientCA (nil: none), bearer tokens through TokenReview when there is a
-// Client, answers cached for the TTL, and anonymous requests when allowed.
+// newAuthenticator is the kubelet's authenticator (cmd/kubelet/app/auth.go BuildAuthn, which
+// k8s.io/apiserver's DelegatingAuthenticatorConfig assembles): client certificates signed by
+// clientCA (nil: none), bearer tokens — in the Authorization header or a WebSocket protocol —
+// through TokenReview when there is a Client, each user of those also in system:authenticated,
+// and, when allowed, anonymous requests: those carrying no credentials, not those whose
+// credentials failed. Built here from k8s.io/apiserver's light request packages: its factory
+// brings in CEL, the webhook plugins and the egress selector, megabytes of every agent's memory.
 func newAuthenticator(c Config, clientCA dynamiccertificates.CAContentProvider) (authenticator.Request, error) {
-	cfg := authenticatorfactory.DelegatingAuthenticatorConfig{
-		Anonymous:                          &apiserver.AnonymousAuthConfig{Enabled: c.Anonymous},
-		CacheTTL:                           c.AuthenticationCacheTTL,
-		ClientCertificateCAContentProvider: clientCA,
+	var authns []authenticator.Request
+	if clientCA != nil {
+		authns = append(authns, x509request.NewDynamic(clientCA.VerifyOptions, x509request.CommonNameUserConversion))
 	}
 	if c.Client != nil && !c.DisableTokenWebhook {
-		cfg.TokenAccessReviewClient = c.Client.AuthenticationV1()
-		cfg.WebhookRetryBackoff = webhookRetryBackoff()
+		tokens := newTokenReviewAuthenticator(c.Client.AuthenticationV1().TokenReviews(), c.AuthenticationCacheTTL, webhookRetryBackoff(), clock.RealClock{})
+		authns = append(authns, bearertoken.New(tokens), websocket.NewProtocolAuthenticator(tokens))
 	}
-	authn, _, err := cfg.New()
-	return authn, err
+	if len(authns) == 0 {
+		if c.Anonymous {
+			return anonymous{}, nil
+		}
+		return nil, errors.New("api: no authentication method configured")
+	}
+	authn := group.NewAuthenticatedGroupAdder(authnunion.New(authns...))
+	if c.Anonymous {
+		authn = authnunion.NewFailOnError(authn, anonymous{})
+	}
+	return authn, nil
+}
+
+// anonymous authenticates every request as system:anonymous in system:unauthenticated, as
+// k8s.io/apiserver's anonymous authenticator without conditions (its package brings in the
+// API server's configuration API for them).
+type anonymous struct{}
+
+func (anonymous) AuthenticateRequest(*http.Request) (*authenticator.Response, bool, error) {
+	return &authenticator.Response{User: &user.DefaultInfo{Name: user.Anonymous, Groups: []string{user.AllUnauthenticated}}}, true, nil
 }

@@ -1,25 +1,38 @@
 package api
 
 import (
+	"context"
+
 	"k8s.io/apiserver/pkg/authorization/authorizer"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
+	"k8s.io/utils/clock"
 )
 
 // newAuthorizer is the kubelet's authorizer (cmd/kubelet/app/auth.go BuildAuthz) for a completed
 // Config: SubjectAccessReview through the Client with both answers cached, or AlwaysAllow.
 // Webhook without a Client (complete allows it only with a local administrator, whom
-// withLocalAdmin allows first) denies everyone.
-func newAuthorizer(c Config) (authorizer.Authorizer, error) {
+// localAdmin.authorizer allows first) denies everyone.
+func newAuthorizer(c Config) authorizer.Authorizer {
 	switch {
 	case c.AuthorizationMode == AuthorizationModeAlwaysAllow:
-		return authorizerfactory.NewAlwaysAllowAuthorizer(), nil
+		return alwaysAllow{}
 	case c.Client == nil:
-		return authorizerfactory.NewAlwaysDenyAuthorizer(), nil
+		return alwaysDeny{}
 	}
-	return authorizerfactory.DelegatingAuthorizerConfig{
-		SubjectAccessReviewClient: c.Client.AuthorizationV1(),
-		AllowCacheTTL:             c.AuthorizedCacheTTL,
-		DenyCacheTTL:              c.UnauthorizedCacheTTL,
-		WebhookRetryBackoff:       webhookRetryBackoff(),
-	}.New()
+	return newSubjectAccessReviewAuthorizer(c.Client.AuthorizationV1().SubjectAccessReviews(),
+		c.AuthorizedCacheTTL, c.UnauthorizedCacheTTL, webhookRetryBackoff(), clock.RealClock{})
+}
+
+// alwaysAllow and alwaysDeny are k8s.io/apiserver's AlwaysAllow and AlwaysDeny authorizers,
+// whose package (authorizerfactory) brings in the webhook authorizer and CEL.
+type (
+	alwaysAllow struct{}
+	alwaysDeny  struct{}
+)
+
+func (alwaysAllow) Authorize(context.Context, authorizer.Attributes) (authorizer.Decision, string, error) {
+	return authorizer.DecisionAllow, "", nil
+}
+
+func (alwaysDeny) Authorize(context.Context, authorizer.Attributes) (authorizer.Decision, string, error) {
+	return authorizer.DecisionDeny, "Everything is forbidden.", nil
 }

@@ -9,19 +9,26 @@
 //     self-signed for the node's names and addresses and kept in Config.CertDirectory, where a
 //     restart reuses it while it is valid for those names. Both files are re-read when they
 //     change, and so is the client CA file.
-//   - Authentication through k8s.io/apiserver's delegating authenticator: client certificates
-//     signed by Config.ClientCAFile (requested, never required, at the TLS handshake); bearer
-//     tokens through TokenReview with Config.Client, answers cached (default 2m); anonymous
-//     requests only with Config.Anonymous. No credentials that work: 401 "Unauthorized".
-//   - Authorization through k8s.io/apiserver's delegating authorizer: a SubjectAccessReview with
-//     Config.Client (allowed answers cached 5m, denied 30s) for resource nodes, name NodeName,
-//     a subresource chosen by the path as the kubelet v1.36 chooses it (/stats stats, /metrics
-//     metrics, /logs log; /pods and /runningpods pods, then proxy; /containerLogs, /exec,
-//     /attach, /portForward, /run and everything else proxy) and the verb of the HTTP method
-//     (GET get, POST create, PUT update, PATCH patch, DELETE delete; an upgrade by its method
-//     too, so a WebSocket exec is a get on nodes/proxy, as in the kubelet), or AlwaysAllow when
-//     chosen explicitly. Denied: 403 "Forbidden (user=…, verb=…, resource=…,
-//     subresource(s)=[…])", the kubelet's text.
+//   - Authentication as k8s.io/apiserver's delegating authenticator does it: client
+//     certificates signed by Config.ClientCAFile (requested, never required, at the TLS
+//     handshake); bearer tokens (Authorization header or WebSocket protocol) through TokenReview
+//     with Config.Client, no audiences, answers cached (default 2m) under the token's SHA-256,
+//     failures not, calls failing with 429, 500, 504 or a reset retried with the kubelet's
+//     backoff; anonymous requests only with Config.Anonymous, and only without credentials. No
+//     credentials that work: 401 "Unauthorized".
+//   - Authorization as k8s.io/apiserver's delegating authorizer does it: a SubjectAccessReview
+//     with Config.Client (allowed answers cached 5m, denied 30s, failures not, retried like a
+//     TokenReview) for resource nodes, name NodeName, a subresource chosen by the path as the
+//     kubelet v1.36 chooses it (/stats stats, /metrics metrics, /logs log; /pods and
+//     /runningpods pods, then proxy; /containerLogs, /exec, /attach, /portForward, /run and
+//     everything else proxy) and the verb of the HTTP method (GET get, POST create, PUT update,
+//     PATCH patch, DELETE delete; an upgrade by its method too, so a WebSocket exec is a get on
+//     nodes/proxy, as in the kubelet), or AlwaysAllow when chosen explicitly. Denied: 403 "Forbidden (user=…, verb=…, resource=…,
+//     subresource(s)=[…])", the kubelet's text; a review that fails: 500.
+//   - Both are this package's own code over the node's client and k8s.io/apiserver's light
+//     request packages (x509, bearertoken, websocket, union, group): the factories in
+//     authenticatorfactory and authorizerfactory link CEL, the webhook plugins and the egress
+//     selector into the agent, 10 MB of its binary (TestAgentLinksNoHeavyAuth keeps them out).
 //   - Every route is behind both, including paths no route serves (they answer 404 once
 //     authorized), so the API tells nobody unauthenticated what it serves. Tokens are never
 //     logged; a route learns who called from k8s.io/apiserver/pkg/endpoints/request.UserFrom.

@@ -103,7 +103,8 @@ func TestLocalAdminWithWebhook(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(&sar)
 	}))
-	clientset, err := kubernetes.NewForConfig(&rest.Config{Host: apiServer.URL})
+	// JSON: the typed client would send protobuf, which this fake API server does not read.
+	clientset, err := kubernetes.NewForConfig(&rest.Config{Host: apiServer.URL, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
 	require.NoError(t, err)
 	dir := t.TempDir()
 	s := serve(t, Config{LocalAdmin: true, CertDirectory: dir, ClientCAFile: ca.file, Client: clientset, DisableTokenWebhook: true})

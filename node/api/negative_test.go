@@ -12,9 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apiserver/pkg/apis/apiserver"
-	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/podutil"
@@ -22,17 +19,15 @@ import (
 
 // guarded is the handler a Server serves — the routes on an http.ServeMux behind the guard —
 // with anonymous requests allowed everything (--anonymous-auth, AlwaysAllow: the same
-// k8s.io/apiserver authenticator and authorizer the Server builds), so that what is tested is
-// the routes' answers as a client of the real server sees them.
+// authenticator and authorizer the Server builds), so that what is tested is the routes'
+// answers as a client of the real server sees them.
 func guarded(t testing.TB, rt Routes) http.Handler {
 	t.Helper()
-	authn, _, err := authenticatorfactory.DelegatingAuthenticatorConfig{
-		Anonymous: &apiserver.AnonymousAuthConfig{Enabled: true},
-	}.New()
+	authn, err := newAuthenticator(Config{Anonymous: true}, nil)
 	require.NoError(t, err)
 	mux := http.NewServeMux()
 	rt.Register(mux)
-	return &guard{nodeName: "node-a", authn: authn, authz: authorizerfactory.NewAlwaysAllowAuthorizer(), next: mux, logger: klog.Background()}
+	return &guard{nodeName: "node-a", authn: authn, authz: alwaysAllow{}, next: mux, logger: klog.Background()}
 }
 
 // A badRequest is one request a client may send wrongly, and the status it must get.

@@ -43,10 +43,7 @@ func New(cfg Config) (*Server, error) {
 	if s.tls, err = prepareTLS(cfg); err != nil {
 		return nil, err
 	}
-	if s.authz, err = newAuthorizer(cfg); err != nil {
-		return nil, err
-	}
-	s.authz = s.tls.local.authorizer(s.authz)
+	s.authz = s.tls.local.authorizer(newAuthorizer(cfg))
 	if cfg.Configz != nil {
 		h, err := configzHandler(cfg.Configz)
 		if err != nil {
