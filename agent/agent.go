@@ -97,7 +97,7 @@ func New(cfg Config) (*Agent, error) {
 	}
 	var nodeController *node.NodeController
 	if !standalone {
-		if nodeController, err = a.nodeController(desired); err != nil {
+		if nodeController, err = a.nodeController(desired, nodes); err != nil {
 			return nil, err
 		}
 	}
@@ -191,8 +191,9 @@ func (a *Agent) apiServer(n *corev1.Node) (*api.Server, error) {
 	return api.New(c)
 }
 
-// nodeController registers the Node n, renews its Lease and keeps its status fresh.
-func (a *Agent) nodeController(n *corev1.Node) (*node.NodeController, error) {
+// nodeController registers the Node n, renews its Lease and keeps its status fresh, reading
+// the Node from the agent's watch of it rather than from the API server.
+func (a *Agent) nodeController(n *corev1.Node, nodes *nodeWatch) (*node.NodeController, error) {
 	cfg := a.cfg
 	health, ok := cfg.Provider.(node.NodeProvider)
 	if !ok {
@@ -200,9 +201,13 @@ func (a *Agent) nodeController(n *corev1.Node) (*node.NodeController, error) {
 	}
 	opts := []node.NodeControllerOpt{
 		node.WithNodeEnableLeaseV1(cfg.Client.CoordinationV1().Leases(corev1.NamespaceNodeLease), cfg.NodeLeaseDurationSeconds),
+		node.WithNodeGetter(nodes),
 	}
 	if cfg.NodeStatusUpdateFrequency > 0 {
 		opts = append(opts, node.WithNodeStatusUpdateInterval(cfg.NodeStatusUpdateFrequency))
+	}
+	if cfg.NodeStatusReportFrequency > 0 {
+		opts = append(opts, node.WithNodeStatusReportFrequency(cfg.NodeStatusReportFrequency))
 	}
 	return node.NewNodeController(health, n, cfg.Client.CoreV1().Nodes(), opts...)
 }

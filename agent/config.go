@@ -47,6 +47,7 @@ type Config struct {
 	// NewNode(NodeName, "", nil) — see NewNode. Its name is set to NodeName.
 	Node                      *corev1.Node
 	NodeStatusUpdateFrequency time.Duration // default node.DefaultStatusUpdateInterval
+	NodeStatusReportFrequency time.Duration // default node.DefaultStatusReportFrequency
 	NodeLeaseDurationSeconds  int32         // default node.DefaultLeaseDurationSeconds
 
 	PodSyncWorkers int           // default node.DefaultPodSyncWorkers

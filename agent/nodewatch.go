@@ -17,7 +17,8 @@ import (
 // node read itself, and a full node list would be wasted work on a large cluster). It is the
 // mirror client's and the pod controller's mirror.NodeGetter, and calls onIdentityChange when
 // the Node appears, disappears, is re-created or starts being deleted — the only changes that
-// matter to mirror pods (heartbeats change the Node every few seconds).
+// matter to mirror pods (heartbeats change the Node every few seconds). The node controller
+// reads it too, to compute the status without a GET.
 type nodeWatch struct {
 	name  string
 	store *watchstore.Store

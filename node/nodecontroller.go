@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/vk-static/vk-static/backoff"
+	"github.com/vk-static/vk-static/mirror"
 )
 
 // NodeController registers the Node, keeps its status current and renews its Lease.
@@ -26,10 +28,15 @@ import (
 // only those, as strategic-merge patches to the status subresource, and never touches labels,
 // conditions or resources someone else set. Taints are set at registration only.
 //
-// The status is written at every status-update interval (a heartbeat) and at once when the
-// provider reports a change or its Ping starts or stops failing; nothing is written between
-// heartbeats when nothing changed. While Ping fails, Ready is False and the Lease is not
-// renewed, so the cluster sees the node go NotReady. A deleted Node is re-created.
+// As the kubelet does, the status is computed at every status-update interval, and at once when
+// the provider reports a change or its Ping starts or stops failing, against the Node as the
+// node getter holds it (WithNodeGetter: a watch's cache, so no request); it is written only when
+// an owned field changed or, with a Lease (which is the liveness signal then), once every
+// status report period (WithNodeStatusReportFrequency) to refresh the conditions' heartbeats.
+// Without a Lease the heartbeats are the liveness signal and are written at every interval. A
+// retry after a failed write reads the Node from the API server. While Ping fails, Ready is
+// False and the Lease is not renewed, so the cluster sees the node go NotReady. A deleted Node
+// is re-created, once the API server confirms that it is gone.
 type NodeController struct {
 	provider NodeProvider
 	nodes    corev1client.NodeInterface
@@ -42,7 +49,12 @@ type NodeController struct {
 	pingTimeout              time.Duration
 	statusUpdateInterval     time.Duration
 	statusUpdateErrorHandler ErrorHandler
+	nodeGetter               mirror.NodeGetter // nil: the Node is read from the API server
 	clock                    clock.WithTicker
+
+	// report is when an unchanged status is written again; only Run's goroutine (register,
+	// then the status loop) uses it.
+	report statusReport
 
 	mu      sync.Mutex
 	desired *corev1.Node // the caller's node plus what the provider reported
@@ -78,6 +90,7 @@ func NewNodeController(p NodeProvider, node *corev1.Node, nodes corev1client.Nod
 		name:                 node.Name,
 		pingInterval:         DefaultPingInterval,
 		statusUpdateInterval: DefaultStatusUpdateInterval,
+		report:               statusReport{frequency: DefaultStatusReportFrequency, rand: rand.Float64},
 		clock:                clock.RealClock{},
 		desired:              desired,
 		statusChanged:        make(chan struct{}, 1),
@@ -174,16 +187,18 @@ func (c *NodeController) register(ctx context.Context) bool {
 func (c *NodeController) ensureNode(ctx context.Context) error {
 	err := c.createNode(ctx)
 	if apierrors.IsAlreadyExists(err) {
-		return c.updateStatus(ctx, true)
+		return c.updateStatus(ctx, true, true)
 	}
 	return err
 }
 
 func (c *NodeController) createNode(ctx context.Context) error {
-	created, err := c.nodes.Create(ctx, nodeForCreate(c.desiredNode(), c.clock.Now()), metav1.CreateOptions{})
+	now := c.clock.Now()
+	created, err := c.nodes.Create(ctx, nodeForCreate(c.desiredNode(), now), metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("create node %s: %w", c.name, err)
 	}
+	c.report.written(now, true)
 	c.setNodeUID(created.UID)
 	klog.FromContext(ctx).V(2).Info("Node created", "uid", created.UID)
 	return nil
@@ -232,7 +247,8 @@ func kick(ch chan struct{}) {
 	}
 }
 
-// statusLoop writes the status at every interval (with heartbeats) and on every change.
+// statusLoop computes the status at every interval and on every change, and writes what
+// updateStatus decides to. Without a Lease every interval's write carries heartbeats.
 func (c *NodeController) statusLoop(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	ticker := c.clock.NewTicker(c.statusUpdateInterval)
@@ -240,52 +256,58 @@ func (c *NodeController) statusLoop(ctx context.Context) error {
 	retry := newRetryTimer(c.clock)
 	var retryC <-chan time.Time
 	heartbeatDue := false
+	fromServer := false // after a failed write, the Node is read from the API server until one succeeds
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C():
-			heartbeatDue = true
+			heartbeatDue = heartbeatDue || c.leases == nil
 		case <-c.statusChanged:
 		case <-retryC:
 		}
-		err := c.updateStatus(ctx, heartbeatDue)
+		err := c.updateStatus(ctx, heartbeatDue, fromServer)
 		if err != nil && ctx.Err() == nil && c.statusUpdateErrorHandler != nil {
 			if herr := c.statusUpdateErrorHandler(ctx, err); herr != nil {
 				return fmt.Errorf("node status update: %w", herr)
 			}
-			err = c.updateStatus(ctx, heartbeatDue)
+			err = c.updateStatus(ctx, heartbeatDue, true)
 		}
 		if err == nil {
-			heartbeatDue, retryC = false, nil
+			heartbeatDue, fromServer, retryC = false, false, nil
 			retry.reset()
 			continue
 		}
 		if ctx.Err() != nil {
 			return nil
 		}
+		fromServer = true
 		var delay time.Duration
 		retryC, delay = retry.after()
 		logger.Error(err, "Updating the node status failed; retrying", "delay", delay)
 	}
 }
 
-// updateStatus patches the owned fields of the Node that differ from the server's, or all
-// heartbeats when heartbeat is set. A Node that no longer exists is re-created.
-func (c *NodeController) updateStatus(ctx context.Context, heartbeat bool) error {
-	server, err := c.nodes.Get(ctx, c.name, metav1.GetOptions{})
+// updateStatus patches the owned fields of the Node that differ from what it holds, with every
+// owned heartbeat when heartbeatDue is set or, with a Lease, the report period has expired.
+// The Node is read from the node getter unless fromServer is set (a retry). A Node that no
+// longer exists is re-created.
+func (c *NodeController) updateStatus(ctx context.Context, heartbeatDue, fromServer bool) error {
+	current, err := c.currentNode(ctx, fromServer)
 	if apierrors.IsNotFound(err) {
 		return c.recreateNode(ctx)
 	}
 	if err != nil {
-		return fmt.Errorf("get node %s: %w", c.name, err)
+		return err
 	}
-	c.setNodeUID(server.UID)
-	updated, write := applyOwnedFields(server, c.desiredNode(), c.clock.Now(), heartbeat)
-	if !write {
+	c.setNodeUID(current.UID)
+	now := c.clock.Now()
+	heartbeat := heartbeatDue || (c.leases != nil && c.report.expired(now))
+	updated, changed := applyOwnedFields(current, c.desiredNode(), now, heartbeat)
+	if !changed && !heartbeat {
 		return nil
 	}
-	patch, err := nodeStatusPatch(server, updated)
+	patch, err := nodeStatusPatch(current, updated)
 	if err != nil {
 		return err
 	}
@@ -299,9 +321,27 @@ func (c *NodeController) updateStatus(ctx context.Context, heartbeat bool) error
 	if err != nil {
 		return fmt.Errorf("patch node %s status: %w", c.name, err)
 	}
+	c.report.written(now, changed)
 	c.setNodeUID(patched.UID)
 	klog.FromContext(ctx).V(4).Info("Node status written", "patch", string(patch))
 	return nil
+}
+
+// currentNode is the Node as the node getter holds it, as the kubelet reads its node lister.
+// The API server is asked instead when fromServer is set, without a getter, and when the getter
+// does not have the Node: one that has not synced yet must not make the controller re-create a
+// Node that exists, so only the server's NotFound says the Node is gone.
+func (c *NodeController) currentNode(ctx context.Context, fromServer bool) (*corev1.Node, error) {
+	if c.nodeGetter != nil && !fromServer {
+		if n, err := c.nodeGetter.Get(c.name); err == nil && n != nil {
+			return n, nil
+		}
+	}
+	n, err := c.nodes.Get(ctx, c.name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("get node %s: %w", c.name, err)
+	}
+	return n, nil
 }
 
 func (c *NodeController) recreateNode(ctx context.Context) error {

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/vk-static/vk-static/backoff"
+	"github.com/vk-static/vk-static/mirror"
 )
 
 // Defaults of the NodeController options (the kubelet's values).
@@ -19,9 +20,12 @@ const (
 	DefaultLeaseRenewFraction = 0.25
 	// DefaultPingInterval is how often the provider is pinged.
 	DefaultPingInterval = 10 * time.Second
-	// DefaultStatusUpdateInterval is how often the Node's status is written when nothing changes
-	// (the heartbeat); a change is written at once.
+	// DefaultStatusUpdateInterval is how often the Node's status is computed, and written
+	// without a Lease (the heartbeat); a change is written at once.
 	DefaultStatusUpdateInterval = time.Minute
+	// DefaultStatusReportFrequency is how often, with a Lease, a status that has not changed is
+	// written (the kubelet's nodeStatusReportFrequency).
+	DefaultStatusReportFrequency = 5 * time.Minute
 )
 
 // writeRetry is the back-off of a Node, status or Lease write that failed (the API server
@@ -88,13 +92,41 @@ func WithNodePingTimeout(d time.Duration) NodeControllerOpt {
 	}
 }
 
-// WithNodeStatusUpdateInterval sets how often the status is written when nothing changed.
+// WithNodeStatusUpdateInterval sets how often the status is computed and, without a Lease,
+// written with fresh heartbeats.
 func WithNodeStatusUpdateInterval(d time.Duration) NodeControllerOpt {
 	return func(c *NodeController) error {
 		if d <= 0 {
 			return fmt.Errorf("status update interval %v must be positive", d)
 		}
 		c.statusUpdateInterval = d
+		return nil
+	}
+}
+
+// WithNodeStatusReportFrequency sets how often, with a Lease, a status that has not changed is
+// written to refresh its heartbeats (default DefaultStatusReportFrequency); it is checked at
+// every status update interval. Without a Lease it is not used.
+func WithNodeStatusReportFrequency(d time.Duration) NodeControllerOpt {
+	return func(c *NodeController) error {
+		if d <= 0 {
+			return fmt.Errorf("status report frequency %v must be positive", d)
+		}
+		c.report.frequency = d
+		return nil
+	}
+}
+
+// WithNodeGetter reads the Node for every status update from getter (a watch's or an
+// informer's cache, such as the agent's own Node watch) instead of GETting it from the API
+// server, as the kubelet reads its node lister. A retry after a failed write, and an update
+// the getter has no Node for, still GET it.
+func WithNodeGetter(getter mirror.NodeGetter) NodeControllerOpt {
+	return func(c *NodeController) error {
+		if getter == nil {
+			return fmt.Errorf("node getter is nil")
+		}
+		c.nodeGetter = getter
 		return nil
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -54,10 +55,44 @@ func (p *fakeNodeProvider) report(n *corev1.Node) {
 }
 
 const (
-	testStatusInterval = time.Minute
-	testPingInterval   = 10 * time.Second
-	testRenewInterval  = 10 * time.Second
+	testStatusInterval    = time.Minute
+	testReportFrequency   = 5 * time.Minute
+	testPingInterval      = 10 * time.Second
+	testRenewInterval     = 10 * time.Second
+	testFirstWriteRetry   = 200 * time.Millisecond // writeRetry's first delay
+	testNoReportJitter    = 0.5                    // statusReport.rand: no delay added to the period
+	testLateReportJitter  = 0.75                   // statusReport.rand: a quarter period added
+	testLateReportsPeriod = testReportFrequency + testReportFrequency/4
 )
+
+// fakeNodeGetter is the agent's Node watch over the fake clientset: it reads the tracker, so it
+// is in sync with the fake API server and sends no request (the clientset records none), unless
+// the test makes it lag: then it says NotFound, as a watch that has not synced yet does.
+type fakeNodeGetter struct {
+	tracker k8stesting.ObjectTracker
+	mu      sync.Mutex
+	lagging bool
+}
+
+func (g *fakeNodeGetter) Get(name string) (*corev1.Node, error) {
+	g.mu.Lock()
+	lagging := g.lagging
+	g.mu.Unlock()
+	if lagging {
+		return nil, apierrors.NewNotFound(corev1.Resource("nodes"), name)
+	}
+	obj, err := g.tracker.Get(corev1.SchemeGroupVersion.WithResource("nodes"), "", name)
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*corev1.Node), nil
+}
+
+func (g *fakeNodeGetter) setLagging(lagging bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.lagging = lagging
+}
 
 // controllerHarness runs a NodeController against a fake clientset on a fake clock.
 type controllerHarness struct {
@@ -65,14 +100,30 @@ type controllerHarness struct {
 	provider *fakeNodeProvider
 	client   *fake.Clientset
 	clock    *clocktesting.FakeClock
+	getter   *fakeNodeGetter // nil: the controller has none
+}
+
+// harnessConfig varies the controller a harness runs; the zero value is the agent's: a Lease,
+// a node getter, and report periods without a random delay.
+type harnessConfig struct {
+	noLease    bool
+	noGetter   bool
+	jitter     float64 // the report delay's random draw; 0 means testNoReportJitter
+	existing   []runtime.Object
+	reactorFor func(h *controllerHarness) // installs reactors before the controller starts
 }
 
 func startController(t *testing.T, existing ...runtime.Object) *controllerHarness {
 	t.Helper()
+	return startControllerWith(t, harnessConfig{existing: existing})
+}
+
+func startControllerWith(t *testing.T, cfg harnessConfig) *controllerHarness {
+	t.Helper()
 	baseline := goleak.IgnoreCurrent() // what ran before (klog, earlier tests) is not the controller's
 	h := &controllerHarness{
 		provider: &fakeNodeProvider{},
-		client:   fake.NewClientset(existing...),
+		client:   fake.NewClientset(cfg.existing...),
 		clock:    clocktesting.NewFakeClock(statusEpoch),
 	}
 	// The fake tracker assigns no UIDs; the API server would.
@@ -80,14 +131,32 @@ func startController(t *testing.T, existing ...runtime.Object) *controllerHarnes
 		a.(k8stesting.CreateAction).GetObject().(*corev1.Node).UID = "uid-node"
 		return false, nil, nil
 	})
-	var err error
-	h.c, err = NewNodeController(h.provider, desiredTestNode(), h.client.CoreV1().Nodes(),
-		WithNodeEnableLeaseV1WithRenewInterval(h.client.CoordinationV1().Leases(corev1.NamespaceNodeLease), 40, testRenewInterval),
+	if cfg.reactorFor != nil {
+		cfg.reactorFor(h)
+	}
+	opts := []NodeControllerOpt{
 		WithNodeStatusUpdateInterval(testStatusInterval),
+		WithNodeStatusReportFrequency(testReportFrequency),
 		WithNodePingInterval(testPingInterval),
 		WithNodeClock(h.clock),
-	)
+	}
+	tickers := 2 // status and ping
+	if !cfg.noLease {
+		opts = append(opts, WithNodeEnableLeaseV1WithRenewInterval(h.client.CoordinationV1().Leases(corev1.NamespaceNodeLease), 40, testRenewInterval))
+		tickers++
+	}
+	if !cfg.noGetter {
+		h.getter = &fakeNodeGetter{tracker: h.client.Tracker()}
+		opts = append(opts, WithNodeGetter(h.getter))
+	}
+	var err error
+	h.c, err = NewNodeController(h.provider, desiredTestNode(), h.client.CoreV1().Nodes(), opts...)
 	require.NoError(t, err)
+	jitter := cfg.jitter
+	if jitter == 0 {
+		jitter = testNoReportJitter
+	}
+	h.c.report.rand = func() float64 { return jitter }
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { _ = h.c.Run(ctx) }()
 	t.Cleanup(func() {
@@ -102,8 +171,15 @@ func startController(t *testing.T, existing ...runtime.Object) *controllerHarnes
 		t.Fatal("node controller not ready")
 	}
 	// Status, ping and lease tickers exist: from now on every Step is seen by every loop.
-	require.Eventually(t, func() bool { return h.clock.Waiters() >= 3 }, 10*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { return h.clock.Waiters() >= tickers }, 10*time.Second, time.Millisecond)
 	return h
+}
+
+// step advances the fake clock by d in the synctest bubble and waits until every loop has
+// done what that asked of it.
+func (h *controllerHarness) step(d time.Duration) {
+	h.clock.Step(d)
+	synctest.Wait()
 }
 
 // actions returns the recorded actions on resource (verb, subresource) so far.
@@ -134,11 +210,13 @@ func (h *controllerHarness) waitCount(t *testing.T, resource, verb string, atLea
 	}, 10*time.Second, time.Millisecond, "%s %s: want at least %d", verb, resource, atLeast)
 }
 
+// node reads the Node from the fake API server's store, so that the test's reads are not
+// counted among the controller's requests.
 func (h *controllerHarness) node(t *testing.T) *corev1.Node {
 	t.Helper()
-	n, err := h.client.CoreV1().Nodes().Get(context.Background(), "node-a", metav1.GetOptions{})
+	obj, err := h.client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("nodes"), "", "node-a")
 	require.NoError(t, err)
-	return n
+	return obj.(*corev1.Node)
 }
 
 func (h *controllerHarness) lease(t *testing.T) *coordinationv1.Lease {
@@ -223,33 +301,174 @@ func TestNodeControllerPatchesExistingNodeWithoutClobbering(t *testing.T) {
 	assert.Equal(t, 1, patches)
 }
 
-func TestNodeControllerWritesOnlyChangesAndHeartbeats(t *testing.T) {
-	h := startController(t)
-	gets := h.count("nodes", "get")
+// At rest with a Lease the status is computed at every interval from the getter (no request)
+// and written once a report period: the first period after registration carries the random
+// delay (a quarter period here), the next ones are exact.
+func TestNodeControllerAtRestWritesOncePerReportPeriod(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startControllerWith(t, harnessConfig{jitter: testLateReportJitter})
+		synctest.Wait()
+		require.Equal(t, 1, h.count("nodes", "create"))
+		registered := statusEpoch
 
-	// The provider reports what the node already says: read, nothing written.
-	h.provider.report(&corev1.Node{Status: corev1.NodeStatus{Capacity: desiredTestNode().Status.Capacity}})
-	h.waitCount(t, "nodes", "get", gets+1)
-	// A real change follows; the status loop is sequential, so the patch it causes is the
-	// first one after the previous read.
-	h.provider.report(&corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
-		{Type: corev1.NodeDiskPressure, Status: corev1.ConditionTrue, Reason: "Full"},
-	}}})
-	h.waitCount(t, "nodes", "patch", 1)
-	// The two reports may coalesce into one status pass (the channel holds one signal), so the
-	// number of reads varies; the unchanged report must not have written on its own.
-	assert.Equal(t, 1, h.count("nodes", "patch"), "no write for an unchanged report")
-	n := h.node(t)
-	assert.Equal(t, corev1.ConditionTrue, condition(n, corev1.NodeDiskPressure).Status)
-	assert.Equal(t, statusEpoch, condition(n, corev1.NodeDiskPressure).LastTransitionTime.Time.UTC())
+		intervals := int(testLateReportsPeriod / testStatusInterval) // 6: 6 min < 6¼ min
+		for range intervals {
+			h.step(testStatusInterval)
+		}
+		assert.Zero(t, h.count("nodes", "get"), "the getter has the Node")
+		assert.Zero(t, h.count("nodes", "patch"), "nothing changed and the report period has not expired")
 
-	// The interval passes: one heartbeat write, conditions' transition times untouched.
-	h.clock.Step(testStatusInterval)
-	h.waitCount(t, "nodes", "patch", 2)
-	n = h.node(t)
-	ready := condition(n, corev1.NodeReady)
-	assert.Equal(t, statusEpoch.Add(testStatusInterval), ready.LastHeartbeatTime.Time.UTC())
-	assert.Equal(t, statusEpoch, ready.LastTransitionTime.Time.UTC())
+		h.step(testStatusInterval) // 7 min ≥ 6¼ min
+		require.Equal(t, 1, h.count("nodes", "patch"))
+		firstReport := registered.Add(time.Duration(intervals+1) * testStatusInterval)
+		ready := condition(h.node(t), corev1.NodeReady)
+		assert.Equal(t, firstReport, ready.LastHeartbeatTime.Time.UTC(), "the report refreshes the heartbeats")
+		assert.Equal(t, registered, ready.LastTransitionTime.Time.UTC())
+
+		// The next period has no delay: 5 min after the first report, not 6¼.
+		for range int(testReportFrequency/testStatusInterval) - 1 {
+			h.step(testStatusInterval)
+		}
+		assert.Equal(t, 1, h.count("nodes", "patch"))
+		h.step(testStatusInterval)
+		assert.Equal(t, 2, h.count("nodes", "patch"))
+		assert.Equal(t, firstReport.Add(testReportFrequency), condition(h.node(t), corev1.NodeReady).LastHeartbeatTime.Time.UTC())
+		assert.Zero(t, h.count("nodes", "get"))
+	})
+}
+
+// A provider's report is compared with the Node the getter holds: an unchanged one writes
+// nothing, a change is written at once, without a GET; the write refreshes every heartbeat.
+func TestNodeControllerWritesAChangeAtOnceFromTheGetter(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		report *corev1.Node
+		check  func(t *testing.T, n *corev1.Node)
+	}{{
+		name: "condition status",
+		report: &corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
+			{Type: corev1.NodeDiskPressure, Status: corev1.ConditionTrue, Reason: "Full"},
+		}}},
+		check: func(t *testing.T, n *corev1.Node) {
+			disk := condition(n, corev1.NodeDiskPressure)
+			assert.Equal(t, corev1.ConditionTrue, disk.Status)
+			assert.Equal(t, statusEpoch.Add(time.Second), disk.LastTransitionTime.Time.UTC())
+			assert.Equal(t, statusEpoch, condition(n, corev1.NodeReady).LastTransitionTime.Time.UTC())
+		},
+	}, {
+		name:   "capacity",
+		report: &corev1.Node{Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("50")}}},
+		check: func(t *testing.T, n *corev1.Node) {
+			assert.Equal(t, "50", n.Status.Capacity.Pods().String())
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := startController(t)
+				synctest.Wait()
+
+				h.provider.report(&corev1.Node{Status: corev1.NodeStatus{Capacity: desiredTestNode().Status.Capacity}})
+				synctest.Wait()
+				assert.Zero(t, h.count("nodes", "patch"), "no write for an unchanged report")
+
+				h.clock.Step(time.Second)
+				h.provider.report(tc.report)
+				synctest.Wait()
+				require.Equal(t, 1, h.count("nodes", "patch"))
+				assert.Zero(t, h.count("nodes", "get"), "read from the getter")
+				n := h.node(t)
+				tc.check(t, n)
+				assert.Equal(t, statusEpoch.Add(time.Second), condition(n, corev1.NodeReady).LastHeartbeatTime.Time.UTC())
+
+				h.step(testStatusInterval)
+				assert.Equal(t, 1, h.count("nodes", "patch"), "the next interval finds nothing to write")
+			})
+		})
+	}
+}
+
+// A failed write is retried with the Node read from the API server: the getter's copy may be
+// what made it fail. Once a write succeeds, the getter is read again.
+func TestNodeControllerRetryReadsTheServer(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		handler bool // an error handler that asks for the retry at once
+	}{{name: "backoff"}, {name: "error handler", handler: true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var handled []error
+				var mu sync.Mutex
+				h := startControllerWith(t, harnessConfig{reactorFor: func(h *controllerHarness) {
+					refused := false
+					h.client.PrependReactor("patch", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+						if refused {
+							return false, nil, nil
+						}
+						refused = true
+						return true, nil, apierrors.NewConflict(corev1.Resource("nodes"), "node-a", errors.New("changed meanwhile"))
+					})
+				}})
+				if tc.handler {
+					h.c.statusUpdateErrorHandler = func(ctx context.Context, err error) error {
+						mu.Lock()
+						defer mu.Unlock()
+						handled = append(handled, err)
+						return nil
+					}
+				}
+				synctest.Wait()
+
+				h.provider.report(&corev1.Node{Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("50")}}})
+				synctest.Wait()
+				if !tc.handler {
+					require.Equal(t, 1, h.count("nodes", "patch"), "refused")
+					assert.Zero(t, h.count("nodes", "get"))
+					h.step(testFirstWriteRetry)
+				}
+				require.Equal(t, 2, h.count("nodes", "patch"), "retried")
+				assert.Equal(t, 1, h.count("nodes", "get"), "the retry reads the server")
+				assert.Equal(t, "50", h.node(t).Status.Capacity.Pods().String())
+				mu.Lock()
+				assert.Len(t, handled, map[bool]int{true: 1}[tc.handler])
+				mu.Unlock()
+
+				h.provider.report(&corev1.Node{Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("60")}}})
+				synctest.Wait()
+				assert.Equal(t, 3, h.count("nodes", "patch"))
+				assert.Equal(t, 1, h.count("nodes", "get"), "after a success the getter is read again")
+			})
+		})
+	}
+}
+
+// Without a Lease the conditions' heartbeats are the node's liveness: they are written at every
+// interval, whatever the report frequency.
+func TestNodeControllerWithoutLeaseHeartbeatsEveryInterval(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		noGetter bool
+	}{{name: "getter"}, {name: "no getter", noGetter: true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := startControllerWith(t, harnessConfig{noLease: true, noGetter: tc.noGetter})
+				synctest.Wait()
+				const intervals = 3
+				for i := 1; i <= intervals; i++ {
+					h.step(testStatusInterval)
+					require.Equal(t, i, h.count("nodes", "patch"))
+					ready := condition(h.node(t), corev1.NodeReady)
+					assert.Equal(t, statusEpoch.Add(time.Duration(i)*testStatusInterval), ready.LastHeartbeatTime.Time.UTC())
+					assert.Equal(t, statusEpoch, ready.LastTransitionTime.Time.UTC())
+				}
+				wantGets := 0
+				if tc.noGetter {
+					wantGets = intervals // as before the getter: one GET per interval
+				}
+				assert.Equal(t, wantGets, h.count("nodes", "get"))
+				assert.Zero(t, h.count("leases", "create"))
+			})
+		})
+	}
 }
 
 // While Ping fails the lease is not renewed, round after round; once it succeeds again the
@@ -295,14 +514,38 @@ func TestNodeControllerPingFailureStopsLease(t *testing.T) {
 	})
 }
 
+// A Node the getter does not have is looked up on the API server: while the getter lags, the
+// Node it lacks is not re-created; once the server says it is gone, it is re-created once.
 func TestNodeControllerRecreatesDeletedNode(t *testing.T) {
-	h := startController(t)
-	require.NoError(t, h.client.CoreV1().Nodes().Delete(context.Background(), "node-a", metav1.DeleteOptions{}))
-	h.clock.Step(testStatusInterval)
-	h.waitCount(t, "nodes", "create", 2)
-	n := h.node(t)
-	assert.Equal(t, corev1.ConditionTrue, condition(n, corev1.NodeReady).Status)
-	assert.Equal(t, "edge", n.Labels["tier"])
+	synctest.Test(t, func(t *testing.T) {
+		h := startController(t)
+		synctest.Wait()
+		require.Equal(t, 1, h.count("nodes", "create"))
+
+		h.getter.setLagging(true)
+		h.step(testStatusInterval)
+		assert.Equal(t, 1, h.count("nodes", "get"), "the server confirms")
+		assert.Equal(t, 1, h.count("nodes", "create"), "a lagging getter re-creates nothing")
+
+		require.NoError(t, h.client.CoreV1().Nodes().Delete(context.Background(), "node-a", metav1.DeleteOptions{}))
+		h.step(testStatusInterval)
+		require.Equal(t, 2, h.count("nodes", "create"))
+		n := h.node(t)
+		assert.Equal(t, corev1.ConditionTrue, condition(n, corev1.NodeReady).Status)
+		assert.Equal(t, "edge", n.Labels["tier"])
+
+		// The getter still lags: the server has the Node, nothing is created again.
+		gets := h.count("nodes", "get")
+		h.step(testStatusInterval)
+		assert.Equal(t, gets+1, h.count("nodes", "get"))
+		h.getter.setLagging(false)
+		for range 3 {
+			h.step(testStatusInterval)
+		}
+		assert.Equal(t, 2, h.count("nodes", "create"))
+		assert.Equal(t, gets+1, h.count("nodes", "get"))
+		assert.Zero(t, h.count("nodes", "patch"), "a re-created Node is current")
+	})
 }
 
 func TestNodeControllerErrorHandler(t *testing.T) {

@@ -114,10 +114,11 @@ func nodeForCreate(desired *corev1.Node, now time.Time) *corev1.Node {
 // allocatable entries (others are kept), its daemon endpoints even when unset (the kubelet
 // port an earlier run advertised must go when this one serves no kubelet API), its addresses
 // and nodeInfo when set, and its conditions by type (others are kept). A condition's
-// lastTransitionTime moves only when its status changes. When anything changed, or heartbeat is set, every owned
-// condition's lastHeartbeatTime becomes now.
-func applyOwnedFields(server, desired *corev1.Node, now time.Time, heartbeat bool) (*corev1.Node, bool) {
-	n := server.DeepCopy()
+// lastTransitionTime moves only when its status changes. changed reports whether an owned field
+// differs (heartbeats aside); when it does, or heartbeat is set, every owned condition's
+// lastHeartbeatTime becomes now.
+func applyOwnedFields(server, desired *corev1.Node, now time.Time, heartbeat bool) (n *corev1.Node, changed bool) {
+	n = server.DeepCopy()
 	t := metav1.NewTime(now)
 	for k, v := range desired.Labels {
 		if n.Labels == nil {
@@ -145,13 +146,13 @@ func applyOwnedFields(server, desired *corev1.Node, now time.Time, heartbeat boo
 		}
 		c.Status, c.Reason, c.Message = d.Status, d.Reason, d.Message
 	}
-	changed := !apiequality.Semantic.DeepEqual(server, n)
+	changed = !apiequality.Semantic.DeepEqual(server, n)
 	if changed || heartbeat {
 		for _, d := range desired.Status.Conditions {
 			findNodeCondition(n.Status.Conditions, d.Type).LastHeartbeatTime = t
 		}
 	}
-	return n, changed || heartbeat
+	return n, changed
 }
 
 func mergeResources(into, from corev1.ResourceList) corev1.ResourceList {

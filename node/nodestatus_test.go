@@ -85,21 +85,21 @@ func serverNode() *corev1.Node {
 func TestApplyOwnedFields(t *testing.T) {
 	later := statusEpoch.Add(time.Minute)
 	for _, tc := range []struct {
-		name      string
-		desired   func(*corev1.Node)
-		heartbeat bool
-		wantWrite bool
-		check     func(t *testing.T, server, got *corev1.Node)
+		name        string
+		desired     func(*corev1.Node)
+		heartbeat   bool
+		wantChanged bool
+		check       func(t *testing.T, server, got *corev1.Node)
 	}{{
-		name:      "nothing changed",
-		wantWrite: false,
+		name:        "nothing changed",
+		wantChanged: false,
 		check: func(t *testing.T, server, got *corev1.Node) {
 			assert.Equal(t, server, got)
 		},
 	}, {
-		name:      "heartbeat only",
-		heartbeat: true,
-		wantWrite: true,
+		name:        "heartbeat only",
+		heartbeat:   true,
+		wantChanged: false,
 		check: func(t *testing.T, server, got *corev1.Node) {
 			for _, typ := range []corev1.NodeConditionType{corev1.NodeReady, corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure} {
 				assert.Equal(t, later, condition(got, typ).LastHeartbeatTime.Time, typ)
@@ -112,7 +112,7 @@ func TestApplyOwnedFields(t *testing.T) {
 		desired: func(n *corev1.Node) {
 			n.Status.Conditions = withPingResult(n.Status.Conditions, errors.New("down"))
 		},
-		wantWrite: true,
+		wantChanged: true,
 		check: func(t *testing.T, server, got *corev1.Node) {
 			ready := condition(got, corev1.NodeReady)
 			assert.Equal(t, corev1.ConditionFalse, ready.Status)
@@ -126,7 +126,7 @@ func TestApplyOwnedFields(t *testing.T) {
 		desired: func(n *corev1.Node) {
 			findNodeCondition(n.Status.Conditions, corev1.NodeReady).Message = "still fine"
 		},
-		wantWrite: true,
+		wantChanged: true,
 		check: func(t *testing.T, server, got *corev1.Node) {
 			assert.Equal(t, "still fine", condition(got, corev1.NodeReady).Message)
 			assert.Equal(t, statusEpoch, condition(got, corev1.NodeReady).LastTransitionTime.Time)
@@ -137,7 +137,7 @@ func TestApplyOwnedFields(t *testing.T) {
 			n.Status.Capacity[corev1.ResourcePods] = resource.MustParse("200")
 			n.Labels["tier"] = "core"
 		},
-		wantWrite: true,
+		wantChanged: true,
 		check: func(t *testing.T, server, got *corev1.Node) {
 			assert.Equal(t, "200", got.Status.Capacity.Pods().String())
 			assert.Equal(t, "2", got.Status.Capacity.Name("example.com/dongle", resource.DecimalSI).String())
@@ -150,7 +150,7 @@ func TestApplyOwnedFields(t *testing.T) {
 		desired: func(n *corev1.Node) {
 			n.Status.DaemonEndpoints = corev1.NodeDaemonEndpoints{}
 		},
-		wantWrite: true,
+		wantChanged: true,
 		check: func(t *testing.T, server, got *corev1.Node) {
 			assert.Equal(t, int32(0), got.Status.DaemonEndpoints.KubeletEndpoint.Port, "no port advertised that nothing serves")
 		},
@@ -161,8 +161,8 @@ func TestApplyOwnedFields(t *testing.T) {
 				tc.desired(desired)
 			}
 			before := server.DeepCopy()
-			got, write := applyOwnedFields(server, desired, later, tc.heartbeat)
-			assert.Equal(t, tc.wantWrite, write)
+			got, changed := applyOwnedFields(server, desired, later, tc.heartbeat)
+			assert.Equal(t, tc.wantChanged, changed)
 			assert.Equal(t, before, server, "server node not modified")
 			tc.check(t, server, got)
 		})
@@ -172,8 +172,8 @@ func TestApplyOwnedFields(t *testing.T) {
 func TestNodeStatusPatchNamesOnlyWhatChanged(t *testing.T) {
 	server, desired := serverNode(), desiredTestNode()
 	desired.Status.Conditions = withPingResult(desired.Status.Conditions, errors.New("down"))
-	updated, write := applyOwnedFields(server, desired, statusEpoch.Add(time.Minute), false)
-	require.True(t, write)
+	updated, changed := applyOwnedFields(server, desired, statusEpoch.Add(time.Minute), false)
+	require.True(t, changed)
 	patch, err := nodeStatusPatch(server, updated)
 	require.NoError(t, err)
 

@@ -85,6 +85,7 @@ func agentConfig(ctx context.Context, o *options, registry prometheus.Registerer
 		HTTPCheckFrequency:        o.HTTPCheckFrequency,
 		Node:                      n,
 		NodeStatusUpdateFrequency: o.NodeStatusUpdateFrequency,
+		NodeStatusReportFrequency: o.NodeStatusReportFrequency,
 		NodeLeaseDurationSeconds:  o.NodeLeaseDurationSeconds,
 		PodSyncWorkers:            o.PodSyncWorkers,
 		SyncFrequency:             o.SyncFrequency,

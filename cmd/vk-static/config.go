@@ -89,6 +89,14 @@ func applyConfigFile(path string, o *options, fs *pflag.FlagSet) error {
 	if cfg.NodeStatusUpdateFrequency.Duration != 0 {
 		set("node-status-update-frequency", func() { o.NodeStatusUpdateFrequency = cfg.NodeStatusUpdateFrequency.Duration })
 	}
+	switch {
+	case cfg.NodeStatusReportFrequency.Duration != 0:
+		set("node-status-report-frequency", func() { o.NodeStatusReportFrequency = cfg.NodeStatusReportFrequency.Duration })
+	case cfg.NodeStatusUpdateFrequency.Duration != 0:
+		// The kubelet's defaulting, for configurations older than the report frequency: a file
+		// that sets only the update frequency reports at it.
+		set("node-status-report-frequency", func() { o.NodeStatusReportFrequency = cfg.NodeStatusUpdateFrequency.Duration })
+	}
 	if cfg.NodeLeaseDurationSeconds != 0 {
 		set("node-lease-duration-seconds", func() { o.NodeLeaseDurationSeconds = cfg.NodeLeaseDurationSeconds })
 	}
@@ -136,7 +144,7 @@ var supportedConfigFields = map[string]bool{
 	"fileCheckFrequency": true, "httpCheckFrequency": true, "syncFrequency": true,
 	"address": true, "port": true, "healthzBindAddress": true, "healthzPort": true,
 	"kubeAPIQPS": true, "kubeAPIBurst": true, "eventRecordQPS": true, "eventBurst": true, "maxPods": true,
-	"nodeStatusUpdateFrequency": true, "nodeLeaseDurationSeconds": true,
+	"nodeStatusUpdateFrequency": true, "nodeStatusReportFrequency": true, "nodeLeaseDurationSeconds": true,
 	"registerWithTaints": true, "enableProfilingHandler": true,
 	"systemReserved": true, "kubeReserved": true, "containerLogMaxSize": true, "containerLogMaxFiles": true,
 	"tlsCertFile": true, "tlsPrivateKeyFile": true, "tlsMinVersion": true, "tlsCipherSuites": true,

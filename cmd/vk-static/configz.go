@@ -52,6 +52,7 @@ func (o *options) kubeletConfiguration() kubeletv1beta1.KubeletConfiguration {
 
 		MaxPods:                   o.MaxPods,
 		NodeStatusUpdateFrequency: metav1.Duration{Duration: o.NodeStatusUpdateFrequency},
+		NodeStatusReportFrequency: metav1.Duration{Duration: o.NodeStatusReportFrequency},
 		NodeLeaseDurationSeconds:  o.NodeLeaseDurationSeconds,
 		RegisterWithTaints:        taints,
 		SystemReserved:            o.Process.SystemReserved,

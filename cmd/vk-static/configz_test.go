@@ -18,7 +18,7 @@ var configzArgs = []string{
 	"--file-check-frequency", "3s", "--http-check-frequency", "4s", "--sync-frequency", "5s",
 	"--address", "10.0.0.1", "--port", "1234", "--healthz-bind-address", "10.0.0.2", "--healthz-port", "1235", "--profiling",
 	"--kube-api-qps", "3", "--kube-api-burst", "4", "--event-qps", "5", "--event-burst", "6", "--max-pods", "7",
-	"--node-status-update-frequency", "8s", "--node-lease-duration-seconds", "9", "--register-with-taints", "k=v:NoSchedule",
+	"--node-status-update-frequency", "8s", "--node-status-report-frequency", "10s", "--node-lease-duration-seconds", "9", "--register-with-taints", "k=v:NoSchedule",
 	"--system-reserved", "cpu=100m", "--kube-reserved", "cpu=200m", "--container-log-max-size", "1Mi", "--container-log-max-files", "3",
 	"--tls-cert-file", "/c", "--tls-private-key-file", "/k", "--tls-min-version", "VersionTLS13", "--tls-cipher-suites", "TLS_AES_128_GCM_SHA256",
 	"--client-ca-file", "/ca", "--anonymous-auth", "--authentication-token-webhook=false", "--authentication-token-webhook-cache-ttl", "3s",

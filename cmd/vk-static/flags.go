@@ -55,6 +55,7 @@ var kubeletConfigFields = map[string]string{
 	"event-burst":                  "eventBurst",
 	"max-pods":                     "maxPods",
 	"node-status-update-frequency": "nodeStatusUpdateFrequency",
+	"node-status-report-frequency": "nodeStatusReportFrequency",
 	"node-lease-duration-seconds":  "nodeLeaseDurationSeconds",
 	"register-with-taints":         "registerWithTaints",
 	"system-reserved":              "systemReserved",

@@ -91,6 +91,7 @@ func TestKubeletConfigFieldsAreTheOnesApplied(t *testing.T) {
 		"eventBurst":                "eventBurst: 3",
 		"maxPods":                   "maxPods: 3",
 		"nodeStatusUpdateFrequency": "nodeStatusUpdateFrequency: 3s",
+		"nodeStatusReportFrequency": "nodeStatusReportFrequency: 3s",
 		"nodeLeaseDurationSeconds":  "nodeLeaseDurationSeconds: 3",
 		"registerWithTaints":        "registerWithTaints: [{key: k, effect: NoSchedule}]",
 		"systemReserved":            "systemReserved: {cpu: 100m}",

@@ -76,6 +76,35 @@ cgroupDriver: systemd
 	}
 }
 
+// The report frequency defaults as the kubelet's does: 5 minutes, unless a config file sets
+// only the update frequency (written before the report frequency existed): then that.
+func TestNodeStatusReportFrequencyDefaults(t *testing.T) {
+	const header = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"
+	for _, tc := range []struct {
+		name, config string
+		args         []string
+		want         time.Duration
+	}{
+		{name: "default", want: 5 * time.Minute},
+		{name: "update frequency flag", args: []string{"--node-status-update-frequency", "20s"}, want: 5 * time.Minute},
+		{name: "update frequency field", config: "nodeStatusUpdateFrequency: 20s\n", want: 20 * time.Second},
+		{name: "both fields", config: "nodeStatusUpdateFrequency: 20s\nnodeStatusReportFrequency: 1m\n", want: time.Minute},
+		{name: "flag wins", config: "nodeStatusUpdateFrequency: 20s\n", args: []string{"--node-status-report-frequency", "2m"}, want: 2 * time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if tc.config != "" {
+				args = append(args, "--config", writeFile(t, "c.yaml", header+tc.config))
+			}
+			o, err := parse(t, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			assert.Equal(t, tc.want, o.NodeStatusReportFrequency)
+		})
+	}
+}
+
 func TestBadConfigIsAnErrorNamingTheField(t *testing.T) {
 	for _, tc := range []struct{ name, content, want string }{
 		{"unknown field", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPth: /x\n", "staticPodPth"},
@@ -108,6 +137,7 @@ func TestInvalidFlagsNameTheFlag(t *testing.T) {
 		{[]string{"--process-allowed-host-paths", "srv"}, "--process-allowed-host-paths"},
 		{[]string{"--hostname-override", "Not_A_Name"}, "--hostname-override"},
 		{[]string{"--pod-sync-workers", "0"}, "--pod-sync-workers"},
+		{[]string{"--node-status-report-frequency", "0s"}, "--node-status-report-frequency"},
 		{[]string{"--memory-limit", "lots"}, "--memory-limit"},
 		{[]string{"--memory-limit", "-5Mi"}, "--memory-limit"},
 	} {

@@ -49,6 +49,7 @@ type options struct {
 	NodeLabels                map[string]string
 	RegisterWithTaints        []string
 	NodeStatusUpdateFrequency time.Duration
+	NodeStatusReportFrequency time.Duration
 	NodeLeaseDurationSeconds  int32
 	PodSyncWorkers            int
 	Profiling                 bool
@@ -92,6 +93,7 @@ func defaultOptions() *options {
 		EventBurst:                100,
 		MaxPods:                   110,
 		NodeStatusUpdateFrequency: 10 * time.Second, // the kubelet's; the node package's own default is for heartbeats through the Lease only
+		NodeStatusReportFrequency: node.DefaultStatusReportFrequency,
 		NodeLeaseDurationSeconds:  node.DefaultLeaseDurationSeconds,
 		PodSyncWorkers:            node.DefaultPodSyncWorkers,
 		MemoryLimit:               "auto",
@@ -135,7 +137,8 @@ func (o *options) addNodeFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.NodeIP, "node-ip", o.NodeIP, "The InternalIP the Node reports (default: the address of the hostname).")
 	fs.StringToStringVar(&o.NodeLabels, "node-labels", o.NodeLabels, "Labels the Node registers with, key=value pairs.")
 	fs.StringSliceVar(&o.RegisterWithTaints, "register-with-taints", o.RegisterWithTaints, "Taints the Node registers with: key=value:Effect or key:Effect.")
-	fs.DurationVar(&o.NodeStatusUpdateFrequency, "node-status-update-frequency", o.NodeStatusUpdateFrequency, "How often the Node's status is written.")
+	fs.DurationVar(&o.NodeStatusUpdateFrequency, "node-status-update-frequency", o.NodeStatusUpdateFrequency, "How often the Node's status is computed; a change is written at once.")
+	fs.DurationVar(&o.NodeStatusReportFrequency, "node-status-report-frequency", o.NodeStatusReportFrequency, "How often the Node's status is written when nothing changed, to refresh its heartbeats (the Lease says the node is alive meanwhile); the first period after a start or a change is spread by up to half of it. (The kubelet sets it in its config file only.)")
 	fs.Int32Var(&o.NodeLeaseDurationSeconds, "node-lease-duration-seconds", o.NodeLeaseDurationSeconds, "Duration of the node Lease; it is renewed every quarter of it.")
 }
 
@@ -195,7 +198,7 @@ func (o *options) validate() error {
 	if _, err := o.manifestHeader(); err != nil {
 		bad("manifest-url-header", "%v", err)
 	}
-	for flag, d := range map[string]time.Duration{"file-check-frequency": o.FileCheckFrequency, "http-check-frequency": o.HTTPCheckFrequency, "sync-frequency": o.SyncFrequency, "node-status-update-frequency": o.NodeStatusUpdateFrequency} {
+	for flag, d := range map[string]time.Duration{"file-check-frequency": o.FileCheckFrequency, "http-check-frequency": o.HTTPCheckFrequency, "sync-frequency": o.SyncFrequency, "node-status-update-frequency": o.NodeStatusUpdateFrequency, "node-status-report-frequency": o.NodeStatusReportFrequency} {
 		if d <= 0 {
 			bad(flag, "must be positive, got %s", d)
 		}

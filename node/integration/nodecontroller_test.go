@@ -84,6 +84,7 @@ func runIntegrationController(t *testing.T, name string, p node.NodeProvider) (*
 		node.WithNodeEnableLeaseV1WithRenewInterval(cs.CoordinationV1().Leases(corev1.NamespaceNodeLease), 40, itRenewInterval),
 		node.WithNodePingInterval(itPingInterval),
 		node.WithNodeStatusUpdateInterval(itStatusInterval),
+		node.WithNodeStatusReportFrequency(itStatusInterval), // heartbeats at every interval, for the tests that wait for one
 	)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
