@@ -52,9 +52,9 @@ type NodeController struct {
 	nodeGetter               mirror.NodeGetter // nil: the Node is read from the API server
 	clock                    clock.WithTicker
 
-	// report is when an unchanged status is written again; only Run's goroutine (register,
-	// then the status loop) uses it.
-	report statusReport
+	// Only Run's goroutine (register, then the status loop) uses these two.
+	report    statusReport // when an unchanged status is written again
+	lastWrite nodeWrite    // what the last status write returned
 
 	mu      sync.Mutex
 	desired *corev1.Node // the caller's node plus what the provider reported
@@ -322,19 +322,41 @@ func (c *NodeController) updateStatus(ctx context.Context, heartbeatDue, fromSer
 		return fmt.Errorf("patch node %s status: %w", c.name, err)
 	}
 	c.report.written(now, changed)
+	from := current.ResourceVersion
+	if current == c.lastWrite.node {
+		from = c.lastWrite.from // the getter is still behind the previous write, and so this one
+	}
+	c.lastWrite = nodeWrite{from: from, node: patched}
 	c.setNodeUID(patched.UID)
 	klog.FromContext(ctx).V(4).Info("Node status written", "patch", string(patch))
 	return nil
 }
 
-// currentNode is the Node as the node getter holds it, as the kubelet reads its node lister.
-// The API server is asked instead when fromServer is set, without a getter, and when the getter
-// does not have the Node: one that has not synced yet must not make the controller re-create a
-// Node that exists, so only the server's NotFound says the Node is gone.
+// nodeWrite is the Node a status write returned, and the resourceVersion it was computed from.
+type nodeWrite struct {
+	from string
+	node *corev1.Node
+}
+
+// newer is what the write returned if cached is the version that write replaced, else cached.
+func (w nodeWrite) newer(cached *corev1.Node) *corev1.Node {
+	if w.node != nil && cached.ResourceVersion != "" && cached.ResourceVersion == w.from && cached.UID == w.node.UID {
+		return w.node
+	}
+	return cached
+}
+
+// currentNode is the Node as the node getter holds it, as the kubelet reads its node lister —
+// or what the last write returned while the getter still holds the version that write replaced
+// (its watch has not delivered the write yet), so that a change reverted meanwhile is not
+// missed and one already written is not written again. The API server is asked instead when
+// fromServer is set, without a getter, and when the getter does not have the Node: one that
+// has not synced yet must not make the controller re-create a Node that exists, so only the
+// server's NotFound says the Node is gone.
 func (c *NodeController) currentNode(ctx context.Context, fromServer bool) (*corev1.Node, error) {
 	if c.nodeGetter != nil && !fromServer {
 		if n, err := c.nodeGetter.Get(c.name); err == nil && n != nil {
-			return n, nil
+			return c.lastWrite.newer(n), nil
 		}
 	}
 	n, err := c.nodes.Get(ctx, c.name, metav1.GetOptions{})

@@ -67,25 +67,36 @@ const (
 
 // fakeNodeGetter is the agent's Node watch over the fake clientset: it reads the tracker, so it
 // is in sync with the fake API server and sends no request (the clientset records none), unless
-// the test makes it lag: then it says NotFound, as a watch that has not synced yet does.
+// the test makes it lag: then it says NotFound, as a watch that has not synced yet does, or
+// holds the Node as it was when frozen, as a watch that has not delivered the latest writes.
 type fakeNodeGetter struct {
 	tracker k8stesting.ObjectTracker
 	mu      sync.Mutex
 	lagging bool
+	frozen  *corev1.Node
 }
 
 func (g *fakeNodeGetter) Get(name string) (*corev1.Node, error) {
 	g.mu.Lock()
-	lagging := g.lagging
+	lagging, frozen := g.lagging, g.frozen
 	g.mu.Unlock()
 	if lagging {
 		return nil, apierrors.NewNotFound(corev1.Resource("nodes"), name)
+	}
+	if frozen != nil {
+		return frozen, nil
 	}
 	obj, err := g.tracker.Get(corev1.SchemeGroupVersion.WithResource("nodes"), "", name)
 	if err != nil {
 		return nil, err
 	}
 	return obj.(*corev1.Node), nil
+}
+
+func (g *fakeNodeGetter) freeze(n *corev1.Node) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.frozen = n
 }
 
 func (g *fakeNodeGetter) setLagging(lagging bool) {
@@ -385,6 +396,35 @@ func TestNodeControllerWritesAChangeAtOnceFromTheGetter(t *testing.T) {
 			})
 		})
 	}
+}
+
+// The getter's watch may not have delivered the controller's own writes yet: until it has moved
+// past the version they replaced, what they returned is the Node, so that a change reverted
+// meanwhile is written, not taken for the state the getter still shows. (The fake API server
+// keeps the resourceVersion an object was created with.)
+func TestNodeControllerGetterBehindItsOwnWrites(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		existing := desiredTestNode()
+		existing.UID, existing.ResourceVersion = "uid-old", "7"
+		h := startControllerWith(t, harnessConfig{existing: []runtime.Object{existing}})
+		synctest.Wait()
+		require.Equal(t, 1, h.count("nodes", "patch"), "registration")
+		h.getter.freeze(h.node(t))
+
+		capacity := func(pods string) *corev1.Node {
+			return &corev1.Node{Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourcePods: resource.MustParse(pods)}}}
+		}
+		for i, pods := range []string{"50", "60", "110"} { // the last one is what the getter holds
+			h.provider.report(capacity(pods))
+			synctest.Wait()
+			require.Equal(t, 2+i, h.count("nodes", "patch"), "pods %s", pods)
+			assert.Equal(t, pods, h.node(t).Status.Capacity.Pods().String())
+		}
+		h.provider.report(capacity("110"))
+		synctest.Wait()
+		assert.Equal(t, 4, h.count("nodes", "patch"), "written already")
+		assert.Equal(t, 1, h.count("nodes", "get"), "registration's only: it found the Node existing")
+	})
 }
 
 // A failed write is retried with the Node read from the API server: the getter's copy may be
