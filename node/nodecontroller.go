@@ -35,8 +35,10 @@ import (
 // status report period (WithNodeStatusReportFrequency) to refresh the conditions' heartbeats.
 // Without a Lease the heartbeats are the liveness signal and are written at every interval. A
 // retry after a failed write reads the Node from the API server. While Ping fails, Ready is
-// False and the Lease is not renewed, so the cluster sees the node go NotReady. A deleted Node
-// is re-created, once the API server confirms that it is gone.
+// False and the Lease is not renewed, so the cluster sees the node go NotReady; the heartbeats
+// are written at every interval then, so that it keeps seeing why (rather than Unknown, as for
+// a node that stopped reporting). A deleted Node is re-created, once the API server confirms
+// that it is gone.
 type NodeController struct {
 	provider NodeProvider
 	nodes    corev1client.NodeInterface
@@ -248,7 +250,8 @@ func kick(ch chan struct{}) {
 }
 
 // statusLoop computes the status at every interval and on every change, and writes what
-// updateStatus decides to. Without a Lease every interval's write carries heartbeats.
+// updateStatus decides to. When no Lease is renewed (there is none, or Ping fails) the
+// status's heartbeats are the node's liveness: every interval writes them.
 func (c *NodeController) statusLoop(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	ticker := c.clock.NewTicker(c.statusUpdateInterval)
@@ -262,7 +265,7 @@ func (c *NodeController) statusLoop(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-ticker.C():
-			heartbeatDue = heartbeatDue || c.leases == nil
+			heartbeatDue = heartbeatDue || c.leases == nil || !c.healthy()
 		case <-c.statusChanged:
 		case <-retryC:
 		}

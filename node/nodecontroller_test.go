@@ -556,6 +556,33 @@ func TestNodeControllerPingFailureStopsLease(t *testing.T) {
 
 // A Node the getter does not have is looked up on the API server: while the getter lags, the
 // Node it lacks is not re-created; once the server says it is gone, it is re-created once.
+// While Ping fails the Lease is not renewed, so the status's heartbeats say the node is alive
+// and why it is not ready: they are written at every interval, as without a Lease, and no more
+// once Ping succeeds again.
+func TestNodeControllerHeartbeatsWhilePingFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := startController(t)
+		synctest.Wait()
+		h.provider.setPingErr(errors.New("backend down"))
+		h.step(testPingInterval)
+		require.Equal(t, 1, h.count("nodes", "patch"), "Ready False")
+		for i := 1; i <= 3; i++ {
+			h.step(testStatusInterval)
+			require.Equal(t, 1+i, h.count("nodes", "patch"))
+			ready := condition(h.node(t), corev1.NodeReady)
+			assert.Equal(t, corev1.ConditionFalse, ready.Status)
+			assert.Equal(t, h.clock.Now(), ready.LastHeartbeatTime.Time.UTC())
+		}
+		h.provider.setPingErr(nil)
+		h.step(testPingInterval)
+		require.Equal(t, 5, h.count("nodes", "patch"), "Ready True")
+		for range 3 {
+			h.step(testStatusInterval)
+		}
+		assert.Equal(t, 5, h.count("nodes", "patch"), "the Lease is renewed again")
+	})
+}
+
 func TestNodeControllerRecreatesDeletedNode(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := startController(t)
