@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,48 +11,27 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
-// reviewAPI is a fake API server's SubjectAccessReview: each call takes the next answer (the
-// last one repeats) and is recorded.
-type reviewAPI struct {
-	mu      sync.Mutex
-	answers []reviewAPIAnswer
-	asked   []authorizationv1.SubjectAccessReviewSpec
+// reviewAPI is a fake API server's SubjectAccessReview.
+type (
+	reviewAPI       = fakeReview[authorizationv1.SubjectAccessReviewSpec, authorizationv1.SubjectAccessReviewStatus]
+	reviewAPIAnswer = reviewAnswer[authorizationv1.SubjectAccessReviewStatus]
+)
+
+func reviewClient(api *reviewAPI) *fake.Clientset {
+	return api.client("subjectaccessreviews",
+		func(o runtime.Object) authorizationv1.SubjectAccessReviewSpec {
+			return o.(*authorizationv1.SubjectAccessReview).Spec
+		},
+		func(spec authorizationv1.SubjectAccessReviewSpec, status authorizationv1.SubjectAccessReviewStatus) runtime.Object {
+			return &authorizationv1.SubjectAccessReview{Spec: spec, Status: status}
+		})
 }
 
-type reviewAPIAnswer struct {
-	status authorizationv1.SubjectAccessReviewStatus
-	err    error
-}
-
-func (a *reviewAPI) calls() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.asked)
-}
-
-// client is a fake clientset whose subjectaccessreviews are a.
-func (a *reviewAPI) client() *fake.Clientset {
-	cs := fake.NewClientset()
-	cs.PrependReactor("create", "subjectaccessreviews", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		review := action.(k8stesting.CreateAction).GetObject().(*authorizationv1.SubjectAccessReview)
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		answer := a.answers[min(len(a.asked), len(a.answers)-1)]
-		a.asked = append(a.asked, review.Spec)
-		if answer.err != nil {
-			return true, nil, answer.err
-		}
-		return true, &authorizationv1.SubjectAccessReview{Spec: review.Spec, Status: answer.status}, nil
-	})
-	return cs
-}
-
-func (a *reviewAPI) authorizer(clk *clocktesting.FakeClock) *subjectAccessReviewAuthorizer {
-	return newSubjectAccessReviewAuthorizer(a.client().AuthorizationV1().SubjectAccessReviews(),
+func reviewAuthorizer(api *reviewAPI, clk *clocktesting.FakeClock) *subjectAccessReviewAuthorizer {
+	return newSubjectAccessReviewAuthorizer(reviewClient(api).AuthorizationV1().SubjectAccessReviews(),
 		DefaultAuthorizedCacheTTL, DefaultUnauthorizedCacheTTL, testBackoff(), clk)
 }
 
@@ -111,7 +89,7 @@ func TestSubjectAccessReviewAuthorizer(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &reviewAPI{answers: tc.answers}
-			decision, reason, err := api.authorizer(clocktesting.NewFakeClock(time.Now())).Authorize(context.Background(), tc.attrs)
+			decision, reason, err := reviewAuthorizer(api, clocktesting.NewFakeClock(time.Now())).Authorize(context.Background(), tc.attrs)
 			assert.Equal(t, tc.wantDecision, decision)
 			assert.Equal(t, tc.wantReason, reason)
 			if tc.wantErr != "" {
@@ -151,7 +129,7 @@ func TestSubjectAccessReviewCache(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &reviewAPI{answers: []reviewAPIAnswer{tc.answer}}
 			clk := clocktesting.NewFakeClock(time.Now())
-			authz := api.authorizer(clk)
+			authz := reviewAuthorizer(api, clk)
 			wantCalls := 0
 			ask := func(attrs authorizer.Attributes, reused bool, msg string) {
 				t.Helper()
@@ -187,7 +165,7 @@ func TestSubjectAccessReviewCache(t *testing.T) {
 // Attributes larger than the webhook authorizer caches are asked every time.
 func TestSubjectAccessReviewCacheSkipsHugeAttributes(t *testing.T) {
 	api := &reviewAPI{answers: []reviewAPIAnswer{{status: authorizationv1.SubjectAccessReviewStatus{Allowed: true}}}}
-	authz := api.authorizer(clocktesting.NewFakeClock(time.Now()))
+	authz := reviewAuthorizer(api, clocktesting.NewFakeClock(time.Now()))
 	attrs := nodeAttributes(alice, "get", "proxy")
 	attrs.Path = "/" + string(make([]byte, maxCachedAttributesSize))
 	for range 2 {
@@ -215,7 +193,7 @@ func TestNewAuthorizer(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &reviewAPI{answers: []reviewAPIAnswer{{status: authorizationv1.SubjectAccessReviewStatus{Allowed: true}}}}
 			if tc.wantCalls > 0 {
-				tc.cfg.Client = api.client()
+				tc.cfg.Client = reviewClient(api)
 			}
 			decision, _, err := newAuthorizer(tc.cfg).Authorize(context.Background(), attrs)
 			assert.NoError(t, err)

@@ -2,76 +2,36 @@ package api
 
 import (
 	"context"
-	"errors"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	authenticationv1 "k8s.io/api/authentication/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
-// testBackoff retries as webhookRetryBackoff does (5 attempts), without its seconds.
-func testBackoff() wait.Backoff {
-	return wait.Backoff{Duration: time.Millisecond, Factor: 1, Steps: 5}
-}
-
-// errInternal, errTooMany and errForbidden are API errors as client-go returns them: the first
-// two worth retrying, the last not.
-var (
-	errInternal  = apierrors.NewInternalError(errors.New("etcd is away"))
-	errTooMany   = apierrors.NewTooManyRequests("slow down", 0)
-	errForbidden = apierrors.NewForbidden(authenticationv1.Resource("tokenreviews"), "", errors.New("no"))
+// tokenAPI is a fake API server's TokenReview.
+type (
+	tokenAPI       = fakeReview[authenticationv1.TokenReviewSpec, authenticationv1.TokenReviewStatus]
+	tokenAPIAnswer = reviewAnswer[authenticationv1.TokenReviewStatus]
 )
 
-// tokenAPI is a fake API server's TokenReview: each call takes the next answer (the last one
-// repeats) and is recorded.
-type tokenAPI struct {
-	mu      sync.Mutex
-	answers []tokenAPIAnswer
-	asked   []authenticationv1.TokenReviewSpec
+func tokenClient(api *tokenAPI) *fake.Clientset {
+	return api.client("tokenreviews",
+		func(o runtime.Object) authenticationv1.TokenReviewSpec { return o.(*authenticationv1.TokenReview).Spec },
+		func(spec authenticationv1.TokenReviewSpec, status authenticationv1.TokenReviewStatus) runtime.Object {
+			return &authenticationv1.TokenReview{Spec: spec, Status: status}
+		})
 }
 
-type tokenAPIAnswer struct {
-	status authenticationv1.TokenReviewStatus
-	err    error
-}
-
-func (a *tokenAPI) calls() int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return len(a.asked)
-}
-
-// client is a fake clientset whose tokenreviews are a.
-func (a *tokenAPI) client() *fake.Clientset {
-	cs := fake.NewClientset()
-	cs.PrependReactor("create", "tokenreviews", func(action k8stesting.Action) (bool, runtime.Object, error) {
-		review := action.(k8stesting.CreateAction).GetObject().(*authenticationv1.TokenReview)
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		answer := a.answers[min(len(a.asked), len(a.answers)-1)]
-		a.asked = append(a.asked, review.Spec)
-		if answer.err != nil {
-			return true, nil, answer.err
-		}
-		return true, &authenticationv1.TokenReview{Spec: review.Spec, Status: answer.status}, nil
-	})
-	return cs
-}
-
-func (a *tokenAPI) authenticator(ttl time.Duration, clk *clocktesting.FakeClock) *tokenReviewAuthenticator {
-	return newTokenReviewAuthenticator(a.client().AuthenticationV1().TokenReviews(), ttl, testBackoff(), clk)
+func tokenAuthenticator(api *tokenAPI, ttl time.Duration, clk *clocktesting.FakeClock) *tokenReviewAuthenticator {
+	return newTokenReviewAuthenticator(tokenClient(api).AuthenticationV1().TokenReviews(), ttl, testBackoff(), clk)
 }
 
 var aliceStatus = authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{
@@ -116,7 +76,7 @@ func TestTokenReviewAuthenticator(t *testing.T) {
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &tokenAPI{answers: tc.answers}
-			resp, ok, err := api.authenticator(time.Minute, clocktesting.NewFakeClock(time.Now())).
+			resp, ok, err := tokenAuthenticator(api, time.Minute, clocktesting.NewFakeClock(time.Now())).
 				AuthenticateToken(context.Background(), "the-token")
 			if tc.wantErr != "" {
 				assert.ErrorContains(t, err, tc.wantErr)
@@ -156,7 +116,7 @@ func TestTokenReviewCache(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &tokenAPI{answers: []tokenAPIAnswer{tc.answer}}
 			clk := clocktesting.NewFakeClock(time.Now())
-			authn := api.authenticator(tc.ttl, clk)
+			authn := tokenAuthenticator(api, tc.ttl, clk)
 			ask := func(token string) (*authenticator.Response, bool, error) {
 				return authn.AuthenticateToken(context.Background(), token)
 			}
@@ -200,7 +160,7 @@ func TestNewAuthenticatorTokens(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &tokenAPI{answers: []tokenAPIAnswer{tc.answer}}
-			authn, err := newAuthenticator(Config{Client: api.client(), Anonymous: tc.anonymous, AuthenticationCacheTTL: time.Minute}, nil)
+			authn, err := newAuthenticator(Config{Client: tokenClient(api), Anonymous: tc.anonymous, AuthenticationCacheTTL: time.Minute}, nil)
 			require.NoError(t, err)
 			r := httptest.NewRequest("GET", "/pods", nil)
 			if tc.header != "" {
@@ -231,7 +191,7 @@ func TestNewAuthenticatorTokens(t *testing.T) {
 // authenticate with is a configuration error.
 func TestNewAuthenticatorWithoutTokens(t *testing.T) {
 	api := &tokenAPI{answers: []tokenAPIAnswer{{status: aliceStatus}}}
-	authn, err := newAuthenticator(Config{Client: api.client(), DisableTokenWebhook: true, Anonymous: true}, nil)
+	authn, err := newAuthenticator(Config{Client: tokenClient(api), DisableTokenWebhook: true, Anonymous: true}, nil)
 	require.NoError(t, err)
 	r := httptest.NewRequest("GET", "/pods", nil)
 	r.Header.Set("Authorization", "Bearer t")
