@@ -77,6 +77,8 @@ func TestConfigzDefaults(t *testing.T) {
 		"port":                           float64(10250),
 		"streamingConnectionIdleTimeout": "4h0m0s",
 		"syncFrequency":                  "1m0s",
+		"nodeStatusUpdateFrequency":      "10s",
+		"nodeStatusReportFrequency":      "5m0s",
 		"authorization":                  map[string]any{"mode": "Webhook", "webhook": map[string]any{"cacheAuthorizedTTL": "5m0s", "cacheUnauthorizedTTL": "30s"}},
 	} {
 		assert.Equal(t, want, got.KubeletConfig[field], field)
