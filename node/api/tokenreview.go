@@ -85,7 +85,7 @@ func (a *tokenReviewAuthenticator) review(ctx context.Context, token string) (*a
 	status := result.Status
 	switch {
 	case !status.Authenticated && status.Error != "":
-		return nil, false, errors.New(status.Error)
+		return nil, false, errors.New("TokenReview: " + status.Error)
 	case !status.Authenticated:
 		return nil, false, nil
 	}
