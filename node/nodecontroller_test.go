@@ -55,14 +55,15 @@ func (p *fakeNodeProvider) report(n *corev1.Node) {
 }
 
 const (
-	testStatusInterval    = time.Minute
-	testReportFrequency   = 5 * time.Minute
-	testPingInterval      = 10 * time.Second
-	testRenewInterval     = 10 * time.Second
-	testFirstWriteRetry   = 200 * time.Millisecond // writeRetry's first delay
-	testNoReportJitter    = 0.5                    // statusReport.rand: no delay added to the period
-	testLateReportJitter  = 0.75                   // statusReport.rand: a quarter period added
-	testLateReportsPeriod = testReportFrequency + testReportFrequency/4
+	testStatusInterval   = time.Minute
+	testReportFrequency  = 5 * time.Minute
+	testPingInterval     = 10 * time.Second
+	testRenewInterval    = 10 * time.Second
+	testFirstWriteRetry  = 200 * time.Millisecond // writeRetry's first delay
+	testNoReportJitter   = 0.5                    // statusReport.rand: no delay added to the period
+	testLateReportJitter = 0.75                   // statusReport.rand: a quarter period added
+	// testLateFirstReport is when the first report is due after registration, with testLateReportJitter.
+	testLateFirstReport = testReportFrequency + testReportFrequency/4
 )
 
 // fakeNodeGetter is the agent's Node watch over the fake clientset: it reads the tracker, so it
@@ -117,11 +118,12 @@ type controllerHarness struct {
 // harnessConfig varies the controller a harness runs; the zero value is the agent's: a Lease,
 // a node getter, and report periods without a random delay.
 type harnessConfig struct {
-	noLease    bool
-	noGetter   bool
-	jitter     float64 // the report delay's random draw; 0 means testNoReportJitter
-	existing   []runtime.Object
-	reactorFor func(h *controllerHarness) // installs reactors before the controller starts
+	noLease  bool
+	noGetter bool
+	jitter   float64 // the report delay's random draw; 0 means testNoReportJitter
+	existing []runtime.Object
+	reactors func(*fake.Clientset) // installs reactors before the controller starts
+	opts     []NodeControllerOpt   // more options
 }
 
 func startController(t *testing.T, existing ...runtime.Object) *controllerHarness {
@@ -142,8 +144,8 @@ func startControllerWith(t *testing.T, cfg harnessConfig) *controllerHarness {
 		a.(k8stesting.CreateAction).GetObject().(*corev1.Node).UID = "uid-node"
 		return false, nil, nil
 	})
-	if cfg.reactorFor != nil {
-		cfg.reactorFor(h)
+	if cfg.reactors != nil {
+		cfg.reactors(h.client)
 	}
 	opts := []NodeControllerOpt{
 		WithNodeStatusUpdateInterval(testStatusInterval),
@@ -151,6 +153,7 @@ func startControllerWith(t *testing.T, cfg harnessConfig) *controllerHarness {
 		WithNodePingInterval(testPingInterval),
 		WithNodeClock(h.clock),
 	}
+	opts = append(opts, cfg.opts...)
 	tickers := 2 // status and ping
 	if !cfg.noLease {
 		opts = append(opts, WithNodeEnableLeaseV1WithRenewInterval(h.client.CoordinationV1().Leases(corev1.NamespaceNodeLease), 40, testRenewInterval))
@@ -249,6 +252,8 @@ func TestNewNodeControllerValidates(t *testing.T) {
 		"negative ping interval": {node: desiredTestNode(), opts: []NodeControllerOpt{WithNodePingInterval(-time.Second)}},
 		"zero status interval":   {node: desiredTestNode(), opts: []NodeControllerOpt{WithNodeStatusUpdateInterval(0)}},
 		"nil lease client":       {node: desiredTestNode(), opts: []NodeControllerOpt{WithNodeEnableLeaseV1(nil, 0)}},
+		"zero report frequency":  {node: desiredTestNode(), opts: []NodeControllerOpt{WithNodeStatusReportFrequency(0)}},
+		"nil node getter":        {node: desiredTestNode(), opts: []NodeControllerOpt{WithNodeGetter(nil)}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := NewNodeController(&fakeNodeProvider{}, tc.node, client.CoreV1().Nodes(), tc.opts...)
@@ -260,6 +265,7 @@ func TestNewNodeControllerValidates(t *testing.T) {
 	assert.Equal(t, DefaultLeaseDurationSeconds, c.leaseDurationSeconds)
 	assert.Equal(t, 10*time.Second, c.leaseRenewInterval)
 	assert.Equal(t, DefaultPingInterval, c.pingTimeout)
+	assert.Equal(t, DefaultStatusReportFrequency, c.report.frequency)
 }
 
 func TestNodeControllerRegistersNodeAndLease(t *testing.T) {
@@ -322,7 +328,7 @@ func TestNodeControllerAtRestWritesOncePerReportPeriod(t *testing.T) {
 		require.Equal(t, 1, h.count("nodes", "create"))
 		registered := statusEpoch
 
-		intervals := int(testLateReportsPeriod / testStatusInterval) // 6: 6 min < 6¼ min
+		intervals := int(testLateFirstReport / testStatusInterval) // 6: 6 min < 6¼ min
 		for range intervals {
 			h.step(testStatusInterval)
 		}
@@ -436,26 +442,24 @@ func TestNodeControllerRetryReadsTheServer(t *testing.T) {
 	}{{name: "backoff"}, {name: "error handler", handler: true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var handled []error
-				var mu sync.Mutex
-				h := startControllerWith(t, harnessConfig{reactorFor: func(h *controllerHarness) {
+				var handled []error // written by the status loop, read once it waits
+				cfg := harnessConfig{reactors: func(client *fake.Clientset) {
 					refused := false
-					h.client.PrependReactor("patch", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
+					client.PrependReactor("patch", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
 						if refused {
 							return false, nil, nil
 						}
 						refused = true
 						return true, nil, apierrors.NewConflict(corev1.Resource("nodes"), "node-a", errors.New("changed meanwhile"))
 					})
-				}})
+				}}
 				if tc.handler {
-					h.c.statusUpdateErrorHandler = func(ctx context.Context, err error) error {
-						mu.Lock()
-						defer mu.Unlock()
+					cfg.opts = append(cfg.opts, WithNodeStatusUpdateErrorHandler(func(ctx context.Context, err error) error {
 						handled = append(handled, err)
 						return nil
-					}
+					}))
 				}
+				h := startControllerWith(t, cfg)
 				synctest.Wait()
 
 				h.provider.report(&corev1.Node{Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("50")}}})
@@ -468,9 +472,7 @@ func TestNodeControllerRetryReadsTheServer(t *testing.T) {
 				require.Equal(t, 2, h.count("nodes", "patch"), "retried")
 				assert.Equal(t, 1, h.count("nodes", "get"), "the retry reads the server")
 				assert.Equal(t, "50", h.node(t).Status.Capacity.Pods().String())
-				mu.Lock()
 				assert.Len(t, handled, map[bool]int{true: 1}[tc.handler])
-				mu.Unlock()
 
 				h.provider.report(&corev1.Node{Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("60")}}})
 				synctest.Wait()
