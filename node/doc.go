@@ -37,9 +37,11 @@
 // one Metrics reads. They are declared here so that the controller depends on no more of the
 // pod manager than it uses; podmanager.NewBasicPodManager is both.
 //
-// NodeController registers the Node, renews its Lease and reports its status. EventRecorder
-// posts events with several workers and counts what it must drop. Metrics are Prometheus
-// metrics; a nil *Metrics records nothing.
+// NodeController registers the Node, renews its Lease and reports its status as the kubelet
+// does: computed against the Node a watch holds (WithNodeGetter), written when it changes and
+// otherwise once a report period (WithNodeStatusReportFrequency). EventRecorder posts events
+// with several workers and counts what it must drop. Metrics are Prometheus metrics; a nil
+// *Metrics records nothing.
 //
 // A whole agent — sources, mirrors, the Node watch they need, events, node registration — is
 // assembled by package agent (agent.New); its example runs a provider of one's own with mirrors.
