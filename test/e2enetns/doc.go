@@ -3,10 +3,11 @@
 // /api/v1/nodes/<node>/proxy/...) to a node whose address is a loopback one, and tests may
 // bind and advertise no address of the machine's but 127.0.0.1.
 //
-// So TestMain re-executes the test binary in network and mount namespaces of its own (clone
-// with CLONE_NEWNET|CLONE_NEWNS; root, or CAP_SYS_ADMIN, is needed, and its absence is a
-// failure, not a skip; the mount namespace, with / made private, keeps the tmpfs the agents
-// mount for projected volumes off the machine's mounts).
+// So TestMain re-executes the test binary in network and mount namespaces of its own
+// (internal/netns, which the bench's cri-50 beside the kubelet uses too; root, or
+// CAP_SYS_ADMIN, is needed, and its absence is a failure, not a skip; the mount namespace,
+// with / made private, keeps the tmpfs the agents mount for projected volumes off the
+// machine's mounts).
 // There the child brings lo up and gives it NodeIP (10.213.0.1/32) over rtnetlink — no
 // iproute2 needed — and then starts the whole test control plane (internal/testenv: etcd and
 // kube-apiserver on the namespace's own 127.0.0.1), the agents (internal/agentproc, with

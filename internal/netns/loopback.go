@@ -1,4 +1,4 @@
-package e2enetns
+package netns
 
 import (
 	"encoding/binary"
