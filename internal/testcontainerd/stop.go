@@ -1,7 +1,6 @@
 package testcontainerd
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -9,12 +8,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vk-static/vk-static/internal/mounts"
 )
 
 // shimSocketDir is where containerd 1.6's shims listen whatever the configuration says.
@@ -41,7 +41,7 @@ func (c *Containerd) Stop() error {
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, unmountUnder(c.paths.Dir))
+	errs = append(errs, mounts.UnmountUnder(c.paths.Dir))
 	errs = append(errs, os.RemoveAll(c.paths.Dir))
 	if pids, err := c.Shims(); err != nil {
 		errs = append(errs, err)
@@ -146,66 +146,4 @@ func (c *Containerd) Shims() ([]int, error) {
 		}
 	}
 	return pids, nil
-}
-
-// unmountUnder detaches every mount at or below dir, deepest first.
-func unmountUnder(dir string) error {
-	mounts, err := mountsUnder(dir)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	for _, m := range mounts {
-		if err := unix.Unmount(m, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
-			errs = append(errs, fmt.Errorf("unmount %s: %w", m, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// mountsUnder lists the mount points at or below dir from /proc/self/mountinfo, deepest first.
-func mountsUnder(dir string) ([]string, error) {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var mounts []string
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		fields := strings.Fields(s.Text())
-		if len(fields) < 5 {
-			continue
-		}
-		m := unescapeMountPoint(fields[4])
-		if m == dir || strings.HasPrefix(m, dir+"/") {
-			mounts = append(mounts, m)
-		}
-	}
-	if err := s.Err(); err != nil {
-		return nil, err
-	}
-	sort.SliceStable(mounts, func(i, j int) bool {
-		return strings.Count(mounts[i], "/") > strings.Count(mounts[j], "/")
-	})
-	return mounts, nil
-}
-
-// unescapeMountPoint undoes mountinfo's octal escapes (\040 for a space, …).
-func unescapeMountPoint(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

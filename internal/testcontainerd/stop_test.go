@@ -14,6 +14,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	criclient "k8s.io/cri-client/pkg"
 
+	"github.com/vk-static/vk-static/internal/mounts"
 	"github.com/vk-static/vk-static/internal/testimage"
 )
 
@@ -89,12 +90,12 @@ func restartAndStop(t *testing.T, loopbackCNI bool) {
 	sockets, err := c.shimSockets()
 	require.NoError(t, err)
 	require.Len(t, sockets, 1)
-	mounts, err := mountsUnder(c.Dir())
+	mounted, err := mounts.Under(c.Dir())
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, len(mounts), 3, "two root filesystems and a /dev/shm: %v", mounts)
+	require.GreaterOrEqual(t, len(mounted), 3, "two root filesystems and a /dev/shm: %v", mounted)
 	if !loopbackCNI {
-		assert.True(t, containsPrefix(mounts, filepath.Join(c.paths.State, "io.containerd.grpc.v1.cri", "netns")+"/"),
-			"the failed sandbox's network namespace is left mounted, under state: %v", mounts)
+		assert.True(t, containsPrefix(mounted, filepath.Join(c.paths.State, "io.containerd.grpc.v1.cri", "netns")+"/"),
+			"the failed sandbox's network namespace is left mounted, under state: %v", mounted)
 	}
 
 	oldPID := c.PID()
@@ -122,9 +123,9 @@ func restartAndStop(t *testing.T, loopbackCNI bool) {
 	for _, s := range sockets {
 		assert.NoFileExists(t, s)
 	}
-	mounts, err = mountsUnder(c.Dir())
+	mounted, err = mounts.Under(c.Dir())
 	require.NoError(t, err)
-	assert.Empty(t, mounts)
+	assert.Empty(t, mounted)
 	assert.NoDirExists(t, c.Dir())
 	require.NoError(t, c.Stop(), "Stop is idempotent")
 }
