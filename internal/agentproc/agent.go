@@ -31,6 +31,9 @@ type Config struct {
 	APIHost string
 	// Args are appended to the defaults; a flag given twice takes the later value.
 	Args []string
+	// ReadyPath is what WaitReady polls on the healthz address; default /readyz. A peer of the
+	// bench that is not vk-static may serve another (the kubelet: /healthz only).
+	ReadyPath string
 }
 
 // Agent is a running (or stopped) vk-static process.
@@ -43,10 +46,11 @@ type Agent struct {
 	APIPort     int      // --port, the kubelet API's (HTTPS on 127.0.0.1)
 	Args        []string // the whole command line after the binary
 
-	binary string
-	cmd    *exec.Cmd
-	exited chan struct{}
-	http   *http.Client
+	binary    string
+	readyPath string
+	cmd       *exec.Cmd
+	exited    chan struct{}
+	http      *http.Client
 }
 
 // Start starts the agent; WaitReady waits for it.
@@ -57,7 +61,11 @@ func Start(cfg Config) (*Agent, error) {
 		ManifestDir: filepath.Join(cfg.Dir, "manifests"),
 		LogPath:     filepath.Join(cfg.Dir, "agent.log"),
 		binary:      cfg.Binary,
+		readyPath:   cfg.ReadyPath,
 		http:        &http.Client{Timeout: 2 * time.Minute},
+	}
+	if a.readyPath == "" {
+		a.readyPath = "/readyz"
 	}
 	if err := os.MkdirAll(a.ManifestDir, 0o755); err != nil {
 		return nil, err
@@ -131,7 +139,7 @@ func (a *Agent) Exited() <-chan struct{} { return a.exited }
 // Pid is the process ID.
 func (a *Agent) Pid() int { return a.cmd.Process.Pid }
 
-// WaitReady polls /readyz until it answers 200, the process exits, or ctx is done.
+// WaitReady polls /readyz (Config.ReadyPath) until it answers 200, the process exits, or ctx is done.
 func (a *Agent) WaitReady(ctx context.Context) error {
 	for {
 		select {
@@ -141,7 +149,7 @@ func (a *Agent) WaitReady(ctx context.Context) error {
 			return fmt.Errorf("agent %s not ready: %w (log: %s)", a.Node, ctx.Err(), a.LogPath)
 		case <-time.After(20 * time.Millisecond):
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.Healthz+"/readyz", nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.Healthz+a.readyPath, nil)
 		if err != nil {
 			return err
 		}
