@@ -1,0 +1,22 @@
+// Package kubelet runs the kubelet itself (k8s.io/kubernetes/cmd/kubelet, the release of the
+// test control plane) as a peer of the bench's cri-50 scenario: the same 50 static pods, on a
+// containerd of the same configuration, through the kubelet instead of vk-static (issue 16).
+//
+// Contract: Config is the KubeletConfiguration of a standalone kubelet on this kind of
+// machine (cgroup v1 allowed, cgroupfs, no QoS cgroups, no node-allocatable enforcement, swap
+// allowed), everything it writes under its root directory (pod logs, volume plugins), its
+// static pods from its own manifest directory, its API served on a loopback-namespace address
+// with webhook authentication and authorization as a real node's. Args is its command line
+// (node identity, node IP, root and certificate directories). The kubelet refuses a loopback
+// node IP, so it runs only in a network namespace with another address on lo (internal/netns;
+// vkbench -peers kubelet puts the whole run there). Unmount removes what it mounted under its
+// root directory (it makes that directory a shared bind mount of itself) before the directory
+// is deleted.
+//
+// The kubelet binary is built by the Makefile (make bench-full) from the separate module
+// bench/kubelet/tools: its dependencies need go.sum entries the control plane's hack/tools
+// lacks, and hack/tools/go.sum keys the cached control-plane build.
+//
+// bench/cmd/kubeletpeer puts these together behind the command line vkbench gives every peer
+// (vk-static's flags), writes Config under --root-dir and replaces itself with the kubelet.
+package kubelet

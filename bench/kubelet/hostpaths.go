@@ -1,0 +1,85 @@
+package kubelet
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// HostPaths are where the kubelet writes whatever its configuration and flags say: the
+// device plugins' socket directory (/var/lib/kubelet/device-plugins, a constant of its
+// device manager) and the symlinks to container logs (/var/log/containers, another). A run
+// hides them behind empty tmpfs mounts in its own mount namespace (MaskHostPaths), so that
+// nothing of the kubelet's is left on the machine.
+var HostPaths = []string{"/var/lib/kubelet", "/var/log/containers"}
+
+// MissingDirs are, for each of paths that does not exist, its topmost missing ancestor (or
+// itself): what MaskHostPaths will create on the machine's filesystem and RemoveDirs removes
+// afterwards. Call it before the run.
+func MissingDirs(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		p = filepath.Clean(p)
+		if _, err := os.Lstat(p); err == nil {
+			continue
+		}
+		top := p
+		for parent := filepath.Dir(top); parent != top; parent = filepath.Dir(top) {
+			if _, err := os.Lstat(parent); err == nil {
+				break
+			}
+			top = parent
+		}
+		out = append(out, top)
+	}
+	return out
+}
+
+// MaskHostPaths mounts an empty tmpfs on each of paths, creating the directory if need be.
+// It must run in a mount namespace of the run's own whose mounts do not propagate to the
+// machine's (internal/netns.Enter makes them private): the mounts go with that namespace.
+func MaskHostPaths(paths []string) error {
+	for _, p := range paths {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return err
+		}
+		if err := unix.Mount("tmpfs", p, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=64m"); err != nil {
+			return fmt.Errorf("mount a tmpfs on %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// RemoveDirs removes what MaskHostPaths created (dirs from MissingDirs), once the namespace
+// and its mounts are gone; they hold only what MaskHostPaths created beneath them, which is
+// empty on the machine's side.
+func RemoveDirs(dirs []string) error {
+	var errs []error
+	for _, d := range dirs {
+		if err := removeEmptyTree(d); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeEmptyTree removes dir and the directories below it, all of which must be empty:
+// anything else is not ours, and stays (os.Remove fails on it).
+func removeEmptyTree(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			return fmt.Errorf("not removing %s: it holds %s", dir, e.Name())
+		}
+		if err := removeEmptyTree(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return os.Remove(dir)
+}
