@@ -2,6 +2,7 @@ package netns
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"syscall"
 	"testing"
@@ -57,4 +58,22 @@ func TestExitCode(t *testing.T) {
 	assert.ErrorContains(t, err, "CAP_SYS_ADMIN")
 	_, err = ExitCode(errors.New("boom"))
 	assert.ErrorContains(t, err, "boom")
+}
+
+// KillLeft kills only the processes of the namespace named: here a made-up one, which holds
+// none (this test must never kill anything of the machine's).
+func TestKillLeftElsewhere(t *testing.T) {
+	own, err := NetNamespace(os.Getpid())
+	require.NoError(t, err)
+	assert.Regexp(t, `^net:\[\d+\]$`, own)
+	killed, err := KillLeft("net:[1]")
+	assert.NoError(t, err)
+	assert.Empty(t, killed)
+}
+
+func TestKillLeftRefusesItsOwnNamespace(t *testing.T) {
+	own, err := NetNamespace(os.Getpid())
+	require.NoError(t, err)
+	_, err = KillLeft(own)
+	assert.ErrorContains(t, err, "own network namespace")
 }
