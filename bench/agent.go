@@ -28,23 +28,30 @@ type agentSpec struct {
 	Node      string
 	MaxPods   int
 	ExtraArgs []string
+	ReadyPath string // default /readyz
 }
 
 // startAgent runs the agent binary with the node's identity and waits until it is ready and
 // its Node is registered.
 func (r *Runner) startAgent(ctx context.Context, spec agentSpec) (*agentProcess, error) {
+	args := []string{
+		"--max-pods", strconv.Itoa(max(spec.MaxPods, 110)),
+		"--kube-api-qps", strconv.FormatFloat(float64(r.agentQPS()), 'f', -1, 32),
+		"--kube-api-burst", strconv.Itoa(r.agentBurst()),
+		"--profiling",
+		"-v", "1",
+	}
+	if r.NodeIP != "" {
+		// In place of agentproc's loopback defaults (a flag given twice takes the later value).
+		args = append(args, "--node-ip", r.NodeIP, "--address", r.NodeIP)
+	}
 	p, err := agentproc.Start(agentproc.Config{
-		Binary: spec.Binary,
-		Dir:    filepath.Join(r.WorkDir, spec.Node),
-		Node:   spec.Node,
-		Env:    r.Env,
-		Args: append([]string{
-			"--max-pods", strconv.Itoa(max(spec.MaxPods, 110)),
-			"--kube-api-qps", strconv.FormatFloat(float64(r.agentQPS()), 'f', -1, 32),
-			"--kube-api-burst", strconv.Itoa(r.agentBurst()),
-			"--profiling",
-			"-v", "1",
-		}, spec.ExtraArgs...),
+		Binary:    spec.Binary,
+		Dir:       filepath.Join(r.WorkDir, spec.Node),
+		Node:      spec.Node,
+		Env:       r.Env,
+		Args:      append(args, spec.ExtraArgs...),
+		ReadyPath: spec.ReadyPath,
 	})
 	if err != nil {
 		return nil, err
@@ -57,7 +64,7 @@ func (r *Runner) startAgent(ctx context.Context, spec agentSpec) (*agentProcess,
 	return a, nil
 }
 
-// waitReady waits for /readyz and then the Node's Ready condition, for at most a minute.
+// waitReady waits for /readyz (or the peer's ReadyPath) and then the Node's Ready condition, for at most a minute.
 func (a *agentProcess) waitReady(ctx context.Context, r *Runner) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()

@@ -25,6 +25,10 @@
 // any agent can do: one informer, one status patch and one DELETE per pod, one mirror create
 // per manifest. KWOK (bench/kwok, started through bench/cmd/kwokpeer) runs with its own fast
 // stages and the admin identity, as its controllers list leases, which a node may not.
+// cri-50 applies with the kubelet itself (bench/kubelet, started through bench/cmd/kubeletpeer
+// on a containerd of the same configuration, one fresh containerd per run): the kubelet
+// refuses a loopback node IP, so vkbench -peers kubelet runs everything in a network namespace
+// of its own (internal/netns) and Runner.NodeIP gives every agent its second address on lo.
 // agents-20 runs 20 agents with node identities of their own on one control plane and reports
 // the API requests per second each costs, at rest and under load, beside their CPU and RSS.
 // Performance is reported, never asserted: Result.Goals says which issue-6 goal was met.

@@ -15,14 +15,22 @@ const (
 	PeerVKStatic = "vk-static"
 	PeerFloor    = "floor"
 	PeerKWOK     = "kwok"
+	// PeerKubelet is the kubelet itself (bench/kubelet), in cri-50 only: it needs a runtime,
+	// and a node address other than loopback (vkbench -peers kubelet runs in a network
+	// namespace of its own).
+	PeerKubelet = "kubelet"
 )
 
 // Peer is an agent a scenario runs against: Binary takes vk-static's node flags as
-// internal/agentproc passes them, then Args, and serves /readyz on --healthz-port.
+// internal/agentproc passes them, the scenario's (e.g. cri-50's runtime endpoint), then Args,
+// and serves ReadyPath on --healthz-port.
 type Peer struct {
 	Name   string
 	Binary string   // empty for vk-static: Runner.AgentBinary
 	Args   []string // the peer's own flags (vk-static's come from Runner.AgentArgs)
+	// ReadyPath is polled until it answers 200 before the Node's Ready condition; empty means
+	// /readyz (the kubelet serves /healthz only).
+	ReadyPath string
 }
 
 // RunPeers runs sc rounds times against each peer in turn that sc applies to (vk-static, the
@@ -148,7 +156,7 @@ func WritePeerTable(w io.Writer, results []*Result, peers []string) {
 			}
 		}
 		fmt.Fprintln(tw)
-		for _, m := range peerMetrics() {
+		for _, m := range peerMetricsOf(runs) {
 			fmt.Fprintf(tw, "%s\t", m.name)
 			for _, p := range present {
 				fmt.Fprintf(tw, "%s\t", num(runs.median(p, m.get), 2))

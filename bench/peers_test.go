@@ -97,3 +97,23 @@ func TestPeerGoalsLeaveOutPeersNotRun(t *testing.T) {
 	assert.False(t, goals[0].Met)
 	assert.Empty(t, peerGoals("static-1k", by["api-10k"]), "static-1k has no issue-14 goals")
 }
+
+// cri-50 beside the kubelet adds the runtime's rows; a scenario without a runtime has none.
+func TestWritePeerTableCRIRows(t *testing.T) {
+	run := func(peer string, round int, agentCPU, shimsGone float64) *Result {
+		return &Result{Scenario: "cri-50", Peer: peer, Round: round, AllRunningSeconds: 2, StartCPUSeconds: agentCPU,
+			Idle: &IdleResult{CPUPercent: 1}, CRI: &CRIResult{StartContainerdCPUSeconds: 1, StartShimCPUSeconds: 2,
+				ShimPssSumMB: 50, ShimsGoneSeconds: shimsGone, ContainersGoneSeconds: 60}}
+	}
+	var buf bytes.Buffer
+	WritePeerTable(&buf, []*Result{run("", 1, 1, 3), run(PeerKubelet, 1, 4, 6)}, []string{PeerVKStatic, PeerKubelet})
+	out := buf.String()
+	assert.Regexp(t, `agent CPU s \(start\)\s+1\.00\s+4\.00\s+0\.25×`, out)
+	assert.Regexp(t, `containerd\+shims CPU s \(start\)\s+3\.00\s+3\.00\s+1\.00×`, out)
+	assert.Regexp(t, `removed: shims gone s\s+3\.00\s+6\.00\s+0\.50×`, out)
+	assert.Regexp(t, `removed: containerd empty s\s+60\.00\s+60\.00\s+1\.00×`, out)
+
+	buf.Reset()
+	WritePeerTable(&buf, []*Result{{Scenario: "api-1k", AllRunningSeconds: 1}}, []string{PeerVKStatic})
+	assert.NotContains(t, buf.String(), "shims")
+}

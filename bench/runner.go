@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/vk-static/vk-static/internal/agentproc"
+	"github.com/vk-static/vk-static/internal/mounts"
 	"github.com/vk-static/vk-static/internal/testenv"
 )
 
@@ -49,6 +51,10 @@ type Runner struct {
 	AgentArgs []string
 	// Idle is idle-1k's measuring window; 0 means 60 s.
 	Idle time.Duration
+	// NodeIP, when set, is every agent's --node-ip and --address instead of 127.0.0.1: an
+	// address on lo of the network namespace the run is in (internal/netns), for the kubelet,
+	// which refuses a loopback node IP.
+	NodeIP string
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
 }
@@ -174,12 +180,14 @@ func (r *Runner) newSession(ctx context.Context, name string) (*session, error) 
 
 func (s *session) startAgent(ctx context.Context, maxPods int, extra ...string) (time.Duration, error) {
 	start := time.Now()
-	spec := agentSpec{Binary: s.peer.Binary, Node: s.node, MaxPods: maxPods, ExtraArgs: append(extra, s.r.AgentArgs...)}
+	spec := agentSpec{Binary: s.peer.Binary, Node: s.node, MaxPods: maxPods, ExtraArgs: append(extra, s.r.AgentArgs...), ReadyPath: s.peer.ReadyPath}
 	if s.peer.Binary == "" {
 		spec.Binary = s.r.AgentBinary
 	}
 	if s.peer.Name != PeerVKStatic {
-		spec.ExtraArgs = s.peer.Args // vk-static's settings mean nothing to a peer
+		// vk-static's settings mean nothing to a peer; the scenario's (the runtime endpoint)
+		// do.
+		spec.ExtraArgs = append(slices.Clip(extra), s.peer.Args...)
 	}
 	a, err := s.r.startAgent(ctx, spec)
 	if err != nil {
@@ -193,6 +201,13 @@ func (s *session) close() {
 	if s.agent != nil {
 		s.agent.stop()
 		s.killContainers()
+		if s.peer.Name == PeerKubelet {
+			// The kubelet leaves its root directory bind-mounted on itself (and pods' volumes,
+			// had they any, below it); the work directory is removed at the run's end.
+			if err := mounts.UnmountUnder(filepath.Join(s.agent.Dir, "root")); err != nil {
+				s.r.logf("%s: %v", s.name, err)
+			}
+		}
 	}
 	s.cancel()
 	s.wg.Wait()

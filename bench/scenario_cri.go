@@ -16,6 +16,11 @@ import (
 // criQuiet is cri-50's quiet window, as process-100's.
 const criQuiet = processQuiet
 
+// criGoneTimeout is how long after the last mirror pod is gone cri-50 waits for containerd to
+// hold nothing of its pods: the kubelet stops their containers at once but removes the pod
+// sandboxes only in its container garbage collection, once a minute.
+const criGoneTimeout = 2 * time.Minute
+
 // criImage is cri-50's one image, imported into the scenario's containerd (not pulled: the
 // measurement is of running pods, not of a registry).
 const criImage = "localhost/vkbench/sleep:1"
@@ -37,8 +42,11 @@ type CRIResult struct {
 	Shims           int     `json:"shims"`
 	ShimRSSSumMB    float64 `json:"shimRSSSumMB"`
 	ShimPssSumMB    float64 `json:"shimPssSumMB"`
+	// ShimsGoneSeconds: first manifest removed → no shim left (every sandbox stopped).
 	// ContainersGoneSeconds: first manifest removed → containerd lists no container and no
-	// shim is left. Leftovers say what was still there when the harness stopped waiting.
+	// sandbox, and no shim is left. Leftovers say what was still there when the harness
+	// stopped waiting.
+	ShimsGoneSeconds      float64 `json:"shimsGoneSeconds,omitempty"`
 	ContainersGoneSeconds float64 `json:"containersGoneSeconds,omitempty"`
 	Leftovers             string  `json:"leftovers,omitempty"`
 }
@@ -60,12 +68,14 @@ spec:
 `, name, ns, criImage)
 }
 
-// runCRIPods runs n static pods from one image on the CRI provider, on a throwaway containerd
-// of the scenario's own (internal/testcontainerd): every mirror Running, a quiet window in
-// which the agent, containerd and the shims are measured, then the manifests removed and
-// every container and shim gone.
+// runCRIPods runs n static pods from one image on the CRI provider (or the kubelet, a peer),
+// on a throwaway containerd of the run's own (internal/testcontainerd): every mirror Running,
+// a quiet window in which the agent, containerd and the shims are measured, then the
+// manifests removed and every container, sandbox and shim gone.
 func runCRIPods(ctx context.Context, s *session, n int, quiet time.Duration) (_ *Result, err error) {
-	cd, err := testcontainerd.Start(ctx, testcontainerd.Options{})
+	// With the loopback CNI network for every peer alike: the kubelet waits for NetworkReady;
+	// host-network pods never call the plugin.
+	cd, err := testcontainerd.Start(ctx, testcontainerd.Options{LoopbackCNI: true})
 	if err != nil {
 		return nil, err
 	}
@@ -121,17 +131,20 @@ func runCRIPods(ctx context.Context, s *session, n int, quiet time.Duration) (_ 
 		return nil, err
 	}
 	left := ""
-	err = poll(ctx, processesGoneTimeout, 200*time.Millisecond, func() (bool, error) {
+	err = poll(ctx, criGoneTimeout, 200*time.Millisecond, func() (bool, error) {
+		if cr.ShimsGoneSeconds == 0 && len(runtimeProcs(cd)) == 0 {
+			cr.ShimsGoneSeconds = time.Since(delStart).Seconds()
+		}
 		left = runtimeLeftovers(ctx, cd)
 		return left == "", nil
 	})
 	if err != nil {
 		cr.Leftovers = left
-		res.Error = fmt.Sprintf("left in containerd %s after every mirror pod was gone: %s", processesGoneTimeout, left)
+		res.Error = fmt.Sprintf("left in containerd %s after every mirror pod was gone: %s", criGoneTimeout, left)
 		return res, errors.New(res.Error)
 	}
 	cr.ContainersGoneSeconds = time.Since(delStart).Seconds()
-	s.r.logf("%s: every container and shim gone %.2fs after the first manifest was removed", s.name, cr.ContainersGoneSeconds)
+	s.r.logf("%s: every shim gone %.2fs, every container and sandbox %.2fs after the first manifest was removed", s.name, cr.ShimsGoneSeconds, cr.ContainersGoneSeconds)
 	return res, nil
 }
 
@@ -214,6 +227,6 @@ func writeCRI(w io.Writer, r *Result) {
 	if c.Leftovers != "" {
 		fmt.Fprintf(w, "%s: LEFT in containerd after removal: %s\n", r.Scenario, c.Leftovers)
 	} else {
-		fmt.Fprintf(w, "%s: every container and shim gone %.2f s after the first manifest was removed\n", r.Scenario, c.ContainersGoneSeconds)
+		fmt.Fprintf(w, "%s: every shim gone %.2f s, every container and sandbox %.2f s after the first manifest was removed\n", r.Scenario, c.ShimsGoneSeconds, c.ContainersGoneSeconds)
 	}
 }

@@ -9,9 +9,11 @@
 // with webhook authentication and authorization as a real node's. Args is its command line
 // (node identity, node IP, root and certificate directories). The kubelet refuses a loopback
 // node IP, so it runs only in a network namespace with another address on lo (internal/netns;
-// vkbench -peers kubelet puts the whole run there). Unmount removes what it mounted under its
-// root directory (it makes that directory a shared bind mount of itself) before the directory
-// is deleted.
+// vkbench -peers kubelet puts the whole run there), and it writes a few host paths whatever
+// it is told (HostPaths), which MaskHostPaths hides behind tmpfs mounts in the run's own mount
+// namespace (MissingDirs and RemoveDirs take away the empty mount points it had to create).
+// It leaves its root directory bind-mounted on itself: the bench detaches that
+// (internal/mounts) before the directory is removed.
 //
 // The kubelet binary is built by the Makefile (make bench-full) from the separate module
 // bench/kubelet/tools: its dependencies need go.sum entries the control plane's hack/tools

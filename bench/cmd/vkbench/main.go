@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/vk-static/vk-static/bench"
+	"github.com/vk-static/vk-static/bench/kubelet"
+	"github.com/vk-static/vk-static/internal/netns"
 	"github.com/vk-static/vk-static/internal/testenv"
 )
 
@@ -50,11 +52,12 @@ func run(args []string) int {
 	idle := fs.Duration("idle", 60*time.Second, "idle-1k's measuring window")
 	agentArgs := fs.String("agent-args", "", "extra agent flags, space-separated (e.g. '--pod-sync-workers=32')")
 	keep := fs.Bool("keep", false, "keep the work directory (agent logs) and control-plane logs")
-	peersFlag := fs.String("peers", "", "comma-separated peers to run beside vk-static, alternating, in the scenarios that apply (api-1k, api-10k: floor and kwok; static-1k: floor): floor, kwok")
+	peersFlag := fs.String("peers", "", "comma-separated peers to run beside vk-static, alternating, in the scenarios that apply (api-1k, api-10k: floor and kwok; static-1k: floor; cri-50: kubelet): floor, kwok, kubelet. With kubelet the whole run is in a network namespace of its own (root), every agent with --node-ip "+netns.NodeIP.String())
 	rounds := fs.Int("rounds", 3, "with -peers: rounds per peer; the tables show medians")
 	floorBin := fs.String("floor", "", "with -peers floor: the floor binary (default: go build ./bench/cmd/floor into the work dir)")
 	rounds10k := fs.Int("rounds-10k", 0, "with -peers: rounds per peer of api-10k, minutes each (default: -rounds)")
 	kwokBin := fs.String("kwok", "", "with -peers kwok: the KWOK binary (make bench builds it from bench/tools)")
+	kubeletBin := fs.String("kubelet", "", "with -peers kubelet: the kubelet binary (make bench-full builds it from bench/kubelet/tools)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -67,6 +70,36 @@ func run(args []string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
+	}
+	var nodeIP string
+	if slices.Contains(peerNames, bench.PeerKubelet) {
+		if *kubeletBin == "" {
+			fmt.Fprintln(os.Stderr, "-peers kubelet needs -kubelet (make bench-full builds it from bench/kubelet/tools)")
+			return 2
+		}
+		// The kubelet refuses a loopback node IP: the whole run (control plane, containerd,
+		// every agent) goes into a network namespace with another address on its lo.
+		// The kubelet's own paths on the machine are hidden there behind tmpfs mounts: the
+		// directories created for those mounts are removed once the namespace is gone.
+		if !netns.InChild() {
+			created := kubelet.MissingDirs(kubelet.HostPaths)
+			code := runInNamespace(args)
+			if err := kubelet.RemoveDirs(created); err != nil {
+				fmt.Fprintln(os.Stderr, "vkbench:", err)
+				code = max(code, 1)
+			}
+			return code
+		}
+		if err := netns.Enter(netns.NodeIP); err != nil {
+			fmt.Fprintln(os.Stderr, "vkbench:", err)
+			return 1
+		}
+		if err := kubelet.MaskHostPaths(kubelet.HostPaths); err != nil {
+			fmt.Fprintln(os.Stderr, "vkbench:", err)
+			return 1
+		}
+		nodeIP = netns.NodeIP.String()
+		fmt.Fprintf(os.Stderr, "in a network namespace of its own: every agent has --node-ip %s\n", nodeIP)
 	}
 	binary, err := filepath.Abs(*agent)
 	if err == nil {
@@ -105,7 +138,7 @@ func run(args []string) int {
 		}
 	}()
 
-	peers, err := preparePeers(peerNames, binary, *floorBin, *kwokBin, workDir, env)
+	peers, err := preparePeers(peerNames, binary, peerBinaries{floor: *floorBin, kwok: *kwokBin, kubelet: *kubeletBin}, workDir, env)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -114,7 +147,7 @@ func run(args []string) int {
 	r := &bench.Runner{
 		Env: env, AgentBinary: binary, WorkDir: workDir, ProfileDir: *profiles,
 		AgentQPS: float32(*qps), AgentBurst: *burst, Parallel: *parallel, Idle: *idle, Log: os.Stderr,
-		AgentArgs: strings.Fields(*agentArgs),
+		AgentArgs: strings.Fields(*agentArgs), NodeIP: nodeIP,
 	}
 	rep := &bench.Report{
 		Date: time.Now().UTC().Format(time.RFC3339), Commit: commit(), GoVersion: runtime.Version(),
@@ -194,21 +227,25 @@ func selectPeers(spec string) ([]string, error) {
 	for _, p := range strings.Split(spec, ",") {
 		switch p = strings.TrimSpace(p); p {
 		case "":
-		case bench.PeerFloor, bench.PeerKWOK:
+		case bench.PeerFloor, bench.PeerKWOK, bench.PeerKubelet:
 			if !slices.Contains(out, p) {
 				out = append(out, p)
 			}
 		default:
-			return nil, fmt.Errorf("unknown peer %q (have: %s, %s)", p, bench.PeerFloor, bench.PeerKWOK)
+			return nil, fmt.Errorf("unknown peer %q (have: %s, %s, %s)", p, bench.PeerFloor, bench.PeerKWOK, bench.PeerKubelet)
 		}
 	}
 	return out, nil
 }
 
+// peerBinaries are the peers' binaries given on the command line.
+type peerBinaries struct{ floor, kwok, kubelet string }
+
 // preparePeers returns vk-static and the peers named, in that order, with their binaries:
-// the floor's given or built into dir, and KWOK behind bench/cmd/kwokpeer (built into dir),
-// which runs it with the admin identity written into dir.
-func preparePeers(names []string, agent, floorBin, kwokBin, dir string, env *testenv.Env) ([]bench.Peer, error) {
+// the floor's given or built into dir, KWOK behind bench/cmd/kwokpeer (built into dir),
+// which runs it with the admin identity written into dir, and the kubelet behind
+// bench/cmd/kubeletpeer (built into dir), which writes its configuration.
+func preparePeers(names []string, agent string, bins peerBinaries, dir string, env *testenv.Env) ([]bench.Peer, error) {
 	if len(names) == 0 {
 		return nil, nil
 	}
@@ -216,16 +253,16 @@ func preparePeers(names []string, agent, floorBin, kwokBin, dir string, env *tes
 	for _, name := range names {
 		switch name {
 		case bench.PeerFloor:
-			bin, err := toolBinary(floorBin, dir, "./bench/cmd/floor", "-floor")
+			bin, err := toolBinary(bins.floor, dir, "./bench/cmd/floor", "-floor")
 			if err != nil {
 				return nil, fmt.Errorf("floor binary: %w", err)
 			}
 			peers = append(peers, bench.Peer{Name: name, Binary: bin})
 		case bench.PeerKWOK:
-			if kwokBin == "" {
+			if bins.kwok == "" {
 				return nil, errors.New("-peers kwok needs -kwok (make bench builds KWOK from bench/tools)")
 			}
-			kwok, err := toolBinary(kwokBin, dir, "", "-kwok")
+			kwok, err := toolBinary(bins.kwok, dir, "", "-kwok")
 			if err != nil {
 				return nil, fmt.Errorf("KWOK binary: %w", err)
 			}
@@ -238,6 +275,16 @@ func preparePeers(names []string, agent, floorBin, kwokBin, dir string, env *tes
 				return nil, err
 			}
 			peers = append(peers, bench.Peer{Name: name, Binary: launcher, Args: []string{"--kwok", kwok, "--admin-kubeconfig", admin}})
+		case bench.PeerKubelet:
+			kubelet, err := toolBinary(bins.kubelet, dir, "", "-kubelet")
+			if err != nil {
+				return nil, fmt.Errorf("kubelet binary: %w", err)
+			}
+			launcher, err := toolBinary("", dir, "./bench/cmd/kubeletpeer", "")
+			if err != nil {
+				return nil, fmt.Errorf("kubeletpeer binary: %w", err)
+			}
+			peers = append(peers, bench.Peer{Name: name, Binary: launcher, Args: []string{"--kubelet", kubelet}, ReadyPath: "/healthz"})
 		}
 	}
 	return peers, nil
