@@ -29,7 +29,7 @@ FUZZTIME_API ?= 10s
 
 export VK_STATIC_TESTBIN := $(TESTBIN)
 
-.PHONY: all build test fuzz testbin cri-testbin kubectl lint run demo bench bench-full clean
+.PHONY: all build test fuzz testbin cri-testbin kubectl lint run demo bench bench-full bench-cri clean
 
 all: build
 
@@ -127,21 +127,42 @@ KWOK      := $(BENCHBIN)/kwok
 $(KWOK):
 	cd bench/tools && CGO_ENABLED=0 $(GO) build -o $@ sigs.k8s.io/kwok/cmd/kwok
 
+# The kubelet, cri-50's peer in bench-full (issue 16), is built from the Kubernetes module like
+# the control plane, but in a module of its own (bench/kubelet/tools): it needs go.sum entries
+# that hack/tools lacks, and hack/tools/go.sum keys the control plane's cache. Its own go.sum
+# keys the kubelet's (about 2 minutes after kube-apiserver's build, whose packages it shares).
+KUBELET_TOOLS_KEY := $(shell sha256sum bench/kubelet/tools/go.sum | cut -c1-12)
+KUBELETBIN ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/vk-static/benchbin/kubelet-$(KUBE_VERSION)-$(KUBELET_TOOLS_KEY)
+KUBELET   := $(KUBELETBIN)/kubelet
+
+$(KUBELET):
+	cd bench/kubelet/tools && CGO_ENABLED=0 $(GO) build -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kubelet
+
 # bench runs the quick scenarios (api-1k, static-1k, edit-latency, idle-1k, api-latency,
 # process-100) against the built agent and a fresh control plane. api-1k runs vk-static, the
 # floor agent (bench/floor) and KWOK alternately, static-1k vk-static and the floor (KWOK has
 # no static pods), three rounds each, and prints their medians side by side with ratios (about
-# 12 minutes). bench-full adds api-10k (the three side by side) and agents-20 (20 agents on one
-# control plane). Results go to bench/results/last.json. BENCH_ARGS passes harness flags, e.g.
-# BENCH_ARGS='-profiles /tmp/prof' or '-rounds 5'; compare two runs with
+# 12 minutes). bench-full adds api-10k (the three side by side), cri-50 beside the kubelet
+# itself (as root: the whole run then goes into a network namespace of its own, since the
+# kubelet refuses a loopback node IP; the CNI loopback plugin comes with testbin) and agents-20
+# (20 agents on one control plane); bench-cri runs only cri-50 beside the kubelet (root, about
+# 2 minutes a round). Results go to bench/results/last.json. BENCH_ARGS passes harness flags,
+# e.g. BENCH_ARGS='-profiles /tmp/prof' or '-rounds 5'; compare two runs with
 # `go run ./bench/cmd/vkbench compare OLD.json NEW.json`. See docs/performance.md.
 BENCH_ARGS ?=
 BENCH_PEERS := -peers floor,kwok -kwok $(KWOK)
 bench: testbin build $(KWOK)
 	$(GO) run ./bench/cmd/vkbench -scenarios quick $(BENCH_PEERS) $(BENCH_ARGS)
 
-bench-full: testbin build $(KWOK)
-	$(GO) run ./bench/cmd/vkbench -scenarios all $(BENCH_PEERS) $(BENCH_ARGS)
+bench-full: testbin build $(KWOK) $(KUBELET)
+	@peers='$(BENCH_PEERS)'; \
+	if [ "$$(id -u)" = 0 ]; then peers='-peers floor,kwok,kubelet -kwok $(KWOK) -kubelet $(KUBELET)'; \
+	else echo "not root: cri-50 runs without the kubelet beside it (it needs a network namespace of its own)"; fi; \
+	echo "$(GO) run ./bench/cmd/vkbench -scenarios all $$peers $(BENCH_ARGS)"; \
+	$(GO) run ./bench/cmd/vkbench -scenarios all $$peers $(BENCH_ARGS)
+
+bench-cri: testbin build $(KUBELET)
+	$(GO) run ./bench/cmd/vkbench -scenarios cri-50 -peers kubelet -kubelet $(KUBELET) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BIN)
