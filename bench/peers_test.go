@@ -117,3 +117,9 @@ func TestWritePeerTableCRIRows(t *testing.T) {
 	WritePeerTable(&buf, []*Result{{Scenario: "api-1k", AllRunningSeconds: 1}}, []string{PeerVKStatic})
 	assert.NotContains(t, buf.String(), "shims")
 }
+
+// A peer's binary and the run's runtime socket differ on every run: left out of the result.
+func TestRedactArgsPeerPaths(t *testing.T) {
+	assert.Equal(t, []string{"--provider", "cri", "-v", "1"},
+		redactArgs([]string{"--provider", "cri", "--container-runtime-endpoint", "unix:///tmp/x/containerd.sock", "--kubelet", "/c/kubelet", "-v", "1"}))
+}

@@ -294,13 +294,14 @@ func randomSuffix() string {
 	return hex.EncodeToString(b)
 }
 
-// redactArgs drops the kubeconfig, CA, binary and directory paths and the ports, which differ
-// on every run.
+// redactArgs drops the kubeconfig, CA, binary, socket and directory paths and the ports,
+// which differ on every run.
 func redactArgs(args []string) []string {
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
 		switch args[i] {
-		case "--kubeconfig", "--pod-manifest-path", "--root-dir", "--port", "--healthz-port", "--hostname-override", "--client-ca-file", "--admin-kubeconfig", "--kwok":
+		case "--kubeconfig", "--pod-manifest-path", "--root-dir", "--port", "--healthz-port", "--hostname-override", "--client-ca-file", "--admin-kubeconfig", "--kwok",
+			"--kubelet", "--container-runtime-endpoint":
 			i++
 			continue
 		}
