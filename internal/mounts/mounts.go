@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -52,7 +51,7 @@ func under(mountinfo io.Reader, dir string) ([]string, error) {
 		if len(fields) < 5 {
 			continue
 		}
-		m := unescape(fields[4])
+		m := Unescape(fields[4])
 		if m == dir || strings.HasPrefix(m, dir+"/") {
 			points = append(points, m)
 		}
@@ -64,23 +63,4 @@ func under(mountinfo io.Reader, dir string) ([]string, error) {
 	slices.Reverse(points)
 	slices.SortStableFunc(points, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
 	return points, nil
-}
-
-// unescape undoes mountinfo's octal escapes (\040 for a space, …).
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

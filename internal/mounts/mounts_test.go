@@ -26,9 +26,9 @@ func TestUnder(t *testing.T) {
 }
 
 func TestUnescape(t *testing.T) {
-	assert.Equal(t, `a b\c`, unescape(`a\040b\134c`))
-	assert.Equal(t, `tail\04`, unescape(`tail\04`))
-	assert.Equal(t, "plain", unescape("plain"))
+	assert.Equal(t, `a b\c`, Unescape(`a\040b\134c`))
+	assert.Equal(t, `tail\04`, Unescape(`tail\04`))
+	assert.Equal(t, "plain", Unescape("plain"))
 }
 
 // Nothing is mounted below a new directory: nothing to detach.

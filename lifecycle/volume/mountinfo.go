@@ -6,8 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
+
+	"github.com/vk-static/vk-static/internal/mounts"
 )
 
 // mountPoint is one line of the mount table that matters here.
@@ -75,26 +76,7 @@ func parseMountInfoLine(line string) (mountPoint, bool) {
 	if len(fields) < 5 || sep < 0 || sep+1 >= len(fields) {
 		return mountPoint{}, false
 	}
-	return mountPoint{Path: unescapeOctal(fields[4]), FSType: fields[sep+1]}, true
-}
-
-// unescapeOctal undoes the kernel's \ooo escapes of space, tab, newline and backslash.
-func unescapeOctal(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+	return mountPoint{Path: mounts.Unescape(fields[4]), FSType: fields[sep+1]}, true
 }
 
 // within reports whether path p is root or below it, by whole path elements: /srv/x is
