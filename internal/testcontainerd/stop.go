@@ -41,8 +41,13 @@ func (c *Containerd) Stop() error {
 			errs = append(errs, err)
 		}
 	}
-	errs = append(errs, mounts.UnmountUnder(c.paths.Dir))
-	errs = append(errs, os.RemoveAll(c.paths.Dir))
+	// A mount left in place would make RemoveAll delete through it — into a host directory a
+	// sandbox had bind-mounted, say — so the directory stays when one could not be detached.
+	if err := mounts.UnmountUnder(c.paths.Dir); err != nil {
+		errs = append(errs, fmt.Errorf("leaving %s in place: %w", c.paths.Dir, err))
+	} else {
+		errs = append(errs, os.RemoveAll(c.paths.Dir))
+	}
 	if pids, err := c.Shims(); err != nil {
 		errs = append(errs, err)
 	} else if len(pids) > 0 {
