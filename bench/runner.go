@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/vk-static/vk-static/internal/agentproc"
-	"github.com/vk-static/vk-static/internal/mounts"
 	"github.com/vk-static/vk-static/internal/testenv"
 )
 
@@ -201,13 +200,6 @@ func (s *session) close() {
 	if s.agent != nil {
 		s.agent.stop()
 		s.killContainers()
-		if s.peer.Name == PeerKubelet {
-			// The kubelet leaves its root directory bind-mounted on itself (and pods' volumes,
-			// had they any, below it); the work directory is removed at the run's end.
-			if err := mounts.UnmountUnder(filepath.Join(s.agent.Dir, "root")); err != nil {
-				s.r.logf("%s: %v", s.name, err)
-			}
-		}
 	}
 	s.cancel()
 	s.wg.Wait()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/vk-static/vk-static/bench"
 	"github.com/vk-static/vk-static/bench/kubelet"
+	"github.com/vk-static/vk-static/internal/mounts"
 	"github.com/vk-static/vk-static/internal/netns"
 	"github.com/vk-static/vk-static/internal/testenv"
 )
@@ -133,6 +134,10 @@ func run(args []string) int {
 		env.Stop(*keep)
 		if *keep {
 			fmt.Fprintf(os.Stderr, "kept: %s (agents), %s (control plane)\n", workDir, env.Dir)
+		} else if err := mounts.UnmountUnder(workDir); err != nil {
+			// RemoveAll would delete through a mount left in place (the kubelet's root is
+			// bind-mounted on itself, pods' volumes below it), into whatever it shows.
+			fmt.Fprintf(os.Stderr, "vkbench: leaving %s in place: %v\n", workDir, err)
 		} else {
 			_ = os.RemoveAll(workDir)
 		}
