@@ -22,13 +22,24 @@ func BuildAgent(dir string) (string, error) {
 	return binary, goBuild(nil, "-race", "-tags", BuildTags, "-o", binary, "github.com/vk-static/vk-static/cmd/vk-static")
 }
 
-// BuildSupervisor builds vk-static-supervisor into dir as make build does: without cgo (and so
+// buildSupervisor builds vk-static-supervisor into dir as make build does: without cgo (and so
 // without the race detector), a static binary that each container starts without the dynamic
 // loader. Its code runs under the race detector in provider/process's tests, whose supervisors
 // are the race-enabled test binary re-executed. The agent finds it beside its own binary.
-func BuildSupervisor(dir string) (string, error) {
+func buildSupervisor(dir string) (string, error) {
 	binary := filepath.Join(dir, "vk-static-supervisor")
 	return binary, goBuild([]string{"CGO_ENABLED=0"}, "-tags", BuildTags, "-o", binary, "github.com/vk-static/vk-static/cmd/vk-static-supervisor")
+}
+
+// BuildAgentWithSupervisor builds both into dir, as an end-to-end package whose agents run
+// real containers (the process provider) needs them, and returns the agent's path.
+func BuildAgentWithSupervisor(dir string) (string, error) {
+	agent, err := BuildAgent(dir)
+	if err != nil {
+		return "", err
+	}
+	_, err = buildSupervisor(dir)
+	return agent, err
 }
 
 func goBuild(env []string, args ...string) error {

@@ -25,11 +25,7 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	if agentBinary, err = agentproc.BuildAgent(dir); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		return 1
-	}
-	if _, err = agentproc.BuildSupervisor(dir); err != nil {
+	if agentBinary, err = agentproc.BuildAgentWithSupervisor(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}

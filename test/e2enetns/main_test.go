@@ -51,7 +51,7 @@ func runParent() int {
 			return 1
 		}
 	}
-	if err := buildAgent(bin); err != nil {
+	if _, err := agentproc.BuildAgentWithSupervisor(bin); err != nil {
 		fmt.Fprintln(os.Stderr, "e2enetns:", err)
 		return 1
 	}
@@ -81,16 +81,6 @@ func runParent() int {
 		code = max(code, 1)
 	}
 	return code
-}
-
-// buildAgent builds vk-static with the race detector, and vk-static-supervisor as make build
-// does, into dir.
-func buildAgent(dir string) error {
-	if _, err := agentproc.BuildAgent(dir); err != nil {
-		return err
-	}
-	_, err := agentproc.BuildSupervisor(dir)
-	return err
 }
 
 // runChild sets up the network namespace it runs in, then runs the tests against a control
