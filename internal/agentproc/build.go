@@ -26,9 +26,8 @@ func BuildAgent(dir string) (string, error) {
 // without the race detector), a static binary that each container starts without the dynamic
 // loader. Its code runs under the race detector in provider/process's tests, whose supervisors
 // are the race-enabled test binary re-executed. The agent finds it beside its own binary.
-func buildSupervisor(dir string) (string, error) {
-	binary := filepath.Join(dir, "vk-static-supervisor")
-	return binary, goBuild([]string{"CGO_ENABLED=0"}, "-tags", BuildTags, "-o", binary, "github.com/vk-static/vk-static/cmd/vk-static-supervisor")
+func buildSupervisor(dir string) error {
+	return goBuild([]string{"CGO_ENABLED=0"}, "-tags", BuildTags, "-o", filepath.Join(dir, "vk-static-supervisor"), "github.com/vk-static/vk-static/cmd/vk-static-supervisor")
 }
 
 // BuildAgentWithSupervisor builds both into dir, as an end-to-end package whose agents run
@@ -38,8 +37,7 @@ func BuildAgentWithSupervisor(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	_, err = buildSupervisor(dir)
-	return agent, err
+	return agent, buildSupervisor(dir)
 }
 
 func goBuild(env []string, args ...string) error {
