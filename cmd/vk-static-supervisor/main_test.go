@@ -29,6 +29,7 @@ var allowedPackages = []string{
 	"provider/process/internal/",
 	"containerlog/logwriter",
 	"internal/crilog",
+	"internal/atomicfile",
 }
 
 // TestImports keeps the binary small: the standard library, golang.org/x/sys and the

@@ -1,8 +1,8 @@
 // Package records holds what the process runtime (package process) and the container's
 // supervisor (package supervisor) both read and write in a container's directory: the file
-// names, the supervisor's view of config.json, state.json, and the atomic JSON writes (a temp
-// file and a rename, so that a reader — the other side, an agent restarted mid-write — sees the
-// old or the new record, never part of one).
+// names, the supervisor's view of config.json, state.json, and the atomic JSON writes (a synced temp
+// file, a rename and a synced directory, so that a reader — the other side, an agent restarted
+// mid-write or after a power loss — sees the old or the new record, never part of one).
 //
 // The files outlive both binaries: an agent adopts containers an older supervisor started.
 // Fields may be added; none may be renamed or change meaning.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/vk-static/vk-static/internal/atomicfile"
 )
 
 // The files of a container's directory that both sides use. The runtime's own records (the
@@ -112,29 +114,15 @@ const StartErrorExitCode = 128
 // recorded the real one; containerd reports a lost shim's tasks with 255 too.
 const SupervisorLostExitCode = 255
 
-// WriteJSONAtomic writes v as indented JSON to path through a temporary file and a rename.
+// WriteJSONAtomic writes v as indented JSON to path through a synced temporary file, a rename
+// and a synced directory (atomicfile.WriteFile): a crash leaves the old record or the new one,
+// never an empty one.
 func WriteJSONAtomic(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.WriteFile(path, append(data, '\n'), 0o600)
 }
 
 // ReadJSON decodes the JSON file at path into v.
