@@ -2,5 +2,6 @@
 // what a throwaway containerd (internal/testcontainerd: overlay root filesystems, sandboxes'
 // /dev/shm, network namespaces) or the bench's kubelet (its root directory, a shared bind
 // mount of itself) leave under their directories, which must go before the directories do;
-// and how mountinfo escapes its paths, which the agent's volume checks read too.
+// RemoveAll, which never deletes through a mount (the agent's pod directories); and how
+// mountinfo escapes its paths, which the agent's volume checks read too.
 package mounts

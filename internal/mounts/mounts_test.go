@@ -1,11 +1,14 @@
 package mounts
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 func TestUnder(t *testing.T) {
@@ -34,4 +37,30 @@ func TestUnescape(t *testing.T) {
 // Nothing is mounted below a new directory: nothing to detach.
 func TestUnmountUnderNothing(t *testing.T) {
 	assert.NoError(t, UnmountUnder(t.TempDir()))
+}
+
+// RemoveAll keeps a directory below which something is mounted, and what the mount holds.
+func TestRemoveAllStopsAtAMount(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting tmpfs needs root")
+	}
+	dir := t.TempDir()
+	mnt := filepath.Join(dir, "a", "mnt")
+	require.NoError(t, os.MkdirAll(mnt, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a", "beside"), nil, 0o644))
+	if err := unix.Mount("tmpfs", mnt, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("mounting tmpfs is not permitted here: %v", err)
+	}
+	t.Cleanup(func() { _ = unix.Unmount(mnt, unix.MNT_DETACH) })
+	require.NoError(t, os.WriteFile(filepath.Join(mnt, "held"), []byte("h"), 0o644))
+
+	err := RemoveAll(dir)
+	require.ErrorIs(t, err, ErrStillMounted)
+	assert.ErrorContains(t, err, mnt)
+	assert.FileExists(t, filepath.Join(mnt, "held"))
+	assert.FileExists(t, filepath.Join(dir, "a", "beside"), "nothing removed")
+
+	require.NoError(t, unix.Unmount(mnt, 0))
+	require.NoError(t, RemoveAll(dir))
+	assert.NoDirExists(t, dir)
 }
