@@ -9,8 +9,8 @@ import (
 	"strings"
 )
 
-// ErrNotInstalled is wrapped by Start's error when containerd, its shim, ctr, runc or (with
-// Options.LoopbackCNI) the loopback CNI plugin is missing. Tests fail on it, never skip:
+// ErrNotInstalled is wrapped by Start's error when containerd, its shim, ctr, runc or the CNI
+// plugins of Options.LoopbackCNI or Options.Bridge are missing. Tests fail on it, never skip:
 // `make testbin` installs them.
 var ErrNotInstalled = errors.New("containerd, runc or the CNI plugins not installed: run `make testbin` (as root it installs the packages containerd, runc and containernetworking-plugins with apt-get)")
 
@@ -18,18 +18,22 @@ var ErrNotInstalled = errors.New("containerd, runc or the CNI plugins not instal
 // lack.
 var sbinDirs = []string{"/usr/local/sbin", "/usr/sbin", "/sbin"}
 
-// loopbackPlugins are where distributions put the loopback CNI plugin: Debian's
+// cniPluginDirs are where distributions put the CNI plugins: Debian's
 // containernetworking-plugins, and the upstream release's layout.
-var loopbackPlugins = []string{"/usr/lib/cni/loopback", "/opt/cni/bin/loopback"}
+var cniPluginDirs = []string{"/usr/lib/cni", "/opt/cni/bin"}
 
 // binaries are the programs an instance runs.
 type binaries struct {
 	containerd, ctr, runc string
-	loopback              string // empty unless Options.LoopbackCNI
-	path                  string // containerd's PATH: it runs the shim, the shim runs runc
+	// cniDir holds every plugin of cniPlugins; both are empty without a CNI network.
+	cniDir     string
+	cniPlugins []string
+	path       string // containerd's PATH: it runs the shim, the shim runs runc
 }
 
-func findBinaries(loopbackCNI bool) (binaries, error) {
+// findBinaries finds containerd, its shim, ctr, runc and the directory holding every CNI
+// plugin named.
+func findBinaries(plugins []string) (binaries, error) {
 	var b binaries
 	dirs := append(filepath.SplitList(os.Getenv("PATH")), sbinDirs...)
 	var missing []string
@@ -47,15 +51,15 @@ func findBinaries(loopbackCNI bool) (binaries, error) {
 	b.ctr = find("ctr")
 	b.runc = find("runc")
 	find("containerd-shim-runc-v2")
-	if loopbackCNI {
-		for _, p := range loopbackPlugins {
-			if _, err := exec.LookPath(p); err == nil {
-				b.loopback = p
+	if len(plugins) > 0 {
+		for _, d := range cniPluginDirs {
+			if hasAll(d, plugins) {
+				b.cniDir, b.cniPlugins = d, plugins
 				break
 			}
 		}
-		if b.loopback == "" {
-			missing = append(missing, "the loopback CNI plugin ("+strings.Join(loopbackPlugins, " or ")+")")
+		if b.cniDir == "" {
+			missing = append(missing, "the CNI plugins "+strings.Join(plugins, ", ")+" (in "+strings.Join(cniPluginDirs, " or ")+")")
 		}
 	}
 	if len(missing) > 0 {
@@ -63,4 +67,14 @@ func findBinaries(loopbackCNI bool) (binaries, error) {
 	}
 	b.path = strings.Join(dirs, string(os.PathListSeparator))
 	return b, nil
+}
+
+// hasAll reports whether every named program is an executable in dir.
+func hasAll(dir string, names []string) bool {
+	for _, n := range names {
+		if _, err := exec.LookPath(filepath.Join(dir, n)); err != nil {
+			return false
+		}
+	}
+	return true
 }

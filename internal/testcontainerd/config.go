@@ -19,6 +19,8 @@ const loopbackConflist = `{"cniVersion":"0.4.0","name":"lo-only","plugins":[{"ty
 type layout struct {
 	Dir, Root, State, Address, Opt, RuncRoot, CNIBin, CNIConf, SandboxImage string
 	Config, Log                                                             string
+	// IPAM is host-local's dataDir (its allocations) for a Bridge network.
+	IPAM string
 }
 
 func newLayout(dir string) layout {
@@ -34,12 +36,13 @@ func newLayout(dir string) layout {
 		SandboxImage: SandboxImage,
 		Config:       filepath.Join(dir, "config.toml"),
 		Log:          filepath.Join(dir, "containerd.log"),
+		IPAM:         filepath.Join(dir, "cni", "ipam"),
 	}
 }
 
-// write creates the directories, the configuration and, with loopback (the plugin's path),
-// the loopback-only CNI network.
-func (l layout) write(loopback string) error {
+// write creates the directories, the configuration and the CNI network bin's plugins make
+// (none without plugins; the loopback-only network with loopback alone; bridge's network).
+func (l layout) write(bin binaries, bridge *Bridge) error {
 	for _, d := range []string{l.Root, l.State, l.Opt, l.RuncRoot, l.CNIBin, l.CNIConf} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
@@ -61,15 +64,18 @@ func (l layout) write(loopback string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if loopback == "" {
+	if bin.cniDir == "" {
 		return nil
 	}
-	plugin, err := os.ReadFile(loopback)
+	if err := copyPlugins(bin.cniDir, l.CNIBin, bin.cniPlugins); err != nil {
+		return err
+	}
+	if bridge == nil {
+		return os.WriteFile(filepath.Join(l.CNIConf, "10-lo-only.conflist"), []byte(loopbackConflist), 0o644)
+	}
+	conf, err := bridge.conflist(l.IPAM)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(l.CNIBin, "loopback"), plugin, 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(l.CNIConf, "10-lo-only.conflist"), []byte(loopbackConflist), 0o644)
+	return os.WriteFile(filepath.Join(l.CNIConf, "10-bridge.conflist"), conf, 0o644)
 }

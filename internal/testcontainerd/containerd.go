@@ -27,13 +27,18 @@ type Options struct {
 	// containernetworking-plugins package): the runtime then reports NetworkReady, which the
 	// kubelet needs; pods still have no network beyond their lo.
 	LoopbackCNI bool
+	// Bridge, if set, gives pods a network of their own (see Bridge): pod-network sandboxes
+	// get an address of Bridge.Subnet, host ports work, and NetworkReady is true. Only in a
+	// network namespace of the test's own (internal/netns); LoopbackCNI is then ignored.
+	Bridge *Bridge
 }
 
 // Containerd is a running throwaway containerd. Its methods are not safe for concurrent use.
 type Containerd struct {
-	paths layout
-	bin   binaries
-	proc  *process // nil while stopped (after Kill, before Restart)
+	paths  layout
+	bin    binaries
+	bridge *Bridge  // nil without a Bridge network
+	proc   *process // nil while stopped (after Kill, before Restart)
 }
 
 // startTimeout bounds containerd's start-up: it answers in well under a second here.
@@ -43,7 +48,22 @@ const startTimeout = 30 * time.Second
 // directory, waits until its CRI plugin answers Version and reports RuntimeReady, and imports
 // SandboxImage. On an error nothing is left behind.
 func Start(ctx context.Context, opts Options) (_ *Containerd, err error) {
-	bin, err := findBinaries(opts.LoopbackCNI)
+	var plugins []string
+	var bridge *Bridge
+	switch {
+	case opts.Bridge != nil:
+		b := *opts.Bridge
+		if err := b.validate(); err != nil {
+			return nil, err
+		}
+		if err := onlyOwnLinks(b.Name); err != nil {
+			return nil, err
+		}
+		bridge, plugins = &b, bridgePlugins
+	case opts.LoopbackCNI:
+		plugins = []string{"loopback"}
+	}
+	bin, err := findBinaries(plugins)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +71,7 @@ func Start(ctx context.Context, opts Options) (_ *Containerd, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Containerd{paths: newLayout(dir), bin: bin}
+	c := &Containerd{paths: newLayout(dir), bin: bin, bridge: bridge}
 	defer func() {
 		if err != nil {
 			err = fmt.Errorf("%w%s", err, c.logTail())
@@ -60,7 +80,7 @@ func Start(ctx context.Context, opts Options) (_ *Containerd, err error) {
 			}
 		}
 	}()
-	if err := c.paths.write(bin.loopback); err != nil {
+	if err := c.paths.write(bin, bridge); err != nil {
 		return nil, err
 	}
 	if err := c.start(ctx); err != nil {
@@ -89,6 +109,15 @@ func (c *Containerd) Root() string { return c.paths.Root }
 // Dir is the instance's directory: configuration, containerd.log, root, state, runc's state,
 // the CNI directories. Stop removes it.
 func (c *Containerd) Dir() string { return c.paths.Dir }
+
+// Bridge is the instance's pod network, with its defaults filled in; nil without one.
+func (c *Containerd) Bridge() *Bridge {
+	if c.bridge == nil {
+		return nil
+	}
+	b := *c.bridge
+	return &b
+}
 
 // LogPath is containerd's log file.
 func (c *Containerd) LogPath() string { return c.paths.Log }

@@ -16,14 +16,34 @@
 //		...
 //	}
 //
-// Without Options.LoopbackCNI there is no CNI network: only host-network sandboxes run (with
-// an empty Hostname), and the runtime reports NetworkReady false. With it, a loopback-only
-// network makes NetworkReady true (the kubelet waits for it); pods still have only lo.
+// Without Options.LoopbackCNI or Options.Bridge there is no CNI network: only host-network
+// sandboxes run (with an empty Hostname), and the runtime reports NetworkReady false. With
+// LoopbackCNI, a loopback-only network makes NetworkReady true (the kubelet waits for it); pods
+// still have only lo.
+//
+// With Options.Bridge, pods have a network of their own, as on a cluster: Debian's
+// containernetworking-plugins (bridge with isGateway, host-local IPAM keeping its allocations
+// in the instance's directory, portmap for hostPort, loopback) copied into the instance's CNI
+// bin directory. A pod-network sandbox gets an address of Bridge.Subnet (its status's
+// network IP), reachable from the node and from other pods; a host port answers on every
+// address of the node, 127.0.0.1 included. The bridge link and portmap's iptables rules are
+// made in the network namespace the test runs in, so Start refuses a Bridge in one with any
+// link besides lo and the network's own: run the test in network and mount namespaces of its
+// own (internal/netns; TestBridgeNetwork shows how):
+//
+//	if netns.InChild() {
+//		err := netns.Enter(netns.NodeIP)
+//		c, err := testcontainerd.Start(ctx, testcontainerd.Options{Bridge: &testcontainerd.Bridge{
+//			Subnet: netip.MustParsePrefix("10.244.0.0/24"), // Gateway: 10.244.0.1, Name: "cni0"
+//		}})
+//		…
+//	}
 //
 // Restart stops containerd and starts it on the same directories (Kill is the crash without
 // the start), as the tests of a runtime restart under the agent need. Stop kills containerd by
 // its PID and removes what the instance made, including what containerd 1.6 keeps outside
-// its directories (the shims' sockets in /run/containerd/s); it fails if a shim of the
-// instance survived. Containers' cgroups are removed by runc; parents of a sandbox's
+// its directories (the shims' sockets in /run/containerd/s), the pods' network namespaces
+// (mounted under the instance's state directory, never /run/netns) and a Bridge's link; it
+// fails if a shim of the instance survived. Containers' cgroups are removed by runc; parents of a sandbox's
 // CgroupParent are the test's.
 package testcontainerd

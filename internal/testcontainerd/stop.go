@@ -22,8 +22,9 @@ const shimSocketDir = "/run/containerd/s"
 
 // Stop stops containerd and removes everything the instance made: its containers (runc delete
 // --force), its shims (SIGKILL) and their sockets in /run/containerd/s, every mount under its
-// directory (overlay root filesystems, sandbox /dev/shm, network namespaces; deepest first),
-// and the directory. It is an error if a shim of the instance is still running afterwards.
+// directory (overlay root filesystems, sandbox /dev/shm, the pods' network namespaces, which
+// are under its state directory and never in /run/netns; deepest first), the directory, and a
+// Bridge network's link. It is an error if a shim of the instance is still running afterwards.
 // Stop is idempotent.
 func (c *Containerd) Stop() error {
 	c.proc.stop(stopGrace)
@@ -52,6 +53,11 @@ func (c *Containerd) Stop() error {
 		errs = append(errs, err)
 	} else if len(pids) > 0 {
 		errs = append(errs, fmt.Errorf("containerd shims of %s still running after Stop: %v", c.paths.Dir, pids))
+	}
+	if c.bridge != nil {
+		// The pods' veths went with their network namespaces; the bridge is the instance's
+		// too, so that another instance in this namespace starts on a clean network.
+		errs = append(errs, deleteLink(c.bridge.Name))
 	}
 	return errors.Join(errs...)
 }

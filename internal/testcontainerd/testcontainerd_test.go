@@ -2,6 +2,7 @@ package testcontainerd_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,13 +15,25 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	criclient "k8s.io/cri-client/pkg"
 
+	"github.com/vk-static/vk-static/internal/netns"
 	"github.com/vk-static/vk-static/internal/testcontainerd"
 	"github.com/vk-static/vk-static/internal/testimage"
 )
 
 var cd *testcontainerd.Containerd
 
-func TestMain(m *testing.M) { os.Exit(testcontainerd.Main(m, &cd)) }
+func TestMain(m *testing.M) {
+	if netns.InChild() {
+		// TestBridgeNetwork, re-executed in network and mount namespaces of its own: it starts
+		// the containerd it needs.
+		if err := netns.Enter(netns.NodeIP); err != nil {
+			fmt.Fprintln(os.Stderr, "testcontainerd:", err)
+			os.Exit(1)
+		}
+		os.Exit(m.Run())
+	}
+	os.Exit(testcontainerd.Main(m, &cd))
+}
 
 func runtimeService(t *testing.T, c *testcontainerd.Containerd) internalapi.RuntimeService {
 	t.Helper()

@@ -1,6 +1,6 @@
 // Package testimage builds container images for the CRI tests from one static Go program
-// (./workload: pause, serve, log, sleep, exit, cat, ls, echo, env — no shell, so an exec into a
-// container runs it too) and gets them into a containerd without any registry outside the
+// (./workload: pause, serve, log, sleep, exit, cat, ls, echo, env, get — no shell, so an exec
+// into a container runs it too) and gets them into a containerd without any registry outside the
 // machine: imported from an image tarball with ctr, or pushed to a registry served in process on
 // 127.0.0.1, from which CRI PullImage fetches them over plain HTTP.
 //

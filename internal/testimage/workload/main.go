@@ -12,6 +12,7 @@
 //	workload ls DIR                list a directory's entries, one a line
 //	workload echo ARG...           print the arguments
 //	workload env                   print the environment, one variable a line
+//	workload get URL               HTTP GET URL and print the body; exit 1 unless 200 (pod-to-pod traffic)
 package main
 
 import (
@@ -30,7 +31,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: workload pause|serve|log|sleep|exit|cat|ls|echo|env [args]")
+		fmt.Fprintln(os.Stderr, "usage: workload pause|serve|log|sleep|exit|cat|ls|echo|env|get [args]")
 		os.Exit(2)
 	}
 	mode, args := os.Args[1], os.Args[2:]
@@ -119,6 +120,11 @@ func run(mode string, args []string) error {
 			fmt.Println(kv)
 		}
 		return nil
+	case "get":
+		if len(args) != 1 {
+			return exitCode(2)
+		}
+		return get(args[0])
 	}
 	fmt.Fprintf(os.Stderr, "unknown mode %q\n", mode)
 	return exitCode(2)
@@ -203,4 +209,21 @@ func cat(name string) error {
 	defer f.Close()
 	_, err = io.Copy(os.Stdout, f)
 	return err
+}
+
+// get fetches url once, within a few seconds, and prints the body.
+func get(url string) error {
+	client := &http.Client{Timeout: 5 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(os.Stdout, resp.Body); err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return nil
 }
