@@ -89,6 +89,17 @@ func (a *agentProcess) pid() int { return a.Pid() }
 
 func (a *agentProcess) sample() (procSample, error) { return readProc(a.pid()) }
 
+// exitedEarly is an error when the agent has already exited, before the harness stopped it:
+// a crash, whose run measured an agent that was not there for all of it.
+func (a *agentProcess) exitedEarly() error {
+	select {
+	case <-a.Exited():
+		return fmt.Errorf("agent %s exited before the harness stopped it (log: %s)", a.Node, a.LogPath)
+	default:
+		return nil
+	}
+}
+
 // stop sends SIGTERM and waits up to 30 s before killing; how it ended is logged, not judged.
 func (a *agentProcess) stop() {
 	if err := a.Stop(30 * time.Second); err != nil {

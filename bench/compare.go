@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 )
 
@@ -73,8 +75,10 @@ func comparedMetrics() []comparedMetric {
 
 // Compare prints, for every scenario in both reports, each metric measured in both with the
 // ratio new/old and whether it got better or worse. Differences under threshold (e.g. 0.1 for
-// 10 %) are reported as "~": this machine is shared and noisy.
-func Compare(w io.Writer, old, cur *Report, threshold float64) {
+// 10 %) are reported as "~": this machine is shared and noisy. A failed run is compared with
+// nothing: its line says FAILED, every failed run of either report (its peers' rounds too) is
+// listed at the end, and Compare returns them as an error.
+func Compare(w io.Writer, old, cur *Report, threshold float64) error {
 	fmt.Fprintf(w, "old: %s (%s)\nnew: %s (%s)\n\n", old.Commit, old.Date, cur.Commit, cur.Date)
 	// A scenario may run more than once in a report: pair the n-th run with the n-th.
 	type runKey struct {
@@ -96,6 +100,10 @@ func Compare(w io.Writer, old, cur *Report, threshold float64) {
 		if !ok {
 			continue
 		}
+		if o.Failed() || n.Failed() {
+			fmt.Fprintf(tw, "%s\tFAILED\t%s\t%s\t\t\n", n.Scenario, failedMark(o), failedMark(n))
+			continue
+		}
 		for _, m := range comparedMetrics() {
 			ov, nv := m.get(o), m.get(n)
 			if ov == 0 || nv == 0 {
@@ -105,6 +113,49 @@ func Compare(w io.Writer, old, cur *Report, threshold float64) {
 		}
 	}
 	tw.Flush()
+	var errs []error
+	for _, rep := range []struct {
+		name string
+		r    *Report
+	}{{"old", old}, {"new", cur}} {
+		failed := failedRuns(allRuns(rep.r))
+		if len(failed) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s (%s) has failed runs, compared with nothing:\n", rep.name, rep.r.Commit)
+		if err := WriteFailures(w, failed); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", rep.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// allRuns are every run of a report once: its peers' rounds, and the results that are not
+// one of them (Results repeats vk-static's last round of a -peers run).
+func allRuns(rep *Report) []*Result {
+	type runKey struct {
+		scenario, peer string
+		round          int
+	}
+	seen := map[runKey]bool{}
+	out := slices.Clone(rep.Peers)
+	for _, r := range rep.Peers {
+		seen[runKey{r.Scenario, r.Peer, r.Round}] = true
+	}
+	for _, r := range rep.Results {
+		if r.Round == 0 || !seen[runKey{r.Scenario, r.Peer, r.Round}] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// failedMark is a cell of Compare's FAILED line: "failed" or "ok".
+func failedMark(r *Result) string {
+	if r.Failed() {
+		return "failed"
+	}
+	return "ok"
 }
 
 func verdict(old, cur float64, higherBetter bool, threshold float64) string {

@@ -32,6 +32,11 @@
 // agents-20 runs 20 agents with node identities of their own on one control plane and reports
 // the API requests per second each costs, at rest and under load, beside their CPU and RSS.
 // Performance is reported, never asserted: Result.Goals says which issue-6 goal was met.
+// A run that did not do the work it measures — a pod never seen Running or deleted, the agent
+// or peer gone before the harness stopped it, a scenario error — is kept with what it measured
+// but marked failed (Result.Error): medians and ratios leave it out, the tables name it, Compare
+// returns an error for it (ReadJSON marks such runs in files written before the mark existed),
+// and vkbench exits non-zero.
 //
 // Smallest use (what cmd/vkbench does):
 //

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -36,7 +37,7 @@ type Peer struct {
 // RunPeers runs sc rounds times against each peer in turn that sc applies to (vk-static, the
 // floor, KWOK, vk-static, …) on the same control plane, each run with a fresh node name and
 // namespace, and returns every run's result in that order with Round set. A failed run's
-// result, if it measured anything, is kept; the errors are joined.
+// result is kept, marked failed (Result.Error); the errors are joined.
 func (r *Runner) RunPeers(ctx context.Context, sc Scenario, peers []Peer, rounds int) ([]*Result, error) {
 	var out []*Result
 	var errs []error
@@ -109,20 +110,36 @@ func groupPeerRuns(results []*Result) ([]string, map[string]peerRuns) {
 	return scenarios, by
 }
 
-// median of one metric over a peer's rounds; 0 when the peer did not run.
+// median of one metric over a peer's good rounds; 0 when the peer has none. A failed run is
+// left out (its numbers are of a run that did not do the work), and so is a round that did not
+// measure the metric (0): either would pull the median towards zero.
 func (pr peerRuns) median(peer string, get func(*Result) float64) float64 {
 	var v []float64
 	for _, r := range pr[peer] {
-		v = append(v, get(r))
+		if x := get(r); !r.Failed() && x != 0 {
+			v = append(v, x)
+		}
 	}
 	return median(v)
 }
 
-// roundRatios are vk-static's value of a metric over peer's in the same round, by round.
+// good are peer's runs that did not fail.
+func (pr peerRuns) good(peer string) []*Result {
+	var out []*Result
+	for _, r := range pr[peer] {
+		if !r.Failed() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// roundRatios are vk-static's value of a metric over peer's in the same round, by round, for
+// the rounds in which neither failed.
 func (pr peerRuns) roundRatios(peer string, get func(*Result) float64) []float64 {
 	var out []float64
-	for _, vk := range pr[PeerVKStatic] {
-		for _, p := range pr[peer] {
+	for _, vk := range pr.good(PeerVKStatic) {
+		for _, p := range pr.good(peer) {
 			if p.Round == vk.Round && get(p) > 0 && get(vk) > 0 {
 				out = append(out, get(vk)/get(p))
 			}
@@ -144,7 +161,12 @@ func WritePeerTable(w io.Writer, results []*Result, peers []string) {
 				present = append(present, p)
 			}
 		}
-		fmt.Fprintf(w, "\n%s: medians of %d round(s), alternating on one control plane\n", sc, len(runs[PeerVKStatic]))
+		failed := failedRuns(slices.Concat(slices.Collect(maps.Values(runs))...))
+		fmt.Fprintf(w, "\n%s: medians of %d round(s), alternating on one control plane", sc, len(runs.good(PeerVKStatic)))
+		if len(failed) > 0 {
+			fmt.Fprintf(w, "; %d FAILED run(s) left out", len(failed))
+		}
+		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprint(tw, "\t")
 		for _, p := range present {
@@ -172,16 +194,16 @@ func WritePeerTable(w io.Writer, results []*Result, peers []string) {
 		for _, p := range present {
 			var rounds []string
 			for _, r := range runs[p] {
-				rounds = append(rounds, num(r.AllRunningSeconds, 2))
+				if r.Failed() {
+					rounds = append(rounds, "FAILED")
+				} else {
+					rounds = append(rounds, num(r.AllRunningSeconds, 2))
+				}
 			}
 			fmt.Fprintf(w, "all Running by round, %s: %s s\n", p, strings.Join(rounds, ", "))
 		}
 		for _, p := range present {
-			for _, r := range runs[p] {
-				if r.NeverRunning > 0 || r.Error != "" {
-					fmt.Fprintf(w, "%s round %d: %d never Running %s\n", p, r.Round, r.NeverRunning, r.Error)
-				}
-			}
+			_ = WriteFailures(w, runs[p])
 		}
 		if goals := peerGoals(sc, runs); len(goals) > 0 {
 			fmt.Fprintln(w, "goals (issue 14):")
@@ -204,6 +226,7 @@ func peerGoals(sc string, runs peerRuns) []Goal {
 			Measured: fmt.Sprintf("%.2f× (%.3g vs %.3g)", vk/p, vk, p), Value: vk / p, Met: vk/p <= limit})
 	}
 	// everyRound compares vk-static's value with limit × peer's in each round.
+	// A round in which vk-static failed is a round in which the goal was not met.
 	everyRound := func(name, peer string, get func(*Result) float64, limit float64) {
 		ratios := runs.roundRatios(peer, get)
 		if len(ratios) == 0 {
@@ -213,9 +236,13 @@ func peerGoals(sc string, runs peerRuns) []Goal {
 		for _, r := range ratios {
 			parts = append(parts, fmt.Sprintf("%.2f×", r))
 		}
+		for _, r := range failedRuns(runs[PeerVKStatic]) {
+			parts = append(parts, fmt.Sprintf("(round %d FAILED)", r.Round))
+		}
 		worst := slices.Max(ratios)
 		g = append(g, Goal{Name: name, Target: fmt.Sprintf("≤ %.2f× %s in every round", limit, peer),
-			Measured: "rounds " + strings.Join(parts, " "), Value: worst, Met: worst <= limit})
+			Measured: "rounds " + strings.Join(parts, " "), Value: worst,
+			Met: worst <= limit && len(failedRuns(runs[PeerVKStatic])) == 0})
 	}
 	absolute := func(name, unit string, get func(*Result) float64, limit float64) {
 		if v := runs.median(PeerVKStatic, get); v > 0 {

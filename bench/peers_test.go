@@ -123,3 +123,47 @@ func TestRedactArgsPeerPaths(t *testing.T) {
 	assert.Equal(t, []string{"--provider", "cri", "-v", "1"},
 		redactArgs([]string{"--provider", "cri", "--container-runtime-endpoint", "unix:///tmp/x/containerd.sock", "--kubelet", "/c/kubelet", "-v", "1"}))
 }
+
+// A failed round is left out of the medians and the ratios — a run whose pods never started
+// looks fast, and a run that measured nothing has zeros — and the table says which run failed.
+func TestWritePeerTableLeavesOutFailedRuns(t *testing.T) {
+	run := func(peer string, round int, running, rss, del float64) *Result {
+		return &Result{Scenario: "api-1k", Peer: peer, Round: round, AllRunningSeconds: running, PeakRSSMB: rss,
+			StartCPUSeconds: 1, DeleteSeconds: del, StartLatency: Percentiles{P99: 2}}
+	}
+	fast := run("", 2, 0.5, 40, 0) // 990 pods never started; deletion never measured
+	fast.Error = "990 of 1000 pods never Running"
+	crashed := run(PeerFloor, 3, 0, 0, 0)
+	crashed.Error = "agent vkbench-api-1k-abc exited before the harness stopped it"
+	results := []*Result{
+		run("", 1, 3, 60, 6), run(PeerFloor, 1, 2, 40, 4),
+		fast, run(PeerFloor, 2, 2, 40, 4),
+		run("", 3, 5, 80, 8), crashed,
+	}
+	var buf bytes.Buffer
+	WritePeerTable(&buf, results, []string{PeerVKStatic, PeerFloor})
+	out := buf.String()
+	rows := map[string][]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) >= 4 {
+			rows[strings.Join(f[:len(f)-3], " ")] = f[len(f)-3:]
+		}
+	}
+	// vk-static: rounds 1 and 3 only; the floor: rounds 1 and 2.
+	assert.Equal(t, []string{"4.00", "2.00", "2.00×"}, rows["all Running s"])
+	assert.Equal(t, []string{"70.00", "40.00", "1.75×"}, rows["peak RSS MB"])
+	assert.Equal(t, []string{"7.00", "4.00", "1.75×"}, rows["all deleted s"])
+	assert.Contains(t, out, "api-1k: medians of 2 round(s), alternating on one control plane; 2 FAILED run(s) left out")
+	assert.Contains(t, out, "all Running by round, vk-static: 3.00, FAILED, 5.00 s")
+	assert.Contains(t, out, "all Running by round, floor: 2.00, 2.00, FAILED s")
+	assert.Contains(t, out, "FAILED: api-1k vk-static round 2: 990 of 1000 pods never Running")
+	assert.Contains(t, out, "FAILED: api-1k floor round 3: agent vkbench-api-1k-abc exited before the harness stopped it")
+
+	_, by := groupPeerRuns(results)
+	for _, g := range peerGoals("api-1k", by["api-1k"]) {
+		if g.Name == "all Running" && g.Target == "≤ 1.00× floor in every round" {
+			assert.Equal(t, "rounds 1.50× (round 2 FAILED)", g.Measured, "round 3 has no floor to compare with")
+			assert.False(t, g.Met, "a failed round is a round the goal was not met in")
+		}
+	}
+}

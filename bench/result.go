@@ -247,7 +247,8 @@ func WriteJSON(path string, rep *Report) error {
 	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
-// ReadJSON reads a report written by WriteJSON.
+// ReadJSON reads a report written by WriteJSON; a run whose numbers show it failed is marked
+// failed even if the file does not say so.
 func ReadJSON(path string) (*Report, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -257,6 +258,11 @@ func ReadJSON(path string) (*Report, error) {
 	if err := json.Unmarshal(data, &rep); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+	// A file written before failed runs were marked holds them unmarked: judge them the way a
+	// run is judged now, so that Compare does not take one for a measurement.
+	for _, r := range slices.Concat(rep.Results, rep.Peers) {
+		markFailed(r, nil)
+	}
 	return &rep, nil
 }
 
@@ -265,7 +271,11 @@ func WriteTable(w io.Writer, results []*Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scenario\tpods\tnever Running\tall Running s\tpods/s\tstart p50/p90/p99 s\tready p50/p99 s\tdelete s\tCPU s\tCPU ms/pod\tpeak RSS MB\twrites/pod\t")
 	for _, r := range results {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t\n", r.Scenario, r.Pods, r.NeverRunning,
+		name := r.Scenario
+		if r.Failed() {
+			name += " (FAILED)"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t\n", name, r.Pods, r.NeverRunning,
 			num(r.AllRunningSeconds, 2), num(r.PodsPerSecond, 0),
 			triple(r.StartLatency), pair(r.ReadyLatency), num(r.DeleteSeconds, 2),
 			num(r.StartCPUSeconds, 2), num(r.CPUMsPerPod, 2), r.PeakRSSMB, num(r.WritesPerPod, 2))

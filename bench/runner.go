@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -101,7 +102,12 @@ func (r *Runner) RunAs(ctx context.Context, sc Scenario, peer Peer) (*Result, er
 	r.logf("%s: start (%s, node %s)", sc.Name, peer.Name, s.node)
 	res, err := sc.run(ctx, s)
 	if res == nil {
-		return nil, fmt.Errorf("%s: %w", sc.Name, err)
+		// Nothing measured: the run is still recorded, as failed, so that the tables and the
+		// JSON say which run it was.
+		res = &Result{}
+		if err == nil {
+			err = errors.New("the scenario returned no result")
+		}
 	}
 	res.Scenario = sc.Name
 	if peer.Name != PeerVKStatic {
@@ -112,12 +118,14 @@ func (r *Runner) RunAs(ctx context.Context, sc Scenario, peer Peer) (*Result, er
 		if p, err := s.agent.sample(); err == nil {
 			res.PeakRSSMB = float64(p.PeakRSS) / (1 << 20)
 		}
+		err = errors.Join(err, s.agent.exitedEarly())
 	}
 	res.Goals = goalsFor(res)
-	if err != nil {
-		// The scenario measured what it could and then failed: its numbers are kept, the
-		// failure is returned beside them.
-		return res, fmt.Errorf("%s: %w", sc.Name, err)
+	// The scenario may have measured what it could and then failed, or finished with pods that
+	// never ran: its numbers are kept, marked failed, and the failure is returned beside them.
+	markFailed(res, err)
+	if res.Failed() {
+		return res, fmt.Errorf("%s: %w", sc.Name, runFailure{reason: res.Error, cause: err})
 	}
 	r.logf("%s: done", sc.Name)
 	return res, nil

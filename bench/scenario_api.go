@@ -180,10 +180,13 @@ func fillStartLatencies(res *Result, pods []podTimes, names []string, sent []tim
 			readyLat = append(readyLat, p.ReadyLTT.Sub(p.Created.Time))
 		}
 	}
-	res.AllRunningSeconds = lastOf(runningAt).Sub(start).Seconds()
-	res.PodsPerSecond = float64(len(runningAt)) / res.AllRunningSeconds
 	res.StartLatency = percentiles(startLat)
 	res.ReadyLatency = percentiles(readyLat)
+	if len(runningAt) == 0 {
+		return // no pod ran: nothing to time (and the run is marked failed, see incomplete)
+	}
+	res.AllRunningSeconds = lastOf(runningAt).Sub(start).Seconds()
+	res.PodsPerSecond = float64(len(runningAt)) / res.AllRunningSeconds
 }
 
 // parallel runs f for 0..n-1 with Parallel calls in flight; the first error stops it.

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -142,7 +143,12 @@ func runFleet(ctx context.Context, s *session, agents, perAgent int, rest time.D
 		}
 	}
 	s.r.logf("%s: all deleted after %.2fs", s.name, res.DeleteSeconds)
-	return res, nil
+	// The session checks its own agent; the fleet's are these.
+	var crashed []error
+	for _, a := range fleet {
+		crashed = append(crashed, a.exitedEarly())
+	}
+	return res, errors.Join(crashed...)
 }
 
 // fleetSample is the agents' CPU seconds so far and their resident sets now, summed (MB).

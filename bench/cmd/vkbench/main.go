@@ -183,7 +183,7 @@ func run(args []string) int {
 			}
 			runs, err := r.RunPeers(ctx, all[n], peers, k)
 			rep.Peers = append(rep.Peers, runs...)
-			if last := lastOfPeer(runs, bench.PeerVKStatic); last != nil {
+			if last := lastOfPeer(runs, bench.PeerVKStatic); last != nil { // for compare: the last good run, if any
 				rep.Results = append(rep.Results, last)
 			}
 			if err != nil {
@@ -218,6 +218,11 @@ func run(args []string) int {
 		bench.WriteTable(os.Stdout, rep.Results)
 		if len(rep.Peers) > 0 {
 			bench.WritePeerTable(os.Stdout, rep.Peers, append([]string{bench.PeerVKStatic}, peerNames...))
+		}
+		// Last, where it cannot be missed: every failed run, of every peer and round.
+		fmt.Println()
+		if bench.WriteFailures(os.Stdout, slices.Concat(rep.Peers, singleRuns(rep.Results))) != nil {
+			failed = true
 		}
 	}
 	if failed {
@@ -317,14 +322,31 @@ func toolBinary(given, dir, pkg, flagName string) (string, error) {
 	return path, nil
 }
 
-// lastOfPeer is peer's last run in runs, or nil.
+// lastOfPeer is peer's last good run in runs, else its last failed one, or nil.
 func lastOfPeer(runs []*bench.Result, peer string) *bench.Result {
+	var last *bench.Result
 	for i := len(runs) - 1; i >= 0; i-- {
 		if runs[i].Peer == "" && peer == bench.PeerVKStatic || runs[i].Peer == peer && peer != bench.PeerVKStatic {
-			return runs[i]
+			if !runs[i].Failed() {
+				return runs[i]
+			}
+			if last == nil {
+				last = runs[i]
+			}
 		}
 	}
-	return nil
+	return last
+}
+
+// singleRuns are the results that are not a round of a -peers run (those are in Report.Peers).
+func singleRuns(results []*bench.Result) []*bench.Result {
+	var out []*bench.Result
+	for _, r := range results {
+		if r.Round == 0 {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func selectScenarios(spec string) ([]string, error) {
@@ -363,7 +385,10 @@ func compare(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	bench.Compare(os.Stdout, old, cur, *threshold)
+	if err := bench.Compare(os.Stdout, old, cur, *threshold); err != nil {
+		fmt.Fprintf(os.Stderr, "vkbench compare: failed runs: %v\n", err)
+		return 1
+	}
 	return 0
 }
 
