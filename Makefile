@@ -191,10 +191,30 @@ CONFORMANCE_ARGS ?=
 CONFORMANCE_TOOLS_KEY := $(shell sha256sum test/conformance/tools/go.sum | cut -c1-12)
 CONFORMANCEBIN ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/vk-static/conformance/$(KUBE_VERSION)-$(CONFORMANCE_TOOLS_KEY)
 CONFORMANCE_BINS := $(addprefix $(CONFORMANCEBIN)/,e2e.test ginkgo kube-scheduler kubelet agnhost nonewprivs)
-CONFORMANCE_PACKAGES := busybox-static containernetworking-plugins
+# The look-alike images are made of Debian's static busybox and bash, curl, netcat and glibc's
+# getent and hostname (with their libraries); the pod network of its CNI plugins.
+CONFORMANCE_PACKAGES := busybox-static bash-static curl netcat-openbsd hostname libc-bin containernetworking-plugins iptables
 
 .PHONY: conformance conformance-bin conformance-packages
+conformance: build testbin conformance-bin conformance-packages
+	@[ "$$(id -u)" = 0 ] || { echo "make conformance runs as root: network namespaces, containerd, a bridge"; exit 1; }
+	$(GO) run ./test/conformance/cmd/conformance -agent '$(AGENT)' -provider '$(PROVIDER)' \
+		-bin $(CONFORMANCEBIN) -testbin $(TESTBIN) -out '$(CONFORMANCE_OUT)' \
+		-focus '$(FOCUS)' -skip '$(SKIP)' -procs $(PROCS) $(CONFORMANCE_ARGS)
+
 conformance-bin: $(CONFORMANCE_BINS)
+
+# Quiet when everything is there; apt-get installs what is missing, as root only.
+conformance-packages:
+	@missing=; for p in $(CONFORMANCE_PACKAGES); do \
+		dpkg-query -W -f '$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	[ -z "$$missing" ] && exit 0; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+		echo "make conformance needs the packages$$missing (as root: apt-get install -y$$missing)"; exit 1; \
+	fi; \
+	echo "apt-get install$$missing"; \
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null
 
 $(CONFORMANCEBIN)/e2e.test:
 	cd test/conformance/tools && CGO_ENABLED=0 $(GO) test -c -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/test/e2e

@@ -27,6 +27,12 @@ type ControllerManagerOptions struct {
 	// minutes, so client-go's rotation at 70–90 % of the lifetime comes soon after issue when
 	// this is a few minutes.
 	SigningDuration time.Duration
+	// Controllers replaces the list above (--controllers), e.g. {"*"} for every default
+	// controller, as a real cluster runs them (make conformance: namespace deletion, node IPAM
+	// and the rest).
+	Controllers []string
+	// ExtraArgs are appended to the command line, e.g. --allocate-node-cidrs.
+	ExtraArgs []string
 }
 
 // KubeadmNodeBootstrapGroup is the group kubeadm's default node bootstrap tokens put their
@@ -47,9 +53,13 @@ func (e *Env) controllerManagerArgs(o ControllerManagerOptions) ([]string, error
 	if err := os.WriteFile(caKey, pemBlock("PRIVATE KEY", keyDER), 0o600); err != nil {
 		return nil, err
 	}
+	controllers := "csrsigning,csrapproving,csrcleaner,tokencleaner,serviceaccount-token,serviceaccount"
+	if len(o.Controllers) > 0 {
+		controllers = strings.Join(o.Controllers, ",")
+	}
 	args := []string{
 		"--kubeconfig", kubeconfig,
-		"--controllers", "csrsigning,csrapproving,csrcleaner,tokencleaner,serviceaccount-token,serviceaccount",
+		"--controllers", controllers,
 		"--cluster-signing-cert-file", e.CAFile, "--cluster-signing-key-file", caKey,
 		"--root-ca-file", e.CAFile,
 		"--service-account-private-key-file", e.saKeyFile,
@@ -61,7 +71,7 @@ func (e *Env) controllerManagerArgs(o ControllerManagerOptions) ([]string, error
 	if o.SigningDuration > 0 {
 		args = append(args, "--cluster-signing-duration", o.SigningDuration.String())
 	}
-	return args, nil
+	return append(args, o.ExtraArgs...), nil
 }
 
 // startControllerManager starts kube-controller-manager and sets up the bootstrap RBAC kubeadm

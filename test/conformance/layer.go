@@ -1,0 +1,98 @@
+package conformance
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path"
+	"slices"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+// entry is one file, directory or symbolic link of an image's root file system.
+type entry struct {
+	mode     int64 // permission bits, setuid included
+	dir      bool
+	link     string // a symbolic link's target
+	data     []byte
+	uid, gid int
+}
+
+// tree is a root file system being put together: clean absolute path → entry. A later entry
+// for a path replaces the earlier one, as a later layer's file would.
+type tree map[string]entry
+
+func (t tree) file(p string, mode int64, data []byte) { t[clean(p)] = entry{mode: mode, data: data} }
+func (t tree) dir(p string, mode int64)               { t[clean(p)] = entry{mode: mode, dir: true} }
+func (t tree) link(p, target string)                  { t[clean(p)] = entry{mode: 0o777, link: target} }
+
+// hostFile copies a file of the machine's (symbolic links followed) into the tree at p.
+func (t tree) hostFile(p, hostPath string, mode int64) error {
+	data, err := os.ReadFile(hostPath)
+	if err != nil {
+		return err
+	}
+	t.file(p, mode, data)
+	return nil
+}
+
+// clone is a copy of t, to build one image on another's file system.
+func (t tree) clone() tree { return maps.Clone(t) }
+
+func clean(p string) string { return strings.TrimPrefix(path.Clean("/"+p), "/") }
+
+// layer writes t as one gzip-compressed layer, parents before children, with every missing
+// parent directory added (0755, root). No timestamps: the same tree has the same digest.
+func (t tree) layer() (v1.Layer, error) {
+	all := t.clone()
+	for p := range t {
+		for d := path.Dir(p); d != "." && d != "/"; d = path.Dir(d) {
+			if _, ok := all[d]; !ok {
+				all[d] = entry{mode: 0o755, dir: true}
+			}
+		}
+	}
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	if err != nil {
+		return nil, err
+	}
+	tw := tar.NewWriter(zw)
+	for _, p := range slices.Sorted(maps.Keys(all)) { // a parent sorts before its children
+		e := all[p]
+		h := &tar.Header{Name: p, Mode: e.mode, Uid: e.uid, Gid: e.gid, Format: tar.FormatPAX}
+		switch {
+		case e.dir:
+			h.Typeflag, h.Name = tar.TypeDir, p+"/"
+		case e.link != "":
+			h.Typeflag, h.Linkname = tar.TypeSymlink, e.link
+		default:
+			h.Typeflag, h.Size = tar.TypeReg, int64(len(e.data))
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			return nil, fmt.Errorf("layer entry %s: %w", p, err)
+		}
+		if h.Typeflag == tar.TypeReg {
+			if _, err := tw.Write(e.data); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	compressed := buf.Bytes()
+	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(compressed)), nil
+	})
+}
