@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -109,10 +110,12 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 		if err := p.rt.RemoveContainer(ctx, stale.ID); err != nil && !node.IsNotFound(err) {
 			logger.Error(err, "Removing an old container instance", "containerID", stale.ID)
 		}
+		os.Remove(p.terminationMessageFile(uid, c.Name, stale.Attempt))
 	}
 
 	startErr := p.rt.StartContainer(ctx, id)
 	if cs, err := p.rt.ContainerStatus(ctx, id); err == nil {
+		p.addTerminationMessage(ctx, pod, c.Name, cs)
 		p.mu.Lock()
 		p.observeLocked(uid, cs)
 		p.mu.Unlock()
@@ -196,6 +199,9 @@ func (p *Provider) containerConfig(ctx context.Context, pod *corev1.Pod, c *core
 	}
 	for _, m := range mounts {
 		cfg.Mounts = append(cfg.Mounts, Mount{HostPath: m.HostPath, ContainerPath: m.ContainerPath, ReadOnly: m.ReadOnly})
+	}
+	if m, ok := p.terminationMessageMount(ctx, pod, c, attempt); ok {
+		cfg.Mounts = append(cfg.Mounts, m)
 	}
 	return cfg, nil
 }
@@ -291,6 +297,9 @@ func (p *Provider) stopContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 		klog.FromContext(ctx).Error(err, "Stopping a container", "container", c.Name, "containerID", id)
 	}
 	if cs, err := p.rt.ContainerStatus(ctx, id); err == nil {
+		if c != nil {
+			p.addTerminationMessage(ctx, pod, c.Name, cs)
+		}
 		p.mu.Lock()
 		p.observeLocked(pod.UID, cs)
 		p.mu.Unlock()

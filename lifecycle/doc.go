@@ -19,6 +19,10 @@
 //   - status is built by podStatus from the same state, as the kubelet's generateAPIPodStatus:
 //     container states with exit codes and reasons, restart counts, last states, the phase and
 //     conditions; statuses reach NotifyPods in the order they were built, coalesced per pod;
+//   - an exited container's termination message is the kubelet's (termination_message.go): a
+//     file bound at terminationMessagePath (RootDir/pods/<uid>/containers/<name>/<attempt>;
+//     only on a Runtime with images, whose containers have a filesystem of their own), or with
+//     FallbackToLogsOnError and a failed exit, the end of its log;
 //   - DeletePod stops the main containers together (preStop, the stop signal, a kill at the
 //     deadline), then sidecars in reverse order, reports the terminal status and forgets the
 //     pod (containers, sandbox, volumes, logs);

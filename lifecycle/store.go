@@ -116,6 +116,9 @@ func (p *Provider) restore(ctx context.Context) error {
 			continue
 		}
 		rec := st.containers[name]
+		if rec == nil || rec.previous == nil {
+			p.addTerminationMessage(ctx, st.pod, name, cs)
+		}
 		switch {
 		case rec == nil:
 			rec = &containerRecord{current: cs, restarts: int32(cs.Attempt), exited: make(chan struct{})}

@@ -114,16 +114,18 @@ func (p *Provider) isDeleting(uid types.UID) bool {
 func (p *Provider) refreshContainers(ctx context.Context, uid types.UID) {
 	p.mu.Lock()
 	st, ok := p.pods[uid]
-	var ids []string
+	var pod *corev1.Pod
+	ids := map[string]string{} // instance ID → container name
 	if ok {
-		for _, rec := range st.containers {
+		pod = st.pod
+		for name, rec := range st.containers {
 			if rec.current != nil && rec.current.State != ContainerExited {
-				ids = append(ids, rec.current.ID)
+				ids[rec.current.ID] = name
 			}
 		}
 	}
 	p.mu.Unlock()
-	for _, id := range ids {
+	for id, name := range ids {
 		cs, err := p.rt.ContainerStatus(ctx, id)
 		if node.IsNotFound(err) {
 			// The runtime lost it (its state removed by hand): it is gone, and the restart
@@ -133,6 +135,8 @@ func (p *Provider) refreshContainers(ctx context.Context, uid types.UID) {
 		} else if err != nil {
 			klog.FromContext(ctx).Error(err, "Reading a container's status", "containerID", id)
 			continue
+		} else {
+			p.addTerminationMessage(ctx, pod, name, cs)
 		}
 		p.mu.Lock()
 		p.observeLocked(uid, cs)

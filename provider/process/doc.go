@@ -89,6 +89,11 @@
 // AppArmor, SELinux, readOnlyRootFilesystem and resource limits are not enforced. Without root,
 // the agent runs every container as itself and refuses any other runAsUser.
 //
+// A container's terminationMessagePath gets no file: the container's filesystem is the host's,
+// where the default /dev/termination-log does not exist, and the runtime creates no path on
+// the host for a pod. Its termination message comes from its log only
+// (terminationMessagePolicy FallbackToLogsOnError), as the lifecycle reads it.
+//
 // # Streams
 //
 // Exec and Attach hand pipes (or, for Exec with a TTY, a pty slave) to the supervisor over its
