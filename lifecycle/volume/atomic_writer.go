@@ -2,12 +2,14 @@ package volume
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -29,6 +31,9 @@ const (
 type projectedFile struct {
 	Data []byte
 	Mode os.FileMode
+	// FsUser, when set, owns the file (and its visible link): the kubelet's FileProjection
+	// FsUser, given to projected credentials.
+	FsUser *int64
 }
 
 // payload maps a relative path (validated by validatePayloadPath) to its content.
@@ -63,10 +68,12 @@ func validatePayloadPath(p string) error {
 }
 
 // writeAtomic makes dir hold exactly files, the kubelet's way, and reports whether it had to
-// write: when the current version already holds the same paths with the same content and
-// modes, nothing is swapped (no new ..<ts> directory), only missing user-visible links are
-// recreated. now names the new timestamped directory.
-func writeAtomic(dir string, files payload, now time.Time) (changed bool, err error) {
+// write: when the current version already holds the same paths with the same content, modes
+// and owners, nothing is swapped (no new ..<ts> directory), only missing user-visible links
+// are recreated. now names the new timestamped directory. own's fsGroup is applied to the
+// whole volume (read-only: group read) after a new version is written and before it is
+// published, as the kubelet's setPerms, so that no reader ever sees a version without it.
+func writeAtomic(ctx context.Context, dir string, files payload, now time.Time, own ownership) (changed bool, err error) {
 	clean := make(payload, len(files))
 	for p, f := range files {
 		if err := validatePayloadPath(p); err != nil {
@@ -81,7 +88,7 @@ func writeAtomic(dir string, files payload, now time.Time) (changed bool, err er
 		return false, fmt.Errorf("reading %s: %w", dataLink, err)
 	}
 	if oldTs != "" {
-		same, err := sameContent(filepath.Join(dir, oldTs), clean)
+		same, err := sameContent(filepath.Join(dir, oldTs), clean, own)
 		if err != nil {
 			return false, err
 		}
@@ -103,6 +110,12 @@ func writeAtomic(dir string, files payload, now time.Time) (changed bool, err er
 	if err := writeFiles(tsDir, clean); err != nil {
 		_ = os.RemoveAll(tsDir)
 		return false, err
+	}
+	// The whole volume, not only the new version: the first write also made the volume's
+	// own directory, which takes the fsGroup too (the kubelet's setPerms).
+	if err := applyFSGroup(ctx, dir, own.fsGroup, true, false); err != nil {
+		_ = os.RemoveAll(tsDir)
+		return false, fmt.Errorf("applying fsGroup: %w", err)
 	}
 
 	tmpLink := filepath.Join(dir, newDataDirName)
@@ -129,9 +142,9 @@ func writeAtomic(dir string, files payload, now time.Time) (changed bool, err er
 	return true, removeStale(dir, filepath.Base(tsDir))
 }
 
-// sameContent reports whether tsDir holds exactly the files of want, with the same data and
-// permission bits.
-func sameContent(tsDir string, want payload) (bool, error) {
+// sameContent reports whether tsDir holds exactly the files of want, with the same data, the
+// permission bits they have once own is applied, and own's group and each file's FsUser.
+func sameContent(tsDir string, want payload, own ownership) (bool, error) {
 	seen := 0
 	same := true
 	err := filepath.WalkDir(tsDir, func(p string, d fs.DirEntry, err error) error {
@@ -154,7 +167,7 @@ func sameContent(tsDir string, want payload) (bool, error) {
 		if err != nil {
 			return err
 		}
-		if info.Mode().Perm() != f.Mode.Perm() {
+		if info.Mode().Perm() != own.fileMode(f.Mode.Perm(), true) || !ownedBy(info, f.FsUser, own.fsGroup) {
 			same = false
 			return filepath.SkipAll
 		}
@@ -192,19 +205,41 @@ func writeFiles(tsDir string, files payload) error {
 		if err := os.Chmod(full, f.Mode.Perm()); err != nil {
 			return err
 		}
+		if f.FsUser != nil {
+			if err := os.Lchown(full, int(*f.FsUser), -1); err != nil {
+				return fmt.Errorf("giving %s to user %d: %w", rel, *f.FsUser, err)
+			}
+		}
 	}
 	return nil
+}
+
+// ownedBy reports whether info's file has owner uid and group gid, each when set.
+func ownedBy(info fs.FileInfo, uid, gid *int64) bool {
+	if uid == nil && gid == nil {
+		return true
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false
+	}
+	return (uid == nil || int64(st.Uid) == *uid) && (gid == nil || int64(st.Gid) == *gid)
 }
 
 // publishVisible makes every top-level name of files a symlink through ..data (creating the
 // missing ones) and removes links through ..data whose names the payload no longer has.
 // Entries that are not such links (directories made for nested mount points) stay.
 func publishVisible(dir string, files payload) error {
-	top := map[string]bool{}
-	for rel := range files {
-		top[strings.SplitN(rel, "/", 2)[0]] = true
+	// Each top-level name with the FsUser of (one of) its files: the kubelet gives a new
+	// link the owner of the file it was made for.
+	top := map[string]*int64{}
+	for rel, f := range files {
+		name := strings.SplitN(rel, "/", 2)[0]
+		if cur, ok := top[name]; !ok || cur == nil {
+			top[name] = f.FsUser
+		}
 	}
-	for name := range top {
+	for name, fsUser := range top {
 		link := filepath.Join(dir, name)
 		if _, err := os.Lstat(link); err == nil {
 			continue
@@ -214,6 +249,11 @@ func publishVisible(dir string, files payload) error {
 		if err := os.Symlink(filepath.Join(dataDirName, name), link); err != nil {
 			return fmt.Errorf("creating %s: %w", link, err)
 		}
+		if fsUser != nil {
+			if err := os.Lchown(link, int(*fsUser), -1); err != nil {
+				return fmt.Errorf("giving %s to user %d: %w", link, *fsUser, err)
+			}
+		}
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -221,7 +261,7 @@ func publishVisible(dir string, files payload) error {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if top[name] || strings.HasPrefix(name, "..") || e.Type()&fs.ModeSymlink == 0 {
+		if _, ok := top[name]; ok || strings.HasPrefix(name, "..") || e.Type()&fs.ModeSymlink == 0 {
 			continue
 		}
 		target, err := os.Readlink(filepath.Join(dir, name))

@@ -18,10 +18,10 @@ import (
 
 func TestWriteAtomicLayout(t *testing.T) {
 	dir := t.TempDir()
-	changed, err := writeAtomic(dir, payload{
+	changed, err := writeAtomic(context.Background(), dir, payload{
 		"top":       {Data: []byte("1"), Mode: 0o644},
 		"d/e/inner": {Data: []byte("2"), Mode: 0o600},
-	}, testNow)
+	}, testNow, ownership{})
 	require.NoError(t, err)
 	assert.True(t, changed)
 
@@ -58,11 +58,11 @@ func TestWriteAtomicChanges(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			_, err := writeAtomic(dir, base, testNow)
+			_, err := writeAtomic(context.Background(), dir, base, testNow, ownership{})
 			require.NoError(t, err)
 			before := tsDirs(t, dir)
 
-			changed, err := writeAtomic(dir, tt.next, testNow.Add(time.Minute))
+			changed, err := writeAtomic(context.Background(), dir, tt.next, testNow.Add(time.Minute), ownership{})
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantChanged, changed)
 			after := tsDirs(t, dir)
@@ -88,12 +88,12 @@ func TestWriteAtomicChanges(t *testing.T) {
 func TestWriteAtomicRecreatesMissingLinksWithoutANewVersion(t *testing.T) {
 	dir := t.TempDir()
 	files := payload{"a": {Data: []byte("A"), Mode: 0o644}}
-	_, err := writeAtomic(dir, files, testNow)
+	_, err := writeAtomic(context.Background(), dir, files, testNow, ownership{})
 	require.NoError(t, err)
 	before := tsDirs(t, dir)
 	require.NoError(t, os.Remove(filepath.Join(dir, "a")))
 
-	changed, err := writeAtomic(dir, files, testNow)
+	changed, err := writeAtomic(context.Background(), dir, files, testNow, ownership{})
 	require.NoError(t, err)
 	assert.False(t, changed)
 	assert.Equal(t, before, tsDirs(t, dir))
@@ -102,7 +102,7 @@ func TestWriteAtomicRecreatesMissingLinksWithoutANewVersion(t *testing.T) {
 
 func TestWriteAtomicCleansUpAfterACrash(t *testing.T) {
 	dir := t.TempDir()
-	_, err := writeAtomic(dir, payload{"a": {Data: []byte("A"), Mode: 0o644}}, testNow)
+	_, err := writeAtomic(context.Background(), dir, payload{"a": {Data: []byte("A"), Mode: 0o644}}, testNow, ownership{})
 	require.NoError(t, err)
 	// A crash between writing a version and publishing it leaves its directory and a
 	// ..data_tmp link behind.
@@ -110,7 +110,7 @@ func TestWriteAtomicCleansUpAfterACrash(t *testing.T) {
 	require.NoError(t, os.Mkdir(orphan, 0o755))
 	require.NoError(t, os.Symlink(filepath.Base(orphan), filepath.Join(dir, newDataDirName)))
 
-	changed, err := writeAtomic(dir, payload{"a": {Data: []byte("A2"), Mode: 0o644}}, testNow.Add(time.Hour))
+	changed, err := writeAtomic(context.Background(), dir, payload{"a": {Data: []byte("A2"), Mode: 0o644}}, testNow.Add(time.Hour), ownership{})
 	require.NoError(t, err)
 	assert.True(t, changed)
 	assert.Len(t, tsDirs(t, dir), 1)
@@ -121,7 +121,7 @@ func TestWriteAtomicCleansUpAfterACrash(t *testing.T) {
 func TestWriteAtomicRefusesBadPaths(t *testing.T) {
 	for _, p := range []string{"", ".", "./", "/abs", "../up", "a/../../up", "..data", "..hidden/x", strings.Repeat("x", 256)} {
 		dir := t.TempDir()
-		_, err := writeAtomic(dir, payload{p: {Data: []byte("x"), Mode: 0o644}}, testNow)
+		_, err := writeAtomic(context.Background(), dir, payload{p: {Data: []byte("x"), Mode: 0o644}}, testNow, ownership{})
 		assert.Error(t, err, "path %q", p)
 		entries, _ := os.ReadDir(dir)
 		assert.Empty(t, entries, "nothing written for %q", p)

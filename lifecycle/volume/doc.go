@@ -38,9 +38,25 @@
 //     request keeps a token that has not expired). Teardown forgets the pod's tokens.
 //   - Refresh is the kubelet's periodic remount of those volumes: a new version only when the
 //     content changed, and only of volumes Setup made (a Refresh after Teardown makes nothing).
+//   - fsGroup (spec.securityContext.fsGroup), the kubelet's SetVolumeOwnership: every file
+//     and directory of an emptyDir, configMap, secret, downwardAPI or projected volume gets the
+//     fsGroup as its group; directories get the setgid bit and group search, so that what a
+//     container creates is the group's too; files get group read and write (emptyDir) or
+//     group read (the others) added to their mode — a 0400 defaultMode becomes 0440. An
+//     emptyDir's is done when its root does not show it yet (its first Setup, as the kubelet
+//     does it once; a Setup after an agent restart leaves what containers did alone); the
+//     others' whenever a new ..<ts> version is written (Setup, Refresh), before it is
+//     published, so every version has it; an unchanged version is not rewritten for it.
+//     A file whose group or mode cannot be changed is logged, not an error, as in the kubelet.
+//     fsGroupChangePolicy has no effect on these kinds, as in the kubelet (which passes it to
+//     volumes with storage of their own: CSI, local, ...). A projected serviceAccountToken is
+//     0600 once the pod has an fsGroup or an fsUser (every container runs as the same
+//     runAsUser), the fsUser's, and with the fsGroup's group read 0640. hostPath volumes are
+//     left alone. The fsGroup as a supplementary group of the containers is the backend's.
 //   - Mounts: configMap, secret, downwardAPI and projected mounts are read-only, as the
 //     kubelet's; a subPath (or expanded subPathExpr) is resolved inside its volume, symlinks
-//     followed only while they stay in it, and created as a directory when missing.
+//     followed only while they stay in it, and created as a directory when missing, with the
+//     volume root's mode including its setgid and sticky bits (the kubelet's SafeMakeDir).
 //
 // Refused, each with a *FieldError naming the field and saying what to do: every other volume
 // kind (persistentVolumeClaim, csi, nfs, ephemeral, image, ...), projected clusterTrustBundle
@@ -49,8 +65,8 @@
 // and secret volumes and serviceAccountToken sources (Config.Tokens nil: set
 // automountServiceAccountToken: false).
 //
-// Not done: fsGroup and SELinux relabelling (files keep the agent's owner; the kubelet makes a
-// token file 0600 when fsGroup or a fsUser is set), the up to 10 s of random jitter the
+// Not done: SELinux relabelling, the kubelet's progress events for a slow fsGroup change
+// (VolumePermissionChangeInProgress), the up to 10 s of random jitter the
 // kubelet's token manager adds to its refresh, the tmpfs noswap option, pod overhead in the
 // tmpfs size, emptyDir hugepages media (refused).
 //

@@ -23,33 +23,41 @@ func (m *Manager) setupEmptyDir(ctx context.Context, pod *corev1.Pod, i int, all
 	field := fmt.Sprintf("spec.volumes[%d].emptyDir", i)
 	dir := m.volumeDir(pod.UID, pluginEmptyDir, v.Name)
 
+	var warnings []string
 	switch src.Medium {
 	case corev1.StorageMediumDefault:
 		if err := makeVolumeDir(dir); err != nil {
 			return "", nil, err
 		}
-		var warnings []string
 		if src.SizeLimit != nil && !src.SizeLimit.IsZero() {
 			warnings = append(warnings, fmt.Sprintf(
 				"%s.sizeLimit %s is not enforced: the volume is a plain directory on the node's disk and nothing evicts the pod when it grows past the limit",
 				field, src.SizeLimit.String()))
 		}
-		return dir, warnings, nil
 	case corev1.StorageMediumMemory:
 		size := memoryVolumeSize(pod, src.SizeLimit, allocatable)
-		warning, err := m.makeMemoryDir(ctx, dir, size, field+".medium")
+		w, err := m.makeMemoryDir(ctx, dir, size, field+".medium")
 		if err != nil {
 			return "", nil, err
 		}
-		return dir, warning, nil
+		warnings = w
 	default:
 		return "", nil, refuse(field+".medium", string(src.Medium),
 			"not supported on this node (supported: \"\" for the node's disk, Memory for tmpfs)")
 	}
+	// The kubelet's emptyDir with an fsGroup: group rw and setgid, so that what containers
+	// create belongs to the group. Only while the root does not show it yet — the first Setup,
+	// or one after a crash before it was done — as the kubelet does it once (its ready marker):
+	// a Setup after an agent restart leaves what containers did to their files alone.
+	if err := applyFSGroup(ctx, dir, podOwnership(pod).fsGroup, false, true); err != nil {
+		return "", nil, fmt.Errorf("%s: applying fsGroup: %w", field, err)
+	}
+	return dir, warnings, nil
 }
 
 // makeVolumeDir creates dir (and the pod's volume directories above it) with the emptyDir's
-// mode, whatever the umask.
+// mode, whatever the umask. As the kubelet's setupDir, only permission bits that differ are
+// set: the setgid bit an fsGroup gave the directory stays (chmod would clear it).
 func makeVolumeDir(dir string) error {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o750); err != nil {
 		return fmt.Errorf("creating volume directory: %w", err)
@@ -57,8 +65,14 @@ func makeVolumeDir(dir string) error {
 	if err := os.Mkdir(dir, emptyDirPerm); err != nil && !os.IsExist(err) {
 		return fmt.Errorf("creating volume directory: %w", err)
 	}
-	if err := os.Chmod(dir, emptyDirPerm); err != nil {
-		return fmt.Errorf("setting volume directory mode: %w", err)
+	info, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("creating volume directory: %w", err)
+	}
+	if info.Mode().Perm() != emptyDirPerm {
+		if err := os.Chmod(dir, emptyDirPerm); err != nil {
+			return fmt.Errorf("setting volume directory mode: %w", err)
+		}
 	}
 	return nil
 }

@@ -152,10 +152,13 @@ func resolveSubPath(volumePath, rel string) (string, error) {
 		info, err := os.Lstat(next)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			if err := os.Mkdir(next, rootInfo.Mode().Perm()); err != nil {
+			// The root's mode with its setgid and sticky bits, as the kubelet's SafeMakeDir:
+			// an fsGroup volume's subPath is the group's, and group-writable, like the root.
+			perm := rootInfo.Mode() & (fs.ModePerm | fs.ModeSetgid | fs.ModeSetuid | fs.ModeSticky)
+			if err := os.Mkdir(next, perm.Perm()); err != nil {
 				return "", fmt.Errorf("creating %s: %w", next, err)
 			}
-			if err := os.Chmod(next, rootInfo.Mode().Perm()); err != nil {
+			if err := os.Chmod(next, perm); err != nil {
 				return "", err
 			}
 		case err != nil:

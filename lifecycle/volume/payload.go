@@ -321,6 +321,9 @@ func (m *Manager) tokenPayload(ctx context.Context, out payload, pod *corev1.Pod
 	if err != nil {
 		return fmt.Errorf("%s: %w", field, err)
 	}
-	out[src.Path] = projectedFile{Data: []byte(token), Mode: mode}
+	// The kubelet's projected token: 0600 and the fsUser's once the pod has an fsGroup or an
+	// fsUser (the fsGroup then adds group read), whatever defaultMode says.
+	own := podOwnership(pod)
+	out[src.Path] = projectedFile{Data: []byte(token), Mode: own.credentialMode(mode), FsUser: own.fsUser}
 	return nil
 }

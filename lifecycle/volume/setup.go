@@ -141,7 +141,7 @@ func (m *Manager) writeAPIVolume(ctx context.Context, pod *corev1.Pod, i int, in
 		return "", false, nil, err
 	}
 	makeNestedMountpoints(ctx, pod, v.Name, dir)
-	changed, err := writeAtomic(dir, files, m.clock.Now())
+	changed, err := writeAtomic(ctx, dir, files, m.clock.Now(), podOwnership(pod))
 	if err != nil {
 		return "", changed, warnings, fmt.Errorf("spec.volumes[%d] (%s): writing files: %w", i, v.Name, err)
 	}
