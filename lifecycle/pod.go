@@ -26,24 +26,61 @@ func (p *Provider) admit(pod *corev1.Pod) error {
 }
 
 func (p *Provider) statusInput(st *podState) statusInput {
-	return statusInput{runtimeName: p.cfg.RuntimeName, hostIPs: p.cfg.NodeIPs, podIPs: st.podIPs, now: metaNow(p.cfg.Clock)}
+	return statusInput{runtimeName: p.cfg.RuntimeName, hostIPs: p.cfg.NodeIPs, podIPs: p.podIPsLocked(st), now: metaNow(p.cfg.Clock)}
+}
+
+// podIPsLocked are the pod's addresses, as the kubelet reports them: a pod on the host's
+// network has the node's; a pod on a network of its own has its sandbox's, and none until the
+// sandbox exists — never the node's meanwhile, which the API server would then hold beside
+// the sandbox's (two addresses of one family: every later status write refused). A sandbox
+// that reports none is on the host's network after all (a runtime of host processes): the
+// node's.
+func (p *Provider) podIPsLocked(st *podState) []string {
+	switch {
+	case st.pod.Spec.HostNetwork:
+		return p.cfg.NodeIPs
+	case st.sandboxID == "":
+		return nil
+	case len(st.podIPs) > 0:
+		return st.podIPs
+	}
+	return p.cfg.NodeIPs
+}
+
+// podIP is the pod's first address now, "" while it has none: what probes and hooks reach
+// when their action names no host (the kubelet's status.podIP).
+func (p *Provider) podIP(uid types.UID) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st, ok := p.pods[uid]
+	if !ok {
+		return ""
+	}
+	if ips := p.podIPsLocked(st); len(ips) > 0 {
+		return ips[0]
+	}
+	return ""
 }
 
 // factsLocked is what the downward API reads that the pod object does not hold.
 func (p *Provider) factsLocked(st *podState) env.PodFacts {
-	f := env.PodFacts{HostIPs: p.cfg.NodeIPs, PodIPs: p.cfg.NodeIPs, Allocatable: p.cfg.Allocatable, VolumeDirs: st.volumes}
+	f := env.PodFacts{HostIPs: p.cfg.NodeIPs, PodIPs: p.podIPsLocked(st), Allocatable: p.cfg.Allocatable, VolumeDirs: st.volumes}
 	if len(f.HostIPs) > 0 {
-		f.HostIP, f.PodIP = f.HostIPs[0], f.HostIPs[0]
+		f.HostIP = f.HostIPs[0]
 	}
-	if len(st.podIPs) > 0 {
-		f.PodIPs, f.PodIP = st.podIPs, st.podIPs[0]
+	if len(f.PodIPs) > 0 {
+		f.PodIP = f.PodIPs[0]
 	}
 	return f
 }
 
-// targetLocked is how probes and hooks reach instance id of c.
+// targetLocked is how probes and hooks reach instance id of c: httpGet and tcpSocket actions
+// that name no host go to the pod's address as it is when they run, so that a target made
+// before the address was known reaches it once it is.
 func (p *Provider) targetLocked(st *podState, c *corev1.Container, id string) probe.Target {
+	uid := st.pod.UID
 	t := probe.Target{
+		PodIP:     func() string { return p.podIP(uid) },
 		Pod:       probe.FormatPod(st.pod.Name, st.pod.Namespace, st.pod.UID),
 		Container: c.Name,
 		Ports:     c.Ports,
@@ -54,9 +91,6 @@ func (p *Provider) targetLocked(st *podState, c *corev1.Container, id string) pr
 		Warn: func(reason, message string) {
 			p.cfg.Recorder.Event(st.pod, corev1.EventTypeWarning, reason, message)
 		},
-	}
-	if len(p.cfg.NodeIPs) > 0 {
-		t.Host = p.cfg.NodeIPs[0]
 	}
 	return t
 }

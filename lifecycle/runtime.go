@@ -108,7 +108,8 @@ type SandboxConfig struct {
 	Name      string
 	// Attempt counts sandboxes created for this pod UID (0 for the first).
 	Attempt uint32
-	// Hostname is the pod's hostname (spec.hostname or its name).
+	// Hostname is the pod's hostname as the kubelet makes it: spec.hostnameOverride, else
+	// spec.hostname, else its name, cut to the kernel's 63 characters.
 	Hostname string
 	// HostNetwork is spec.hostNetwork; a runtime that only has the host's network (processes)
 	// runs every pod there.

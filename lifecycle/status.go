@@ -30,7 +30,7 @@ const (
 type statusInput struct {
 	runtimeName string // the container ID scheme, e.g. "process"
 	hostIPs     []string
-	podIPs      []string // empty: the host's
+	podIPs      []string // podIPsLocked: empty while a pod network's sandbox has given none
 	now         metav1.Time
 }
 
@@ -46,11 +46,7 @@ func podStatus(st *podState, in statusInput) *corev1.PodStatus {
 		out.StartTime = &t
 	}
 	out.HostIPs, out.HostIP = hostIPs(in.hostIPs)
-	ips := in.podIPs
-	if len(ips) == 0 {
-		ips = in.hostIPs
-	}
-	for _, ip := range ips {
+	for _, ip := range in.podIPs {
 		out.PodIPs = append(out.PodIPs, corev1.PodIP{IP: ip})
 	}
 	if len(out.PodIPs) > 0 {

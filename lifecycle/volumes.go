@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -90,7 +91,11 @@ func (p *Provider) runSandbox(ctx context.Context, uid types.UID) bool {
 	id, err := p.rt.RunSandbox(ctx, sandboxConfig(pod, p.podLogDir(uid)))
 	var ips []string
 	if err == nil && !pod.Spec.HostNetwork {
-		ips = p.sandboxIPs(ctx, id)
+		if ips, err = p.sandboxIPs(ctx, id); err != nil {
+			// A sandbox whose addresses are unknown would give the pod the node's (see
+			// podIPsLocked): it goes, and the next try makes another.
+			p.removeSandbox(ctx, id)
+		}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -103,32 +108,28 @@ func (p *Provider) runSandbox(ctx context.Context, uid types.UID) bool {
 	return true
 }
 
-// sandboxIPs are the addresses the runtime gave a sandbox on the pod network; nil when it gave
-// none or cannot say (the pod then reports the node's, as on the host's network).
-func (p *Provider) sandboxIPs(ctx context.Context, id string) []string {
+// sandboxIPs are the addresses the runtime gave a sandbox on the pod network: none from a
+// runtime whose pods share the host's network. An error when the runtime cannot say.
+func (p *Provider) sandboxIPs(ctx context.Context, id string) ([]string, error) {
 	sandboxes, err := p.rt.ListSandboxes(ctx)
 	if err != nil {
-		klog.FromContext(ctx).Error(err, "Reading the pod's addresses from its sandbox", "sandboxID", id)
-		return nil
+		return nil, fmt.Errorf("reading the addresses of sandbox %s: %w", id, err)
 	}
 	for _, sb := range sandboxes {
 		if sb.ID == id {
-			return sb.IPs
+			return sb.IPs, nil
 		}
 	}
-	return nil
+	return nil, fmt.Errorf("reading the addresses of sandbox %s: the runtime does not list it", id)
 }
 
 func sandboxConfig(pod *corev1.Pod, logDir string) *SandboxConfig {
 	cfg := &SandboxConfig{
 		PodUID: pod.UID, Namespace: pod.Namespace, Name: pod.Name,
-		Hostname: pod.Name, HostNetwork: pod.Spec.HostNetwork,
+		Hostname: podHostname(pod), HostNetwork: pod.Spec.HostNetwork,
 		Labels:       map[string]string{LabelPodUID: string(pod.UID), LabelPodName: pod.Name, LabelPodNamespace: pod.Namespace},
 		LogDirectory: logDir,
 		Pod:          pod,
-	}
-	if pod.Spec.Hostname != "" {
-		cfg.Hostname = pod.Spec.Hostname
 	}
 	for _, c := range pod.Spec.Containers {
 		for _, port := range c.Ports {

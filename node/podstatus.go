@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -109,10 +108,7 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	if last != nil && sameStatus(last, status) {
 		return nil // written; the echo is on its way
 	}
-	patch, err := json.Marshal(map[string]any{
-		"metadata": map[string]any{"uid": target.UID}, // precondition: never write to a newer pod
-		"status":   status,
-	})
+	patch, err := statusPatch(target.UID, status)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -24,6 +25,46 @@ func patchPodStatus(ctx context.Context, client kubernetes.Interface, namespace,
 	}
 	_, err := client.CoreV1().Pods(namespace).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 	return err
+}
+
+// statusPatch is the body of the strategic-merge patch that writes status to pod uid. The API
+// merges podIPs and hostIPs by ip: sent as they are, a new address would be added beside the
+// one the API server holds, and two addresses of one family are refused ("may specify no more
+// than one IP for each IP family") — every later write with them. So each list is sent with
+// the "$patch": "replace" directive, which replaces it whole, as the kubelet's two-way patch
+// from the status it wrote does. An empty list is left out: what the API server holds stays
+// (a pod's addresses never go away while it lives). The conditions merge by type, keeping
+// those others set (readiness gates, DisruptionTarget).
+func statusPatch(uid types.UID, status *corev1.PodStatus) ([]byte, error) {
+	return json.Marshal(map[string]any{
+		"metadata": map[string]any{"uid": uid}, // precondition: never write to a newer pod
+		"status": statusBody{PodStatus: status,
+			PodIPs: replaceList(status.PodIPs), HostIPs: replaceList(status.HostIPs)},
+	})
+}
+
+// statusBody is a status whose podIPs and hostIPs replace the API server's (their fields at
+// the outer level hide the embedded ones from encoding/json).
+type statusBody struct {
+	*corev1.PodStatus
+	PodIPs  []any `json:"podIPs,omitempty"`
+	HostIPs []any `json:"hostIPs,omitempty"`
+}
+
+// replaceDirective is the strategic-merge list element that makes the list replace the
+// server's.
+var replaceDirective = map[string]string{"$patch": "replace"}
+
+// replaceList is list with replaceDirective after its elements; nil for an empty list.
+func replaceList[T any](list []T) []any {
+	if len(list) == 0 {
+		return nil
+	}
+	out := make([]any, 0, len(list)+1)
+	for _, e := range list {
+		out = append(out, e)
+	}
+	return append(out, replaceDirective)
 }
 
 // sameStatus reports whether a and b are the same status, by their protobuf encodings: the

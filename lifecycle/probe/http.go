@@ -29,7 +29,7 @@ const (
 
 // newHTTPRequest builds the GET for an httpGet action as the kubelet's
 // NewRequestForHTTPGetAction: the scheme lowercased (http when empty), the action's host or
-// t.Host, the port resolved against the container's ports, the path as written (query included),
+// t.host(), the port resolved against the container's ports, the path as written (query included),
 // the action's headers, and — unless the action sets them — User-Agent "kube-<purpose>/1.36" and
 // Accept "*/*" (an Accept set to "" removes it). A Host header becomes the request's Host.
 func newHTTPRequest(ctx context.Context, action *corev1.HTTPGetAction, t Target, purpose string) (*http.Request, error) {
@@ -39,7 +39,7 @@ func newHTTPRequest(ctx context.Context, action *corev1.HTTPGetAction, t Target,
 	}
 	host := action.Host
 	if host == "" {
-		host = t.Host
+		host = t.host()
 	}
 	if host == "" {
 		return nil, ErrNoHost

@@ -84,7 +84,7 @@ func runOnce(ctx context.Context, p *corev1.Probe, t Target) (outcome, string, e
 		}
 		host := p.TCPSocket.Host
 		if host == "" {
-			host = t.Host
+			host = t.host()
 		}
 		if host == "" {
 			return outcomeUnknown, "", fmt.Errorf("TCP probe: %w", ErrNoHost)

@@ -13,10 +13,12 @@ import (
 // Target is how to reach one running container instance: what the kubelet finds in the pod's
 // status and the container's spec when it probes or runs a hook.
 type Target struct {
-	// Host is the address for httpGet and tcpSocket actions that name no host: the pod IP (for
-	// a runtime of host processes, 127.0.0.1 — the caller decides). Empty with such an action
-	// is an error.
-	Host string
+	// Host is the address for httpGet and tcpSocket actions that name no host: the pod IP (the
+	// node's for a pod on the host's network — the caller decides). When it is empty, PodIP
+	// is asked each time such an action runs (the pod's address may become known after the
+	// target was made); empty from both is an error (ErrNoHost).
+	Host  string
+	PodIP func() string
 	// Ports are the container's declared ports, for ports named by an intstr name.
 	Ports []corev1.ContainerPort
 	// Env is the container's env: an exec probe's command expands $(VAR) from its static values
@@ -50,7 +52,7 @@ var (
 	// ErrNoHandler is a probe or hook that names no action this agent runs (a hook's tcpSocket
 	// is one: the API keeps the field but the kubelet fails such hooks at runtime).
 	ErrNoHandler = errors.New("invalid handler")
-	// ErrNoHost is an httpGet or tcpSocket action naming no host, on a Target without Host.
+	// ErrNoHost is an httpGet or tcpSocket action naming no host, on a Target without Host or PodIP.
 	ErrNoHost = errors.New("no host to reach the container: the action names none and the pod has no IP")
 )
 
@@ -64,4 +66,12 @@ type ExitError struct {
 // Error reads as the CRI client's exit error, which the kubelet puts in hook failure messages.
 func (e *ExitError) Error() string {
 	return fmt.Sprintf("command '%s' exited with %d: %s", strings.Join(e.Command, " "), e.Code, e.Output)
+}
+
+// host is the address for an action that names none: Host, else what PodIP says now.
+func (t *Target) host() string {
+	if t.Host == "" && t.PodIP != nil {
+		return t.PodIP()
+	}
+	return t.Host
 }

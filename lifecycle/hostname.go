@@ -1,0 +1,40 @@
+package lifecycle
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// hostnameMaxLen is the longest hostname the kernel takes (sethostname: 64 bytes with the
+// terminating NUL); runc fails a longer one with "sethostname: invalid argument".
+const hostnameMaxLen = 63
+
+// podHostname is the hostname of a pod on a network of its own, as the kubelet's
+// GeneratePodHostNameAndDomain: spec.hostnameOverride when set, else spec.hostname, else the
+// pod's name — cut to 63 characters without a trailing '-' or '.', as the kubelet's
+// truncatePodHostnameIfNeeded does (a pod name may be 253 long). The API server has
+// validated the fields (a DNS subdomain for the override, a DNS label for hostname), so a
+// valid name stays valid once cut.
+func podHostname(pod *corev1.Pod) string {
+	hostname := pod.Name
+	switch {
+	case pod.Spec.HostnameOverride != nil && *pod.Spec.HostnameOverride != "":
+		hostname = *pod.Spec.HostnameOverride
+	case pod.Spec.Hostname != "":
+		hostname = pod.Spec.Hostname
+	}
+	return truncateHostname(hostname)
+}
+
+// truncateHostname cuts hostname to hostnameMaxLen, then trims the '-' and '.' that would end
+// it; a name of nothing but those is kept whole (the kubelet refuses it; the runtime will).
+func truncateHostname(hostname string) string {
+	if len(hostname) <= hostnameMaxLen {
+		return hostname
+	}
+	if cut := strings.TrimRight(hostname[:hostnameMaxLen], "-."); cut != "" {
+		return cut
+	}
+	return hostname
+}
