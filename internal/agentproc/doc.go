@@ -15,10 +15,12 @@
 // workloads by their state.json pid and start time, and everything in their sessions);
 // FindContainers finds the supervisors and workloads alone, by role (for the benchmark's
 // figures); Workloads and ContainerWorkload read the recorded pids, and KillContainers is the
-// clean-up of last resort:
+// clean-up of last resort. In a test that clean-up is FailOnLeaks: what it had to kill is a
+// leak, and fails the test that left it.
 //
 //	a.Kill()
 //	procs, err := agentproc.ContainerProcesses(a.Dir) // still running
 //	c, err := agentproc.FindContainers(a.Dir, nil)    // c.Supervisors, c.Workloads
 //	killed, err := agentproc.KillContainers(a.Dir)    // stop the agent first
+//	t.Cleanup(func() { a.Stop(grace); agentproc.FailOnLeaks(t, a.Dir) })
 package agentproc

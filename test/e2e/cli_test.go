@@ -96,6 +96,7 @@ func TestStandaloneCLIPodsAndLogs(t *testing.T) {
 		}
 		return nil
 	})
+	a.noContainerProcesses(30 * time.Second)
 	a.Stop()
 	_, stderr, code = runCLI(t, "pods", "--root-dir", rootDir)
 	assert.Equal(t, 1, code)
@@ -108,13 +109,7 @@ func startStandaloneProcessAgent(t *testing.T) *agent {
 	a := startAgent(t, agentOptions{standalone: true, extraArgs: []string{"--provider", "process"}})
 	t.Cleanup(func() { // before startAgent's: the agent first, or it restarts what is killed
 		a.Stop()
-		killed, err := agentproc.KillContainers(a.Dir)
-		if err != nil {
-			t.Error(err)
-		}
-		if len(killed) > 0 {
-			t.Logf("killed %d container processes the test left: %v", len(killed), killed)
-		}
+		agentproc.FailOnLeaks(t, a.Dir)
 	})
 	return a
 }

@@ -22,20 +22,14 @@ import (
 
 // startProcessAgent runs an agent with --provider process (and extraArgs). Container processes
 // outlive their agent: when the test ends the agent is stopped and whatever still runs for its
-// containers is killed — a last resort, logged, for a test that failed before its own clean-up
-// (removing its pods and waiting for noContainerProcesses).
+// containers is killed, and the test fails (agentproc.FailOnLeaks): a test removes its pods and
+// waits for noContainerProcesses itself.
 func startProcessAgent(t *testing.T, extraArgs ...string) *agent {
 	t.Helper()
 	a := startAgent(t, agentOptions{extraArgs: append([]string{"--provider", "process"}, extraArgs...)})
 	t.Cleanup(func() { // runs before startAgent's: stop the agent first, or it restarts what is killed
 		a.Stop()
-		killed, err := agentproc.KillContainers(a.Dir)
-		if err != nil {
-			t.Error(err)
-		}
-		if len(killed) > 0 {
-			t.Logf("killed %d container processes the test left: %v", len(killed), killed)
-		}
+		agentproc.FailOnLeaks(t, a.Dir)
 	})
 	return a
 }

@@ -134,7 +134,8 @@ func findPodStats(s statsv1alpha1.Summary, namespace, name string) *statsv1alpha
 
 // startAgent runs an agent with the identity of node, args after agentproc's loopback defaults
 // and its mock provider (a later flag wins), and its own directory under workDir. When the
-// test ends it is stopped and whatever still runs for its containers is killed.
+// test ends it is stopped, and whatever still runs for its containers is killed and fails the
+// test (agentproc.FailOnLeaks).
 func startAgent(t *testing.T, node string, args ...string) *agentproc.Agent {
 	t.Helper()
 	dir, err := os.MkdirTemp(workDir, node+"-")
@@ -145,13 +146,7 @@ func startAgent(t *testing.T, node string, args ...string) *agentproc.Agent {
 		if err := a.Stop(20 * time.Second); err != nil {
 			t.Error(err)
 		}
-		killed, err := agentproc.KillContainers(dir)
-		if err != nil {
-			t.Error(err)
-		}
-		if len(killed) > 0 {
-			t.Logf("killed %d container processes the agent left: %v", len(killed), killed)
-		}
+		agentproc.FailOnLeaks(t, dir)
 		if t.Failed() {
 			if log, err := os.ReadFile(a.LogPath); err == nil {
 				t.Logf("agent log:\n%s", log)
