@@ -53,18 +53,23 @@ func podStatus(st *podState, in statusInput) *corev1.PodStatus {
 		out.PodIP = out.PodIPs[0].IP
 	}
 
-	initDone := initialized(st)
+	// The kubelet's default: every container without an instance waits with PodInitializing
+	// in a pod with init containers (init containers after the one running included), else
+	// with ContainerCreating.
+	waitReason := reasonContainerCreating
+	if len(pod.Spec.InitContainers) > 0 {
+		waitReason = reasonPodInitializing
+	}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		cs := containerStatus(st, c, reasonContainerCreating, in)
-		if t := cs.State.Terminated; t != nil && t.ExitCode == 0 && !isSidecar(c) {
-			cs.Ready = true // the kubelet's: an init container that completed is ready
+		cs := containerStatus(st, c, waitReason, in)
+		if !isSidecar(c) {
+			// The kubelet's: a regular init container is ready once it completed, never while
+			// it runs (Initialized counts it done by this).
+			t := cs.State.Terminated
+			cs.Ready = t != nil && t.ExitCode == 0
 		}
 		out.InitContainerStatuses = append(out.InitContainerStatuses, cs)
-	}
-	waitReason := reasonPodInitializing
-	if initDone {
-		waitReason = reasonContainerCreating
 	}
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
@@ -78,7 +83,7 @@ func podStatus(st *podState, in statusInput) *corev1.PodStatus {
 	case st.deadlineExceeded:
 		out.Reason, out.Message = reasonDeadlineExceeded, messageDeadlineExceeded
 	}
-	setConditions(st, out, initDone, in.now)
+	out.Conditions = podConditions(st, out, in.now)
 	return out
 }
 
@@ -262,58 +267,4 @@ func phase(st *podState, s *corev1.PodStatus) corev1.PodPhase {
 		return corev1.PodSucceeded
 	}
 	return corev1.PodPending
-}
-
-// setConditions sets the kubelet's pod conditions, keeping prev's transition times where the
-// status did not change.
-func setConditions(st *podState, s *corev1.PodStatus, initDone bool, now metav1.Time) {
-	terminal := s.Phase == corev1.PodSucceeded || s.Phase == corev1.PodFailed
-	cond := func(t corev1.PodConditionType, ok bool, reason string) {
-		status := corev1.ConditionFalse
-		if ok {
-			status, reason = corev1.ConditionTrue, ""
-		}
-		c := corev1.PodCondition{Type: t, Status: status, Reason: reason, LastTransitionTime: now}
-		if st.status != nil {
-			for _, old := range st.status.Conditions {
-				if old.Type == t && old.Status == status {
-					c.LastTransitionTime = old.LastTransitionTime
-				}
-			}
-		}
-		s.Conditions = append(s.Conditions, c)
-	}
-	cond(corev1.PodScheduled, true, "")
-	cond(corev1.PodReadyToStartContainers, st.sandboxID != "" && !st.stopped, "")
-	cond(corev1.PodInitialized, initDone, reasonContainersNotInit)
-	ready := !terminal && !st.deleting && len(s.ContainerStatuses) > 0
-	for _, cs := range s.ContainerStatuses {
-		ready = ready && cs.Ready
-	}
-	for _, cs := range s.InitContainerStatuses {
-		for i := range st.pod.Spec.InitContainers {
-			c := &st.pod.Spec.InitContainers[i]
-			if c.Name == cs.Name && isSidecar(c) {
-				ready = ready && cs.Ready
-			}
-		}
-	}
-	notReady := reasonContainersNotReady
-	if terminal {
-		notReady = reasonPodCompleted
-	}
-	cond(corev1.ContainersReady, ready, notReady)
-	podReady := ready
-	for _, gate := range st.pod.Spec.ReadinessGates {
-		found := false
-		for _, c := range st.pod.Status.Conditions {
-			if c.Type == gate.ConditionType && c.Status == corev1.ConditionTrue {
-				found = true
-			}
-		}
-		if !found {
-			podReady, notReady = false, conditionsReadinessGates
-		}
-	}
-	cond(corev1.PodReady, podReady, notReady)
 }
