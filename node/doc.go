@@ -11,8 +11,8 @@
 // PodManager and reconciles each pod full name — one worker at a time per name — from
 // three facts: the desired pod, the pod the provider runs, and the mirror pod. Its guarantees:
 //
-//   - a pod is created in the provider once per UID; an API pod's spec change is UpdatePod,
-//     compared with what the provider was given (never with API defaults);
+//   - a pod is created in the provider once per UID; an API pod's spec, label or annotation
+//     change is UpdatePod, compared with what the provider was given (never with API defaults);
 //   - one pod per full name runs at a time: an edited static pod starts only after the old
 //     one has terminated, and rapid edits coalesce to the newest;
 //   - a provider pod found at start-up (an agent restart) is stopped only once its source's

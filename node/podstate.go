@@ -14,7 +14,8 @@ import (
 // edited static pod (new UID) is created only after the old one has terminated.
 //
 // It holds no copy of the pod: at 10,000 pods a copy per pod was a sixth of the agent's heap.
-// What "changed" compares to is a digest of the spec and labels the provider was given.
+// What "changed" compares to is a digest of the spec, labels and annotations the provider was
+// given (specdigest.go).
 type providerPod struct {
 	// meta is the identity of what the provider was last given (CreatePod/UpdatePod), or of
 	// what it reported at start-up: name, namespace, UID and annotations (shared, read-only).
@@ -22,7 +23,7 @@ type providerPod struct {
 	meta metav1.ObjectMeta
 	// terminationGracePeriodSeconds as given (shared, read-only).
 	terminationGracePeriodSeconds *int64
-	// given is the digest of the spec and labels the provider was given.
+	// given is the digest of the spec, labels and annotations the provider was given.
 	given specDigest
 	// status is the newest status the provider reported for meta.UID (nil until the first).
 	// Shared with the provider, which may not modify a pod it has passed on (PodNotifier).

@@ -13,7 +13,8 @@ type PodLifecycleHandler interface {
 	// CreatePod starts pod. It is called once per pod UID unless the pod was deleted in between.
 	CreatePod(ctx context.Context, pod *corev1.Pod) error
 	// UpdatePod applies a spec change the API allows on a running pod (images, activeDeadlineSeconds,
-	// tolerations, ...). Static pods never get UpdatePod: an edit is a new pod.
+	// tolerations, ...) or new labels or annotations (which the downward API shows). Static pods
+	// never get UpdatePod: an edit is a new pod.
 	UpdatePod(ctx context.Context, pod *corev1.Pod) error
 	// DeletePod stops pod honouring its deletion grace period. It may be called more than once
 	// for the same pod; afterwards the provider reports a terminal status (all containers

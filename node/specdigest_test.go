@@ -6,6 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vk-static/vk-static/podutil"
 )
 
 func TestDigestSpec(t *testing.T) {
@@ -26,10 +28,20 @@ func TestDigestSpec(t *testing.T) {
 		same bool
 	}{
 		{name: "a copy", edit: func(*corev1.Pod) {}, same: true},
-		{name: "status and annotations are not spec", same: true, edit: func(p *corev1.Pod) {
+		{name: "status, resourceVersion and the agent's own annotations", same: true, edit: func(p *corev1.Pod) {
 			p.Status.Phase = corev1.PodRunning
-			p.Annotations = map[string]string{"x": "y"}
 			p.ResourceVersion = "7"
+			p.Annotations = map[string]string{
+				podutil.ConfigSourceAnnotationKey:    podutil.APIServerSource,
+				podutil.ConfigFirstSeenAnnotationKey: "2026-11-25T10:00:00Z",
+			}
+		}},
+		// The downward API shows annotations: the e2e "Downward API volume should update
+		// annotations on modification" needs an UpdatePod for them.
+		{name: "an annotation added", edit: func(p *corev1.Pod) { p.Annotations = map[string]string{"builder": "foo"} }},
+		{name: "a label become an annotation", edit: func(p *corev1.Pod) {
+			delete(p.Labels, "tier")
+			p.Annotations = map[string]string{"tier": "front"}
 		}},
 		{name: "a quantity in another form", same: true, edit: func(p *corev1.Pod) {
 			p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("1000m")
