@@ -132,13 +132,19 @@ func (r *Runtime) RemoveContainer(ctx context.Context, containerID string) error
 	if running || starting {
 		return fmt.Errorf("container %s: %w: stop it first", containerID, errRunning)
 	}
-	if st, err := records.ReadState(r.containerDir(containerID)); err != nil {
+	if st, err := r.readState(containerID); err != nil {
 		return err
 	} else if st != nil && st.State == records.StateRunning {
 		// Not watched here (a Runtime closed meanwhile), but its supervisor may run it still.
 		return fmt.Errorf("container %s: %w: stop it first", containerID, errRunning)
 	}
-	return os.RemoveAll(r.containerDir(containerID))
+	if err := os.RemoveAll(r.containerDir(containerID)); err != nil {
+		return err
+	}
+	r.mu.Lock()
+	delete(r.unrecorded, containerID)
+	r.mu.Unlock()
+	return nil
 }
 
 var errRunning = errors.New("container is running")
@@ -149,7 +155,7 @@ func (r *Runtime) ContainerStatus(ctx context.Context, containerID string) (*lif
 	if err != nil {
 		return nil, err
 	}
-	st, err := records.ReadState(r.containerDir(containerID))
+	st, err := r.readState(containerID)
 	if err != nil {
 		return nil, err
 	}

@@ -80,6 +80,13 @@
 // still is the workload, is killed, and the container is recorded Exited with exit code 255
 // and Reason "SupervisorLost".
 //
+// Records are written with fsync (file and directory) and state.json's writes are tried again
+// for a while when they fail. A supervisor that still cannot record the workload's end writes
+// it to its own log (supervisor.log) instead; the runtime records that end — the workload's own
+// exit code, Reason "EndNotRecorded" — rather than inventing "SupervisorLost". An end the runtime
+// cannot write either (a start error, a lost supervisor) is reported from memory until the
+// container is removed, and logged.
+//
 // # Pods and security
 //
 // Processes share the host's network (SandboxStatus.IPs is empty: the pod has the node's

@@ -72,7 +72,7 @@ func (r *Runtime) connectRunning(containerID string) (*net.UnixConn, error) {
 	if _, err := r.loadContainer(containerID); err != nil {
 		return nil, err
 	}
-	st, err := records.ReadState(r.containerDir(containerID))
+	st, err := r.readState(containerID)
 	if err != nil {
 		return nil, err
 	}

@@ -29,10 +29,13 @@ type Runtime struct {
 	// supervisor is the binary StartContainer starts as a container's supervisor.
 	supervisor string
 
-	mu          sync.Mutex
-	closed      bool
-	watches     map[string]*watch // running containers, by id
-	starting    map[string]bool
+	mu       sync.Mutex
+	closed   bool
+	watches  map[string]*watch // running containers, by id
+	starting map[string]bool
+	// unrecorded are the ends of containers that could not be written to their state.json,
+	// by id (recordEnd): reported from here until the container is removed.
+	unrecorded  map[string]*records.State
 	subscribers map[*subscriber]struct{}
 	wg          sync.WaitGroup // watch goroutines
 }
@@ -52,6 +55,7 @@ func New(cfg Config) (*Runtime, error) {
 		root:        os.Geteuid() == 0,
 		watches:     map[string]*watch{},
 		starting:    map[string]bool{},
+		unrecorded:  map[string]*records.State{},
 		subscribers: map[*subscriber]struct{}{},
 	}
 	if r.clock == nil {

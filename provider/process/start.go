@@ -40,7 +40,7 @@ func (r *Runtime) StartContainer(ctx context.Context, containerID string) error 
 		delete(r.starting, containerID)
 		r.mu.Unlock()
 	}()
-	if st, err := records.ReadState(dir); err != nil {
+	if st, err := r.readState(containerID); err != nil {
 		return err
 	} else if st != nil {
 		return fmt.Errorf("container %s was started before: a container starts once", containerID)
@@ -48,7 +48,9 @@ func (r *Runtime) StartContainer(ctx context.Context, containerID string) error 
 
 	cmd, conn, err := r.launchSupervisor(rec, dir)
 	if err != nil {
-		r.recordStartError(dir, fmt.Errorf("start the supervisor: %w", err))
+		if rerr := r.recordStartError(ctx, containerID, fmt.Errorf("start the supervisor: %w", err)); rerr != nil {
+			return fmt.Errorf("container %s: start the supervisor: %w; %w", containerID, err, rerr)
+		}
 		return fmt.Errorf("container %s: start the supervisor: %w", containerID, err)
 	}
 	reader := bufio.NewReader(conn)
@@ -58,6 +60,13 @@ func (r *Runtime) StartContainer(ctx context.Context, containerID string) error 
 	if err == nil && report.Error != "" {
 		conn.Close()
 		_ = cmd.Wait()
+		// The supervisor records the start error; when it could not, the runtime does, or the
+		// container would read as never started.
+		if st, serr := r.readState(containerID); serr == nil && st == nil {
+			if rerr := r.recordStartError(ctx, containerID, errors.New(report.Error)); rerr != nil {
+				return fmt.Errorf("container %s: %s: %w; %w", containerID, report.Error, ErrStartFailed, rerr)
+			}
+		}
 		return fmt.Errorf("container %s: %s: %w", containerID, report.Error, ErrStartFailed)
 	}
 	if err != nil {
@@ -141,10 +150,10 @@ func (r *Runtime) launchSupervisor(rec *containerRecord, dir string) (*exec.Cmd,
 }
 
 // recordStartError records a container that could not be started, when the supervisor could
-// not record it itself.
-func (r *Runtime) recordStartError(dir string, cause error) {
+// not record it itself; an error says it could not be written (recordEnd keeps it meanwhile).
+func (r *Runtime) recordStartError(ctx context.Context, id string, cause error) error {
 	now := r.clock.Now()
-	_ = records.WriteJSONAtomic(filepath.Join(dir, records.StateFile), &records.State{
+	return r.recordEnd(ctx, id, &records.State{
 		State: records.StateExited, StartedAt: now, FinishedAt: now,
 		ExitCode: records.StartErrorExitCode, Reason: ReasonStartError, Message: cause.Error(),
 	})

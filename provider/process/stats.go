@@ -17,7 +17,7 @@ func (r *Runtime) ContainerStats(ctx context.Context, containerID string) (*life
 	if _, err := r.loadContainer(containerID); err != nil {
 		return nil, err
 	}
-	st, err := records.ReadState(r.containerDir(containerID))
+	st, err := r.readState(containerID)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os/exec"
-	"path/filepath"
 	"syscall"
 
 	"github.com/vk-static/vk-static/lifecycle"
@@ -69,16 +68,21 @@ func (r *Runtime) track(w *watch) {
 }
 
 // concludeLost handles a supervisor that is gone: if it did not record the workload's end, the
-// workload (if its pid still is it) is killed and the container recorded Exited with
-// ReasonSupervisorLost (StartError if it never started).
+// end it logged instead (records.UnrecordedLine: the real exit code, reason EndNotRecorded) is
+// recorded; failing that — it was killed — the workload (if its pid still is it) is killed and
+// the container recorded Exited with ReasonSupervisorLost (StartError if it never started).
 func (r *Runtime) concludeLost(ctx context.Context, id, why string) {
-	dir := r.containerDir(id)
-	st, err := records.ReadState(dir)
+	st, err := r.readState(id)
 	if err != nil || (st != nil && st.State == records.StateExited) {
 		return
 	}
+	if end := r.endFromSupervisorLog(ctx, id); end != nil {
+		_ = r.recordEnd(ctx, id, end) // reported there when it fails
+		logger(ctx).Info("Container's end taken from its supervisor's log, which could not record it", "container", id, "exitCode", end.ExitCode, "message", end.Message)
+		return
+	}
 	if st == nil {
-		r.recordStartError(dir, errors.New(why))
+		_ = r.recordStartError(ctx, id, errors.New(why)) // reported there when it fails
 		return
 	}
 	if procfs.SameProcess(st.Pid, st.PidStartTime) == nil {
@@ -87,9 +91,7 @@ func (r *Runtime) concludeLost(ctx context.Context, id, why string) {
 	}
 	st.State, st.FinishedAt = records.StateExited, r.clock.Now()
 	st.ExitCode, st.Reason, st.Message = records.SupervisorLostExitCode, ReasonSupervisorLost, why
-	if err := records.WriteJSONAtomic(filepath.Join(dir, records.StateFile), st); err != nil {
-		logger(ctx).Error(err, "Recording a lost supervisor", "container", id)
-	}
+	_ = r.recordEnd(ctx, id, st) // reported there when it fails
 	logger(ctx).Info("Container's supervisor lost", "container", id, "message", why)
 }
 

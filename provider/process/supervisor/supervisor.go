@@ -86,7 +86,7 @@ func Run(dir string) int {
 	if ps, err := procfs.ReadStat(st.Pid); err == nil {
 		st.PidStartTime = ps.StartTime
 	}
-	if err := records.WriteJSONAtomic(filepath.Join(dir, records.StateFile), st); err != nil {
+	if err := records.WriteState(dir, st); err != nil {
 		_ = syscall.Kill(-st.Pid, syscall.SIGKILL)
 		_ = cmd.Wait()
 		s.startFailed(report, fmt.Errorf("record the start: %w", err))
@@ -102,9 +102,20 @@ func Run(dir string) int {
 			st.Message = "closing the log: " + err.Error()
 		}
 	}
-	_ = records.WriteJSONAtomic(filepath.Join(dir, records.StateFile), st)
+	s.recordEnd(st)
 	s.shutdown()
 	return 0
+}
+
+// recordEnd writes the workload's end to state.json, trying again while it fails. When it
+// cannot, the end goes to the supervisor's own log (its stderr) instead, exit code and all,
+// where the runtime finds it (records.LastUnrecorded): state.json still says "running", and a
+// runtime that took that for the truth would report the supervisor lost — exit code 255 — in
+// place of the workload's own.
+func (s *supervisor) recordEnd(st *records.State) {
+	if err := records.WriteState(s.dir, st); err != nil {
+		_, _ = io.WriteString(os.Stderr, records.UnrecordedLine(st, err))
+	}
 }
 
 // start prepares the log, the mounts and the socket, and starts the workload. It returns the
@@ -307,10 +318,11 @@ func (s *supervisor) startFailed(report net.Conn, cause error) {
 	if s.log != nil {
 		_ = s.log.Close()
 	}
-	werr := records.WriteJSONAtomic(filepath.Join(s.dir, records.StateFile), st)
+	werr := records.WriteState(s.dir, st)
 	msg := cause.Error()
 	if werr != nil {
 		msg += " (and recording it failed: " + werr.Error() + ")"
+		_, _ = io.WriteString(os.Stderr, records.UnrecordedLine(st, werr))
 	}
 	_ = protocol.WriteStartReport(report, protocol.StartReport{Error: msg})
 	report.Close()

@@ -7,6 +7,10 @@
 // The files outlive both binaries: an agent adopts containers an older supervisor started.
 // Fields may be added; none may be renamed or change meaning.
 //
+// A state that cannot be written is never silently dropped: WriteState tries again for a while,
+// and a supervisor that still fails writes UnrecordedLine to its log, where the runtime finds
+// the outcome (LastUnrecorded) instead of taking the old "running" for the truth.
+//
 //	var w records.Workload
 //	err := records.ReadJSON(filepath.Join(dir, records.ContainerFile), &w)
 //	...
