@@ -17,6 +17,11 @@
 //	defer reg.Close()
 //	ref, err := reg.Push(ctx, "test/log:1", img) // "127.0.0.1:PORT/test/log:1"
 //
+// BuildWorkload puts the program itself on the host, for tests whose containers are host
+// processes (the process provider):
+//
+//	bin, err := testimage.BuildWorkload(dir) // dir/workload; `bin serve --port 8080 --bind 127.0.0.1`
+//
 // Building needs the go command, importing needs ctr (`make testbin` installs it with
 // containerd).
 package testimage

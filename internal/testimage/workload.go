@@ -30,11 +30,9 @@ func buildWorkloadLayer() (v1.Layer, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "workload")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, workloadPackage)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("build the test workload %s: %w\n%s", workloadPackage, err, out)
+	bin, err := BuildWorkload(dir)
+	if err != nil {
+		return nil, err
 	}
 	program, err := os.ReadFile(bin)
 	if err != nil {
@@ -43,6 +41,19 @@ func buildWorkloadLayer() (v1.Layer, error) {
 	return layerOf([]tarEntry{
 		{name: "workload", mode: 0o755, data: program},
 	})
+}
+
+// BuildWorkload compiles the workload program (static, for this machine) into dir/workload and
+// returns its path: the images' program, and for tests whose containers are host processes (the
+// process provider) a server, logger or sleeper that needs nothing installed on the host.
+func BuildWorkload(dir string) (string, error) {
+	bin := filepath.Join(dir, "workload")
+	cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", bin, workloadPackage)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build the test workload %s: %w\n%s", workloadPackage, err, out)
+	}
+	return bin, nil
 }
 
 // tarEntry is a file or a directory in a layer.

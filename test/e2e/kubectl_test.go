@@ -399,10 +399,6 @@ func attachInTerminal(t *testing.T, k *kubectl, p kubectlPod) {
 func TestKubectlPortForward(t *testing.T) {
 	t.Parallel()
 	k := newKubectl(t)
-	// The server is python3, found in the PATH a container without one gets.
-	if !inContainerPath("python3") {
-		t.Fatal("this test runs a python3 HTTP server in its pods: no python3 in a container's default PATH (/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)")
-	}
 	a := startProcessAgent(t)
 	// Each pod listens on a port of its own: they share the host's network.
 	var ports [2]int
@@ -411,28 +407,14 @@ func TestKubectlPortForward(t *testing.T) {
 		ports[i], err = testenv.FreePort()
 		require.NoError(t, err)
 	}
-	server := strings.Join([]string{
-		"import http.server, os",
-		"class Handler(http.server.BaseHTTPRequestHandler):",
-		"    def do_GET(self):",
-		`        body = ("hello from %s at %s\n" % (os.environ["WHO"], self.path)).encode()`,
-		"        self.send_response(200)",
-		`        self.send_header("Content-Length", str(len(body)))`,
-		"        self.end_headers()",
-		"        self.wfile.write(body)",
-		`http.server.HTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()`,
-	}, "\n")
+	// The server is the tests' workload program: it answers "hello from WHO at PATH".
 	who := map[string]string{"static": "the static pod", "api": "the API pod"}
 	port := map[string]int{"static": ports[0], "api": ports[1]}
 	spec := func(kind string) corev1.PodSpec {
 		return corev1.PodSpec{
 			TerminationGracePeriodSeconds: ptr.To[int64](1),
-			Containers: []corev1.Container{{Name: "main", Image: "python",
-				Command: []string{"python3", "-u", "-c", server},
-				Env: []corev1.EnvVar{
-					{Name: "PORT", Value: strconv.Itoa(port[kind])},
-					{Name: "WHO", Value: who[kind]},
-				},
+			Containers: []corev1.Container{{Name: "main", Image: "workload",
+				Command: []string{workloadBinary, "serve", "--port", strconv.Itoa(port[kind]), "--bind", "127.0.0.1", "--name", who[kind]},
 				ReadinessProbe: &corev1.Probe{
 					ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(int32(port[kind]))}},
 					PeriodSeconds: 1,
@@ -491,15 +473,4 @@ func TestKubectlPortForward(t *testing.T) {
 			forward.stop()
 		})
 	}
-}
-
-// inContainerPath reports whether name is an executable in the PATH the process provider gives a
-// container that sets none.
-func inContainerPath(name string) bool {
-	for _, dir := range []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"} {
-		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return true
-		}
-	}
-	return false
 }

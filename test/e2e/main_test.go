@@ -7,6 +7,7 @@ import (
 
 	"github.com/vk-static/vk-static/internal/agentproc"
 	"github.com/vk-static/vk-static/internal/testenv"
+	"github.com/vk-static/vk-static/internal/testimage"
 )
 
 var (
@@ -14,6 +15,10 @@ var (
 	// agentBinary is vk-static built with -race for this test run, with vk-static-supervisor
 	// beside it, where the agent finds it.
 	agentBinary string
+	// workloadBinary is internal/testimage's workload program, for containers that serve HTTP:
+	// the process provider runs host commands, and nothing else the tests need (python3) may be
+	// assumed installed. API pods run it as nobody.
+	workloadBinary string
 )
 
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
@@ -26,6 +31,15 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	if agentBinary, err = agentproc.BuildAgentWithSupervisor(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	if workloadBinary, err = testimage.BuildWorkload(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	// MkdirTemp made it root's alone; containers running as nobody execute the workload here.
+	if err := os.Chmod(dir, 0o755); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}

@@ -4,7 +4,9 @@
 //
 //	workload pause                 sleep until SIGTERM or SIGINT, reaping children (a sandbox's pause)
 //	                               (pause and sleep say on stderr once they handle the signals)
-//	workload serve --port N        HTTP: "hello from HOSTNAME" on /, "ok" on /healthz
+//	workload serve --port N        HTTP: "hello from HOSTNAME" on / ("… at PATH" on any other path),
+//	  [--bind ADDR] [--name WHO]   "ok" on /healthz; on ADDR only (default: all addresses), WHO for HOSTNAME
+//	  [--dir DIR]                  DIR's files and listings on / instead (python3 -m http.server's job)
 //	workload log --every D         a line with the hostname and a counter on stdout every D
 //	workload sleep [D]             sleep D (default: until a signal), then exit 0
 //	workload exit --code N         exit with code N at once
@@ -56,11 +58,14 @@ func run(mode string, args []string) error {
 	case "pause":
 		return pause()
 	case "serve":
-		port := flags.Int("port", 8080, "port to listen on, all addresses")
+		port := flags.Int("port", 8080, "port to listen on")
+		bind := flags.String("bind", "", "address to listen on (default: all addresses)")
+		name := flags.String("name", "", "who says hello (default: the hostname)")
+		dir := flags.String("dir", "", "serve this directory's files and listings on / instead of the greeting")
 		if err := flags.Parse(args); err != nil {
 			return exitCode(2)
 		}
-		return serve(*port)
+		return serve(net.JoinHostPort(*bind, strconv.Itoa(*port)), *name, *dir)
 	case "log":
 		every := flags.Duration("every", time.Second, "interval between lines")
 		if err := flags.Parse(args); err != nil {
@@ -160,16 +165,28 @@ func stopSignals() <-chan os.Signal {
 	return stop
 }
 
-func serve(port int) error {
-	host, _ := os.Hostname()
-	mux := http.NewServeMux()
-	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-		fmt.Fprintf(w, "hello from %s\n", host)
+// serve answers HTTP on addr: "hello from NAME" (the hostname when name is empty), naming the
+// path when it is not / (so that a test sees its request arrived whole), or dir's files.
+func serve(addr, name, dir string) error {
+	if name == "" {
+		name, _ = os.Hostname()
+	}
+	var root http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" {
+			fmt.Fprintf(w, "hello from %s\n", name)
+		} else {
+			fmt.Fprintf(w, "hello from %s at %s\n", name, r.URL.Path)
+		}
 	})
+	if dir != "" {
+		root = http.FileServer(http.Dir(dir))
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", root)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")
 	})
-	l, err := net.Listen("tcp", ":"+strconv.Itoa(port))
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}

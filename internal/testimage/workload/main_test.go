@@ -137,3 +137,50 @@ func TestLongRunningModesStopOnSIGTERM(t *testing.T) {
 		})
 	}
 }
+
+// serve's options: the address, who says hello and the path it was asked for, or a directory's
+// files — what test/e2e's port-forward and example tests serve on a host without python3.
+func TestServeOptions(t *testing.T) {
+	bin := build(t)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "index-me.txt"), []byte("a file\n"), 0o644))
+	get := func(t *testing.T, url string) string {
+		t.Helper()
+		var body []byte
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			resp, err := http.Get(url)
+			require.NoError(c, err)
+			defer resp.Body.Close()
+			body, err = io.ReadAll(resp.Body)
+			require.NoError(c, err)
+			assert.Equal(c, http.StatusOK, resp.StatusCode)
+		}, 10*time.Second, 20*time.Millisecond, "GET %s", url)
+		return string(body)
+	}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		paths map[string]string // path → body
+	}{
+		{"greeting", []string{"--name", "the static pod"}, map[string]string{
+			"/": "hello from the static pod\n", "/first": "hello from the static pod at /first\n", "/healthz": "ok\n"}},
+		{"files", []string{"--dir", dir}, map[string]string{
+			"/index-me.txt": "a file\n", "/healthz": "ok\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+			require.NoError(t, l.Close())
+			cmd := exec.Command(bin, append([]string{"serve", "--port", port, "--bind", "127.0.0.1"}, tc.args...)...)
+			require.NoError(t, cmd.Start())
+			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+			for path, want := range tc.paths {
+				assert.Equal(t, want, get(t, "http://127.0.0.1:"+port+path), path)
+			}
+			if tc.name == "files" {
+				assert.Contains(t, get(t, "http://127.0.0.1:"+port+"/"), `<a href="index-me.txt">index-me.txt</a>`, "a listing")
+			}
+		})
+	}
+}
