@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/vk-static/vk-static/internal/atomicfile"
 )
 
 // loadConfig reads a kubeconfig file.
@@ -75,23 +77,12 @@ func writeKubeconfigFor(bootstrapPath, kubeconfigPath, pemPath string) error {
 	if err != nil {
 		return fmt.Errorf("--kubeconfig: %w", err)
 	}
-	// Atomically: an agent stopped half-way must never find half a kubeconfig.
+	// Atomically and durably: an agent stopped half-way, or restarted after a power loss, must
+	// never find half a kubeconfig.
 	if err := os.MkdirAll(filepath.Dir(kubeconfigPath), 0o755); err != nil {
 		return fmt.Errorf("--kubeconfig: %w", err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(kubeconfigPath), ".kubeconfig-*")
-	if err != nil {
-		return fmt.Errorf("--kubeconfig: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("--kubeconfig: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("--kubeconfig: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), kubeconfigPath); err != nil {
+	if err := atomicfile.WriteFile(kubeconfigPath, data, 0o600); err != nil {
 		return fmt.Errorf("--kubeconfig: %w", err)
 	}
 	return nil

@@ -18,6 +18,8 @@ import (
 
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
+
+	"github.com/vk-static/vk-static/internal/atomicfile"
 )
 
 // The local administrator's identity: the user its certificate names, and the group that
@@ -202,30 +204,11 @@ func serialNumber() *big.Int {
 	return n
 }
 
-// writeFileAtomic writes data to path, 0600, through a temporary file renamed over it, so that
-// a reader sees the old content or the new, never part of it.
-func writeFileAtomic(path string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+// writeFileAtomic writes data to path, 0600, so that a reader — the agent after a crash or a
+// power loss — sees the old content or the new, never an empty or partial file (atomicfile:
+// synced temporary file, rename, synced directory).
+func writeFileAtomic(path string, data []byte) error {
+	return atomicfile.WriteFile(path, data, 0o600)
 }
 
 // isNotExist reports whether err says a file is missing.
