@@ -179,8 +179,9 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 	return nil
 }
 
-// UpdatePod takes an API pod's new spec. What the kubelet acts on is acted on at the next
-// sync: a new activeDeadlineSeconds, a container whose image changed (restarted).
+// UpdatePod takes an API pod's new spec and metadata. What the kubelet acts on is acted on at
+// the next sync: a new activeDeadlineSeconds, a container whose image changed (restarted),
+// new labels and annotations (the volumes are refreshed on that sync, volumerefresh.go).
 func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -194,6 +195,7 @@ func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
 	if err := p.savePod(st); err != nil {
 		return fmt.Errorf("lifecycle: keep pod %s: %w", klog.KObj(pod), err)
 	}
+	refreshVolumesSoonLocked(st)
 	p.kickLocked(pod.UID)
 	return nil
 }

@@ -62,7 +62,9 @@ func (p *Provider) refreshVolumes(ctx context.Context, uid types.UID) {
 		p.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "FailedMount", "%v", err)
 	}
 	p.mu.Lock()
-	st.volumesRefreshed = now
+	if st.pod == pod { // else an update came meanwhile: refresh again (volumerefresh.go)
+		st.volumesRefreshed = now
+	}
 	p.wakeLocked(uid, now.Add(p.cfg.VolumeRefresh))
 	p.mu.Unlock()
 }
