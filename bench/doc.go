@@ -15,7 +15,7 @@
 // outside: it finds them in /proc (by their environment and by the pid and start time that
 // the state files under the agent's --root-dir record). A process left after its pod is gone
 // fails the scenario. The harness kills whatever container processes a scenario leaves, so
-// that none outlives it.
+// that none outlives it, and what it had to kill fails the run.
 // With peers (vkbench -peers floor,kwok -rounds N, as make bench runs it), a scenario that
 // applies (Scenario.Peers: api-1k and api-10k with the floor and KWOK, static-1k with the floor
 // only, as KWOK has no static pods) runs N rounds alternating vk-static and each peer on the

@@ -118,7 +118,11 @@ func (r *Runner) RunAs(ctx context.Context, sc Scenario, peer Peer) (*Result, er
 		if p, err := s.agent.sample(); err == nil {
 			res.PeakRSSMB = float64(p.PeakRSS) / (1 << 20)
 		}
+		// Before the agent is stopped (which ends it): had it already ended, it crashed.
 		err = errors.Join(err, s.agent.exitedEarly())
+		// Stopped here rather than when the session closes, so that container processes left
+		// behind fail this run.
+		err = errors.Join(err, s.stopAgent())
 	}
 	res.Goals = goalsFor(res)
 	// The scenario may have measured what it could and then failed, or finished with pods that
@@ -141,7 +145,9 @@ type session struct {
 	transport *requestCounter
 	watcher   *podWatcher
 	agent     *agentProcess
-	peer      Peer // the agent to start
+	// agentStopped: stopAgent has run (the agent is stopped, its containers' leftovers killed).
+	agentStopped bool
+	peer         Peer // the agent to start
 	// workloads are the container workloads a scenario saw running: the clean-up kills them
 	// even when their containers, and the records of them, are gone.
 	workloads []agentproc.Workload
@@ -204,11 +210,19 @@ func (s *session) startAgent(ctx context.Context, maxPods int, extra ...string) 
 	return time.Since(start), nil
 }
 
-func (s *session) close() {
-	if s.agent != nil {
-		s.agent.stop()
-		s.killContainers()
+// stopAgent stops the session's agent and kills what its containers left (killContainers),
+// once; what it had to kill is the error.
+func (s *session) stopAgent() error {
+	if s.agent == nil || s.agentStopped {
+		return nil
 	}
+	s.agentStopped = true
+	s.agent.stop()
+	return s.killContainers()
+}
+
+func (s *session) close() {
+	_ = s.stopAgent() // RunAs stopped it already, and judged what was left
 	s.cancel()
 	s.wg.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

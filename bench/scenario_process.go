@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -193,16 +194,21 @@ func (s *session) watchContainersGone(ctx context.Context, known []agentproc.Wor
 }
 
 // killContainers kills what is left of the agent's container processes (they outlive the
-// agent; it is stopped first), those of the workloads the scenario saw running too: a scenario that failed half-way must not leave 100 sleeps on a
-// shared machine.
-func (s *session) killContainers() {
+// agent; it is stopped first), those of the workloads the scenario saw running too: a scenario
+// that failed half-way must not leave 100 sleeps on a shared machine. What it had to kill is
+// returned as an error, which fails the run: a container that outlives its run is a leak.
+func (s *session) killContainers() error {
 	killed, err := agentproc.KillContainers(s.agent.Dir, s.workloads...)
+	var errs []error
 	if len(killed) > 0 {
 		s.r.logf("%s: killed %d container processes left by the agent: %s", s.name, len(killed), firstProcesses(killed, 4))
+		errs = append(errs, fmt.Errorf("%d container processes left when the run ended (killed): %s", len(killed), firstProcesses(killed, 4)))
 	}
 	if err != nil {
 		s.r.logf("%s: %v", s.name, err)
+		errs = append(errs, err)
 	}
+	return errors.Join(errs...)
 }
 
 // firstProcesses names at most limit of procs and says how many more there are: a log line

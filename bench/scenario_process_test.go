@@ -112,8 +112,10 @@ func TestLeftoversAreReportedAndKilled(t *testing.T) {
 	require.Equal(t, fmt.Sprintf("supervisor %d (c1), workload %d (c1)", supervisor.Process.Pid, workload.Process.Pid), left.String())
 
 	s.workloads = known
-	s.killContainers()
+	err = s.killContainers()
 	require.Contains(t, log.String(), "t: killed 2 container processes left by the agent: ")
+	require.ErrorContains(t, err, "2 container processes left when the run ended (killed): ", "a leak fails the run")
+	require.NoError(t, s.killContainers(), "nothing left to kill")
 	at, left = s.watchContainersGone(context.Background(), known)(10 * time.Second)
 	require.False(t, at.IsZero(), "left: %v", left)
 	require.Zero(t, left.Len())
