@@ -39,6 +39,10 @@ type Config struct {
 	// flag that sets them, named in refusals.
 	AllowedHostPaths []string
 	HostPathFlag     string
+	// AllowedUnsafeSysctls are the sysctls (and sysctl patterns ending in "*") a pod may set
+	// besides the kubelet's safe ones, the kubelet's --allowed-unsafe-sysctls; a pod setting
+	// any other is refused with reason SysctlForbidden, as the kubelet refuses it.
+	AllowedUnsafeSysctls []string
 	// Recorder receives the pods' events (Killing, BackOff, Unhealthy, Failed, FailedMount);
 	// nil records none.
 	Recorder record.EventRecorder

@@ -19,6 +19,9 @@ import (
 // admit refuses a pod the runtime may not run as it is written, or that asks for what the
 // lifecycle does not do; the message names the field.
 func (p *Provider) admit(pod *corev1.Pod) error {
+	if err := p.kubeletAdmit(pod); err != nil {
+		return err
+	}
 	for i := range pod.Spec.EphemeralContainers {
 		return fmt.Errorf("spec.ephemeralContainers[%d]: ephemeral containers are not supported by this node", i)
 	}

@@ -38,6 +38,8 @@ type Provider struct {
 	wg     sync.WaitGroup
 	// stats keeps the previous CPU sample of each container, for usage rates.
 	stats *statsSamples
+	// sysctls are the sysctls pods may set (admission.go).
+	sysctls *sysctlAllowlist
 }
 
 var (
@@ -55,6 +57,10 @@ var (
 func New(ctx context.Context, cfg Config) (*Provider, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
+	}
+	sysctls, err := newSysctlAllowlist(kernelVersion(ctx), cfg.AllowedUnsafeSysctls)
+	if err != nil {
+		return nil, fmt.Errorf("lifecycle: Config.AllowedUnsafeSysctls (--allowed-unsafe-sysctls): %w", err)
 	}
 	vols, err := volume.New(volume.Config{
 		PodsDir:          cfg.podsDir(),
@@ -77,6 +83,7 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 		workers:  map[types.UID]*podWorker{},
 		stats:    &statsSamples{},
 		notifier: newNotifier(),
+		sysctls:  sysctls,
 	}
 	p.probes = probe.NewManager(cfg.Clock, p.onProbe, probe.WithEvents(p.onProbeEvent))
 	if err := p.restore(ctx); err != nil {
@@ -163,8 +170,8 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 		waiting:    map[string]waitingReason{},
 	}
 	if err := p.admit(st.pod); err != nil {
-		st.refused = err.Error()
-		p.cfg.Recorder.Event(pod, corev1.EventTypeWarning, reasonNotAdmitted, st.refused)
+		st.refused, st.refusedReason = err.Error(), refusalReason(err)
+		p.cfg.Recorder.Event(pod, corev1.EventTypeWarning, st.refusedReason, st.refused)
 		klog.FromContext(ctx).Info("Refused a pod", "pod", klog.KObj(pod), "reason", st.refused)
 	} else if hasLimits(pod) {
 		p.cfg.Recorder.Event(pod, corev1.EventTypeWarning, "LimitsNotEnforced",

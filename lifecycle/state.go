@@ -18,6 +18,9 @@ type podState struct {
 	// refused is why the pod may not run (Admit, an invalid spec): it is Failed with this
 	// message and nothing is ever started.
 	refused string
+	// refusedReason is the refusal's reason (status reason, event): the kubelet's, or
+	// NotAdmitted.
+	refusedReason string
 	// sandboxID is the pod's sandbox, "" until created; podIPs are its addresses as the
 	// runtime reported them, empty for a pod on the host's network (it has the node's).
 	sandboxID string

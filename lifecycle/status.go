@@ -79,7 +79,11 @@ func podStatus(st *podState, in statusInput) *corev1.PodStatus {
 	out.Phase = phase(st, out)
 	switch {
 	case st.refused != "":
-		out.Reason, out.Message = reasonNotAdmitted, st.refused
+		// The kubelet's rejection (Kubelet.rejectPod).
+		out.Reason, out.Message = st.refusedReason, rejectedMessagePrefix+st.refused
+		if out.Reason == "" {
+			out.Reason = reasonNotAdmitted // refused by an agent that kept no reason
+		}
 	case st.deadlineExceeded:
 		out.Reason, out.Message = reasonDeadlineExceeded, messageDeadlineExceeded
 	}

@@ -23,9 +23,10 @@ import (
 const podFile = "pod.json"
 
 type savedPod struct {
-	Pod       *corev1.Pod `json:"pod"`
-	StartTime time.Time   `json:"startTime"`
-	Refused   string      `json:"refused,omitempty"`
+	Pod           *corev1.Pod `json:"pod"`
+	StartTime     time.Time   `json:"startTime"`
+	Refused       string      `json:"refused,omitempty"`
+	RefusedReason string      `json:"refusedReason,omitempty"`
 }
 
 // savePod writes the pod's file atomically (a temporary file renamed over it).
@@ -36,7 +37,7 @@ func (p *Provider) savePod(st *podState) error {
 	}
 	pod := st.pod.DeepCopy()
 	pod.Status = corev1.PodStatus{}
-	data, err := json.Marshal(savedPod{Pod: pod, StartTime: st.startTime, Refused: st.refused})
+	data, err := json.Marshal(savedPod{Pod: pod, StartTime: st.startTime, Refused: st.refused, RefusedReason: st.refusedReason})
 	if err != nil {
 		return err
 	}
@@ -80,7 +81,7 @@ func (p *Provider) restore(ctx context.Context) error {
 			continue
 		}
 		st := &podState{
-			pod: saved.Pod, startTime: saved.StartTime, refused: saved.Refused,
+			pod: saved.Pod, startTime: saved.StartTime, refused: saved.Refused, refusedReason: saved.RefusedReason,
 			containers: map[string]*containerRecord{}, waiting: map[string]waitingReason{},
 		}
 		p.pods[saved.Pod.UID] = st

@@ -109,6 +109,7 @@ func (o *options) flagSections() cliflag.NamedFlagSets {
 	add(sectionClient, o.addClientFlags)
 	add(sectionKubeletAPI, o.addServingFlags)
 	add(sectionProvider, o.addProviderFlags)
+	add(sectionProvider, o.addSysctlFlags)
 	add(sectionResources, o.addResourceFlags)
 	fss.FlagSet(sectionLogging).AddGoFlagSet(klogFlagSet())
 	return fss

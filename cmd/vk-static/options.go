@@ -56,6 +56,7 @@ type options struct {
 	MemoryLimit               string
 	Process                   processOptions
 	CRI                       criOptions
+	AllowedUnsafeSysctls      []string
 
 	// The kubelet API's TLS, authentication and authorization (kubeletapi.go).
 	TLSCertFile                              string
@@ -204,6 +205,7 @@ func (o *options) validate() error {
 		}
 	}
 	o.validateProvider(bad)
+	o.validateSysctls(bad)
 	o.validateCertificates(bad)
 	if o.RootDir == "" {
 		bad("root-dir", "must not be empty")

@@ -211,7 +211,9 @@ func lifecycleConfig(o *options, nodeName, nodeIP string, allocatable corev1.Res
 		RootDir:     o.RootDir,
 		NodeIPs:     []string{nodeIP},
 		Allocatable: allocatable,
-		NodeStats:   (&host.Stats{NodeName: nodeName, RootDir: o.RootDir, StartTime: time.Now()}).Node,
+		// The kubelet's sysctl admission, whatever the runtime.
+		AllowedUnsafeSysctls: o.AllowedUnsafeSysctls,
+		NodeStats:            (&host.Stats{NodeName: nodeName, RootDir: o.RootDir, StartTime: time.Now()}).Node,
 		// The kubelet brings config map, secret and downward API volumes up to date on its
 		// periodic pod sync.
 		VolumeRefresh: o.SyncFrequency,
