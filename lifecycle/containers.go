@@ -203,6 +203,11 @@ func (p *Provider) containerConfig(ctx context.Context, pod *corev1.Pod, c *core
 	if m, ok := p.terminationMessageMount(ctx, pod, c, attempt); ok {
 		cfg.Mounts = append(cfg.Mounts, m)
 	}
+	if m, ok, err := p.hostsMount(pod, c, facts.PodIPs); err != nil {
+		return nil, err
+	} else if ok {
+		cfg.Mounts = append(cfg.Mounts, m)
+	}
 	return cfg, nil
 }
 

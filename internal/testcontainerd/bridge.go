@@ -2,6 +2,7 @@ package testcontainerd
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -63,7 +64,7 @@ func (b *Bridge) conflist(ipamDir string) ([]byte, error) {
 	type obj = map[string]any
 	return json.MarshalIndent(obj{
 		"cniVersion": "0.4.0",
-		"name":       "vk-static-bridge",
+		"name":       bridgeNetworkName,
 		"plugins": []obj{
 			{
 				"type": "bridge", "bridge": b.Name, "isGateway": true, "hairpinMode": true,
@@ -130,4 +131,31 @@ func deleteLink(name string) error {
 		return fmt.Errorf("ip link delete %s: %w: %s", name, err, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+// bridgeNetworkName is the CNI network's name: host-local keeps its allocations in a directory
+// of that name under its dataDir.
+const bridgeNetworkName = "vk-static-bridge"
+
+// PodIPsInUse are the addresses the Bridge network has given and not taken back (host-local's
+// allocations): a pod's address is released when its sandbox is stopped, so after the pods are
+// gone there are none. Nil without a Bridge.
+func (c *Containerd) PodIPsInUse() ([]netip.Addr, error) {
+	if c.bridge == nil {
+		return nil, nil
+	}
+	entries, err := os.ReadDir(filepath.Join(c.paths.IPAM, bridgeNetworkName))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil // nothing allocated yet
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []netip.Addr
+	for _, e := range entries {
+		if ip, err := netip.ParseAddr(e.Name()); err == nil { // not lock, last_reserved_ip.0
+			out = append(out, ip)
+		}
+	}
+	return out, nil
 }

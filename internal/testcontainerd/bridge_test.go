@@ -76,6 +76,9 @@ func TestBridgeNetwork(t *testing.T) {
 		assert.True(t, subnet.Contains(ip), "pod address %v in %v", ip, subnet)
 	}
 	assert.NotEqual(t, serverIP, clientIP)
+	inUse, err := c.PodIPsInUse()
+	require.NoError(t, err)
+	assert.ElementsMatch(t, []netip.Addr{serverIP, clientIP}, inUse, "host-local's allocations")
 
 	for _, url := range []string{
 		fmt.Sprintf("http://%s/", net.JoinHostPort(serverIP.String(), "8080")),

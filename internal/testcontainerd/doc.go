@@ -29,7 +29,8 @@
 // address of the node, 127.0.0.1 included. The bridge link and portmap's iptables rules are
 // made in the network namespace the test runs in, so Start refuses a Bridge in one with any
 // link besides lo and the network's own: run the test in network and mount namespaces of its
-// own (internal/netns; TestBridgeNetwork shows how):
+// own (internal/netns; TestBridgeNetwork shows how). PodIPsInUse lists the addresses not yet
+// released (a sandbox stopped releases its own), for tests that check nothing was left:
 //
 //	if netns.InChild() {
 //		err := netns.Enter(netns.NodeIP)

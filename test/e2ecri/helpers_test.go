@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/internal/agentproc"
+	"github.com/vk-static/vk-static/internal/testcontainerd"
 )
 
 // agent is one vk-static process with --provider cri on the package's containerd.
@@ -32,13 +33,19 @@ type agent struct {
 	t *testing.T
 }
 
-// startAgent runs the agent for a node named after the test and waits until it is ready.
-// When the test ends the agent is stopped (its log printed if the test failed), and then the
-// containerd must hold nothing: whatever is left is an error, and is removed so that the next
-// test starts clean.
+// startAgent runs the agent on the package's containerd for a node named after the test and
+// waits until it is ready. When the test ends the agent is stopped (its log printed if the
+// test failed), and then the containerd must hold nothing: whatever is left is an error, and
+// is removed so that the next test starts clean.
 func startAgent(t *testing.T, extraArgs ...string) *agent {
 	t.Helper()
-	t.Cleanup(func() { requireNothingLeft(t, 0) }) // registered first: runs after the agent's stop
+	return startAgentOn(t, cd, extraArgs...)
+}
+
+// startAgentOn is startAgent on containerd c.
+func startAgentOn(t *testing.T, c *testcontainerd.Containerd, extraArgs ...string) *agent {
+	t.Helper()
+	t.Cleanup(func() { requireNothingLeft(t, c, 0) }) // registered first: runs after the agent's stop
 	p, err := agentproc.Start(agentproc.Config{
 		Binary: agentBinary,
 		Dir:    t.TempDir(),
@@ -46,7 +53,7 @@ func startAgent(t *testing.T, extraArgs ...string) *agent {
 		Env:    env,
 		Args: append([]string{
 			"--provider", "cri",
-			"--container-runtime-endpoint", cd.Endpoint(),
+			"--container-runtime-endpoint", c.Endpoint(),
 			"--file-check-frequency", "1h", // changes must be seen through fsnotify
 			"--node-status-update-frequency", "2s",
 			"--kube-api-qps", "-1",
@@ -215,10 +222,11 @@ func runtimeContainers(t require.TestingT, rs internalapi.RuntimeService) map[st
 	return out
 }
 
-// leftovers describes what the containerd still holds: sandboxes, containers, shims, mounts
-// of containers and sandboxes; "" when nothing.
-func leftovers(ctx context.Context) (string, error) {
-	rs, err := criclient.NewRemoteRuntimeService(ctx, cd.Endpoint(), 10*time.Second, nil, false)
+// leftovers describes what containerd c still holds: sandboxes, containers, shims, mounts
+// of containers and sandboxes (their network namespaces included), pod addresses its bridge
+// network has not released; "" when nothing.
+func leftovers(ctx context.Context, c *testcontainerd.Containerd) (string, error) {
+	rs, err := criclient.NewRemoteRuntimeService(ctx, c.Endpoint(), 10*time.Second, nil, false)
 	if err != nil {
 		return "", err
 	}
@@ -238,33 +246,40 @@ func leftovers(ctx context.Context) (string, error) {
 	for _, c := range containers {
 		left = append(left, "container "+c.Metadata.Name+" "+c.State.String())
 	}
-	shims, err := cd.Shims()
+	shims, err := c.Shims()
 	if err != nil {
 		return "", err
 	}
 	for _, pid := range shims {
 		left = append(left, "shim pid "+strconv.Itoa(pid))
 	}
-	mounts, err := mountsUnder(cd.Dir())
+	mounts, err := mountsUnder(c.Dir())
 	if err != nil {
 		return "", err
 	}
 	for _, m := range mounts {
 		left = append(left, "mount "+m)
 	}
+	ips, err := c.PodIPsInUse()
+	if err != nil {
+		return "", err
+	}
+	for _, ip := range ips {
+		left = append(left, "pod address "+ip.String())
+	}
 	return strings.Join(left, "; "), nil
 }
 
-// requireNothingLeft fails the test when the containerd still holds anything after wait (0:
+// requireNothingLeft fails the test when containerd c still holds anything after wait (0:
 // look once), and then removes it all so that the next test starts clean.
-func requireNothingLeft(t *testing.T, wait time.Duration) {
+func requireNothingLeft(t *testing.T, c *testcontainerd.Containerd, wait time.Duration) {
 	t.Helper()
 	ctx := context.Background()
 	var left string
 	deadline := time.Now().Add(wait)
 	for {
 		var err error
-		left, err = leftovers(ctx)
+		left, err = leftovers(ctx, c)
 		require.NoError(t, err)
 		if left == "" || time.Now().After(deadline) {
 			break
@@ -275,7 +290,7 @@ func requireNothingLeft(t *testing.T, wait time.Duration) {
 		return
 	}
 	t.Errorf("left in containerd: %s", left)
-	rs, err := criclient.NewRemoteRuntimeService(ctx, cd.Endpoint(), 10*time.Second, nil, false)
+	rs, err := criclient.NewRemoteRuntimeService(ctx, c.Endpoint(), 10*time.Second, nil, false)
 	require.NoError(t, err)
 	defer rs.Close(ctx)
 	sandboxes, _ := rs.ListPodSandbox(ctx, nil)
@@ -286,7 +301,7 @@ func requireNothingLeft(t *testing.T, wait time.Duration) {
 }
 
 // nothingLeft waits until the containerd holds nothing of the test's pods.
-func nothingLeft(t *testing.T) { t.Helper(); requireNothingLeft(t, 30*time.Second) }
+func nothingLeft(t *testing.T) { t.Helper(); requireNothingLeft(t, cd, 30*time.Second) }
 
 // mountsUnder lists the mount points below dir.
 func mountsUnder(dir string) ([]string, error) {

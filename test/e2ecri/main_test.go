@@ -3,14 +3,24 @@ package e2ecri
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"testing"
 
 	"github.com/vk-static/vk-static/internal/agentproc"
+	"github.com/vk-static/vk-static/internal/netns"
 	"github.com/vk-static/vk-static/internal/testcontainerd"
 	"github.com/vk-static/vk-static/internal/testenv"
 	"github.com/vk-static/vk-static/internal/testimage"
 )
+
+// podSubnet is the bridge network's: pods get addresses of it, the bridge (in the test's own
+// network namespace) has its first.
+var podSubnet = netip.MustParsePrefix("10.244.0.0/24")
+
+// agentEnv names, for the child the parent re-executes in new namespaces, the agent the
+// parent built.
+const agentEnv = "VK_STATIC_E2ECRI_AGENT"
 
 var (
 	env *testenv.Env
@@ -22,20 +32,49 @@ var (
 	workloadImage, registryHost string
 )
 
-func TestMain(m *testing.M) { os.Exit(runTests(m)) }
+// TestMain builds the agent, then runs the tests again in network and mount namespaces of
+// their own (internal/netns): the containerd's bridge network, its pods' veths and portmap's
+// rules exist there only, and the machine's network is untouched.
+func TestMain(m *testing.M) {
+	if netns.InChild() {
+		os.Exit(runChild(m))
+	}
+	os.Exit(runParent())
+}
 
-func runTests(m *testing.M) int {
-	ctx := context.Background()
+func runParent() int {
 	dir, err := os.MkdirTemp("", "vk-static-e2ecri-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	if agentBinary, err = agentproc.BuildAgent(dir); err != nil {
+	agent, err := agentproc.BuildAgent(dir)
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2ecri:", err)
 		return 1
 	}
+	code, leftover, err := netns.Run(os.Args[1:], agentEnv+"="+agent)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2ecri:", err)
+		return max(code, 1)
+	}
+	if len(leftover) > 0 {
+		fmt.Fprintf(os.Stderr, "e2ecri: killed %d processes left in the tests' network namespace: %v\n", len(leftover), leftover)
+		return max(code, 1)
+	}
+	return code
+}
+
+// runChild sets up the namespaces it runs in, then the registry, control plane and
+// containerd (with a bridge network) the tests share, and runs them.
+func runChild(m *testing.M) int {
+	ctx := context.Background()
+	if err := netns.Enter(netns.NodeIP); err != nil {
+		fmt.Fprintln(os.Stderr, "e2ecri:", err)
+		return 1
+	}
+	agentBinary = os.Getenv(agentEnv)
 
 	reg, err := testimage.StartRegistry(ctx)
 	if err != nil {
@@ -60,7 +99,7 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	env = e
-	code := testcontainerd.Main(m, &cd)
+	code := testcontainerd.Main(m, &cd, testcontainerd.Options{Bridge: &testcontainerd.Bridge{Subnet: podSubnet}})
 	e.Stop(code != 0)
 	if code != 0 {
 		fmt.Fprintf(os.Stderr, "testenv: control-plane logs kept in %s\n", e.Dir)
