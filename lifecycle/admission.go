@@ -15,7 +15,7 @@ import (
 // The kubelet's admission reasons (pkg/kubelet/lifecycle, pkg/kubelet/sysctl) and the prefix
 // of the status message of a pod it rejects (Kubelet.rejectPod).
 const (
-	ReasonPodOSNotSupported                 = "PodOSNotSupported"
+	ReasonPodOSNotSupported                  = "PodOSNotSupported"
 	ReasonPodOSSelectorNodeLabelDoesNotMatch = "PodOSSelectorNodeLabelDoesNotMatch"
 	ReasonSysctlForbidden                    = "SysctlForbidden"
 	rejectedMessagePrefix                    = "Pod was rejected: "

@@ -70,7 +70,9 @@ func TestConditionsNameWhatIsNotReady(t *testing.T) {
 	pod.Spec.Containers[1].ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"ready"}}},
 		PeriodSeconds: 1000, InitialDelaySeconds: 1000}
 	require.NoError(t, h.p.CreatePod(context.Background(), pod))
-	h.eventually(pod.UID, "both running", func(s *corev1.PodStatus) bool { return mainState(s, 0).Running != nil && mainState(s, 1).Running != nil })
+	h.eventually(pod.UID, "both running", func(s *corev1.PodStatus) bool {
+		return mainState(s, 0).Running != nil && mainState(s, 1).Running != nil
+	})
 	s := h.status(pod.UID)
 	notReady := corev1.PodCondition{Status: corev1.ConditionFalse, Reason: "ContainersNotReady", Message: "containers with unready status: [b]"}
 	notReady.Type = corev1.ContainersReady

@@ -64,6 +64,9 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 		return
 	}
 	cfg, err := p.containerConfig(ctx, pod, c, vols, facts, attempt)
+	if err == nil {
+		err = p.verifyRunAsNonRoot(ctx, pod, c)
+	}
 	if err != nil {
 		var ce *configError
 		if !errors.As(err, &ce) {
@@ -244,7 +247,8 @@ func containerUser(pod *corev1.Pod, c *corev1.Container) (*User, error) {
 		}
 	}
 	if nonRoot != nil && *nonRoot && uid != nil && *uid == 0 {
-		return nil, &configError{reason: reasonConfigError, err: fmt.Errorf("container %q: runAsUser 0 breaks the runAsNonRoot policy", c.Name)}
+		return nil, &configError{reason: reasonConfigError, err: fmt.Errorf("container's runAsUser breaks non-root policy (pod: %q, container: %s)", // the kubelet's
+			probe.FormatPod(pod.Name, pod.Namespace, pod.UID), c.Name)}
 	}
 	if uid == nil && gid == nil && len(groups) == 0 {
 		return nil, nil
