@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/vk-static/vk-static/internal/mounts"
 )
 
 // An API pod with an fsGroup, as the upstream [NodeConformance] specs check it: its
@@ -26,6 +28,14 @@ func TestProcessFSGroupAndDownwardAPIUpdates(t *testing.T) {
 	t.Parallel()
 	const fsGroup = 4321
 	a := startProcessAgent(t, "--process-allow-root", "--sync-frequency", "1m")
+	t.Cleanup(func() {
+		// A test that failed before the pod was deleted leaves its downwardAPI tmpfs, which
+		// would keep the test's directory from being removed (detached lazily: the agent
+		// still runs until its own clean-up).
+		if t.Failed() {
+			assert.NoError(t, mounts.UnmountUnder(filepath.Join(a.Dir, "root", "pods")))
+		}
+	})
 	ctx := context.Background()
 	ns := env.Namespace(t)
 	pods := env.Admin.CoreV1().Pods(ns)
