@@ -35,10 +35,14 @@ type Config struct {
 	// Tokens requests the service account tokens of API pods' projected volumes (their
 	// kube-api-access-* volume) with the node's identity; nil without an API server.
 	Tokens volume.TokenRequester
-	// AllowedHostPaths are the prefixes hostPath volumes must be under; HostPathFlag is the
-	// flag that sets them, named in refusals.
-	AllowedHostPaths []string
-	HostPathFlag     string
+	// AllowedHostPaths are the prefixes the hostPath volumes of API pods must be under;
+	// HostPathFlag is the flag that sets them, named in refusals. Static pods may use any host
+	// path, unless RestrictStaticPods holds them to AllowedHostPaths too (RestrictStaticPodsFlag
+	// sets it, named in their refusals).
+	AllowedHostPaths       []string
+	HostPathFlag           string
+	RestrictStaticPods     bool
+	RestrictStaticPodsFlag string
 	// AllowedUnsafeSysctls are the sysctls (and sysctl patterns ending in "*") a pod may set
 	// besides the kubelet's safe ones, the kubelet's --allowed-unsafe-sysctls; a pod setting
 	// any other is refused with reason SysctlForbidden, as the kubelet refuses it.

@@ -66,10 +66,13 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 		PodsDir:          cfg.podsDir(),
 		AllowedHostPaths: cfg.AllowedHostPaths,
 		HostPathFlag:     cfg.HostPathFlag,
-		Objects:          cfg.Objects,
-		Tokens:           cfg.Tokens,
-		Clock:            cfg.Clock,
-		CanMount:         canMount(),
+		// Trust follows the source: static pods are the node administrator's.
+		RestrictStaticPods:     cfg.RestrictStaticPods,
+		RestrictStaticPodsFlag: cfg.RestrictStaticPodsFlag,
+		Objects:                cfg.Objects,
+		Tokens:                 cfg.Tokens,
+		Clock:                  cfg.Clock,
+		CanMount:               canMount(),
 	})
 	if err != nil {
 		return nil, err

@@ -33,13 +33,15 @@ const (
 	providerMock    = "mock"
 )
 
-// processOptions configure --provider process: who runs the containers, which host paths pods
-// may mount, how container logs rotate, and what the node keeps for itself.
+// processOptions configure --provider process: who runs the containers of API pods and which
+// host paths they may mount (static pods run as their manifests say unless RestrictStaticPods),
+// how container logs rotate, and what the node keeps for itself.
 type processOptions struct {
 	DefaultUser          string
 	AllowRoot            bool
 	AllowedHostPaths     []string
 	ContainerLogMaxSize  string
+	RestrictStaticPods   bool
 	ContainerLogMaxFiles int32
 	SystemReserved       map[string]string
 	KubeReserved         map[string]string
@@ -71,9 +73,10 @@ func (o *options) addProviderFlags(fs *pflag.FlagSet) {
 	fs.Int32Var(&c.ImageGCHighThreshold, "image-gc-high-threshold", c.ImageGCHighThreshold, "With --provider cri: the percent of the image filesystem's disk usage at and above which unused images are removed; 100 disables image garbage collection.")
 	fs.Int32Var(&c.ImageGCLowThreshold, "image-gc-low-threshold", c.ImageGCLowThreshold, "With --provider cri: the percent of the image filesystem's disk usage image garbage collection frees space down to; not above --image-gc-high-threshold.")
 	fs.BoolVar(&c.AllowPrivileged, "allow-privileged", c.AllowPrivileged, "With --provider cri: run privileged containers when their pod asks for them; without it such pods are refused.")
-	fs.StringVar(&p.DefaultUser, "process-default-user", p.DefaultUser, "With --provider process: who runs a container whose pod names no user (a user name or uid[:gid]).")
-	fs.BoolVar(&p.AllowRoot, "process-allow-root", p.AllowRoot, "With --provider process: run containers as root (uid 0) when their pod asks for it; without it such pods are refused.")
-	fs.StringSliceVar(&p.AllowedHostPaths, "process-allowed-host-paths", p.AllowedHostPaths, "With --provider process: the host path prefixes hostPath volumes may use; none by default, so hostPath volumes are refused.")
+	fs.StringVar(&p.DefaultUser, "process-default-user", p.DefaultUser, "With --provider process: who runs a container of an API pod that names no user (a user name or uid[:gid]). Static pods (manifest files, --manifest-url) run as their manifest says, root when it names no user, unless --process-restrict-static-pods.")
+	fs.BoolVar(&p.AllowRoot, "process-allow-root", p.AllowRoot, "With --provider process: run the containers of API pods as root (uid 0) when the pod asks for it; without it such API pods are refused. Static pods may run as root unless --process-restrict-static-pods.")
+	fs.StringSliceVar(&p.AllowedHostPaths, "process-allowed-host-paths", p.AllowedHostPaths, "With --provider process: the host path prefixes the hostPath volumes of API pods may use; none by default, so API pods' hostPath volumes are refused. Static pods may mount any host path unless --process-restrict-static-pods.")
+	fs.BoolVar(&p.RestrictStaticPods, "process-restrict-static-pods", p.RestrictStaticPods, "With --provider process: hold static pods (manifest files, --manifest-url) to the rules of API pods: --process-default-user, --process-allow-root and --process-allowed-host-paths. By default static pods are trusted as the kubelet trusts them: their manifests are the node administrator's.")
 	fs.StringVar(&p.ContainerLogMaxSize, "container-log-max-size", p.ContainerLogMaxSize, "The size a container's log file reaches before it is rotated.")
 	fs.Int32Var(&p.ContainerLogMaxFiles, "container-log-max-files", p.ContainerLogMaxFiles, "The log files kept per container, the current one included.")
 	fs.StringToStringVar(&p.SystemReserved, "system-reserved", p.SystemReserved, "Resources kept for the system, subtracted from the Node's allocatable: cpu=500m,memory=1Gi,ephemeral-storage=1Gi.")
@@ -185,9 +188,12 @@ func buildProvider(ctx context.Context, o *options, nodeName, nodeIP string, n *
 		StateDir:    filepath.Join(o.RootDir, "process"),
 		DefaultUser: o.Process.DefaultUser,
 		AllowRoot:   o.Process.AllowRoot,
-		LogMaxSize:  logMax.Value(),
-		LogMaxFiles: int(o.Process.ContainerLogMaxFiles),
-		NodeIPs:     []string{nodeIP},
+		// Static pods are the node administrator's (trust follows the source), unless held to
+		// the API pods' rules.
+		RestrictStaticPods: o.Process.RestrictStaticPods,
+		LogMaxSize:         logMax.Value(),
+		LogMaxFiles:        int(o.Process.ContainerLogMaxFiles),
+		NodeIPs:            []string{nodeIP},
 		// Empty re-executes the agent.
 		SupervisorPath: supervisor,
 	})
@@ -198,6 +204,7 @@ func buildProvider(ctx context.Context, o *options, nodeName, nodeIP string, n *
 	cfg.Runtime, cfg.RuntimeName = rt, providerProcess
 	cfg.AllowedHostPaths, cfg.HostPathFlag = o.Process.AllowedHostPaths, "--process-allowed-host-paths"
 	cfg.StopPodsOnExit = o.Process.StopPodsOnExit
+	cfg.RestrictStaticPods, cfg.RestrictStaticPodsFlag = o.Process.RestrictStaticPods, "--process-restrict-static-pods"
 	p, err := lifecycle.New(ctx, cfg)
 	if err != nil {
 		return builtProvider{}, err
@@ -274,12 +281,17 @@ func providerSummary(o *options) string {
 	if o.Provider != providerProcess {
 		return o.Provider
 	}
-	parts := []string{"process", "default user " + o.Process.DefaultUser}
+	parts := []string{"process", "API pods: default user " + o.Process.DefaultUser}
 	if o.Process.AllowRoot {
 		parts = append(parts, "root allowed")
 	}
 	if len(o.Process.AllowedHostPaths) > 0 {
 		parts = append(parts, "host paths under "+strings.Join(o.Process.AllowedHostPaths, ","))
+	}
+	if o.Process.RestrictStaticPods {
+		parts = append(parts, "static pods held to the same rules")
+	} else {
+		parts = append(parts, "static pods as their manifests say")
 	}
 	return strings.Join(parts, ", ")
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vk-static/vk-static/podutil"
 )
 
 // setupHostPath checks the hostPath volume i of pod against the allowed prefixes and its
@@ -25,8 +27,8 @@ func (m *Manager) setupHostPath(pod *corev1.Pod, i int) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s.path %q: resolving symlinks: %w", field, src.Path, err)
 	}
-	if !m.hostPathAllowed(resolved) {
-		return "", m.hostPathRefusal(field+".path", src.Path, resolved)
+	if !m.hostPathTrusted(pod) && !m.hostPathAllowed(resolved) {
+		return "", m.hostPathRefusal(pod, field+".path", src.Path, resolved)
 	}
 	if err := checkHostPathType(resolved, src.Type, field); err != nil {
 		return "", err
@@ -48,15 +50,30 @@ func (m *Manager) hostPathAllowed(resolved string) bool {
 	return false
 }
 
-func (m *Manager) hostPathRefusal(field, path, resolved string) *FieldError {
+// hostPathTrusted reports whether pod may use any host path: a static pod, whose manifest is
+// the node administrator's, unless the manager holds static pods to the allowed prefixes.
+func (m *Manager) hostPathTrusted(pod *corev1.Pod) bool {
+	return !m.restrictStatic && podutil.IsStaticPod(pod)
+}
+
+func (m *Manager) hostPathRefusal(pod *corev1.Pod, field, path, resolved string) *FieldError {
 	via := ""
 	if resolved != path {
 		via = fmt.Sprintf(" (resolves to %q)", resolved)
 	}
-	if len(m.allowedHosts) == 0 {
-		return refuse(field, path, "hostPath volumes are not allowed on this node%s: %s names no allowed prefix", via, m.hostPathFlag)
+	// Which rules the pod is held to, so that the operator knows which flag decides.
+	whose := "an API pod's"
+	if podutil.IsStaticPod(pod) {
+		whose = "a static pod's (held to the API pods' rules"
+		if m.restrictStaticFlag != "" {
+			whose += " by " + m.restrictStaticFlag
+		}
+		whose += ")"
 	}
-	return refuse(field, path, "not under %s%s (allowed: %s)", m.hostPathFlag, via, strings.Join(m.allowedHosts, ", "))
+	if len(m.allowedHosts) == 0 {
+		return refuse(field, path, "%s hostPath volumes are not allowed on this node%s: %s names no allowed prefix", whose, via, m.hostPathFlag)
+	}
+	return refuse(field, path, "%s hostPath is not under %s%s (allowed: %s)", whose, m.hostPathFlag, via, strings.Join(m.allowedHosts, ", "))
 }
 
 // resolveExisting resolves the symlinks of the longest existing leading part of the clean

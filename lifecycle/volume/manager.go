@@ -30,6 +30,13 @@ type Config struct {
 	// HostPathFlag is the flag that sets AllowedHostPaths, named in refusals so that the
 	// operator knows what to change, e.g. "--process-allowed-host-paths".
 	HostPathFlag string
+	// AllowedHostPaths govern API pods, whose authors are whoever may create pods in the
+	// cluster. Static pods (file and HTTP sources, podutil.IsStaticPod) may use any host path,
+	// as the kubelet lets them: their manifests are the node administrator's. RestrictStaticPods
+	// holds them to AllowedHostPaths too; RestrictStaticPodsFlag is the flag that sets it, named
+	// in their refusals.
+	RestrictStaticPods     bool
+	RestrictStaticPodsFlag string
 	// Objects reads ConfigMaps and Secrets; nil when there is no API server, and then
 	// volumes that need one are refused.
 	Objects ObjectGetter
@@ -51,11 +58,14 @@ type Manager struct {
 	podsDir      string
 	allowedHosts []string
 	hostPathFlag string
-	objects      ObjectGetter
-	tokens       *tokenCache
-	clock        clock.Clock
-	canMount     bool
-	locks        podLocks
+	// restrictStatic holds static pods to allowedHosts (restrictStaticFlag sets it).
+	restrictStatic     bool
+	restrictStaticFlag string
+	objects            ObjectGetter
+	tokens             *tokenCache
+	clock              clock.Clock
+	canMount           bool
+	locks              podLocks
 }
 
 // New checks cfg and creates PodsDir if it does not exist yet.
@@ -88,14 +98,16 @@ func New(cfg Config) (*Manager, error) {
 		clk = clock.RealClock{}
 	}
 	return &Manager{
-		podsDir:      podsDir,
-		allowedHosts: allowed,
-		hostPathFlag: flag,
-		objects:      cfg.Objects,
-		tokens:       newTokenCache(cfg.Tokens, clk),
-		clock:        clk,
-		canMount:     cfg.CanMount,
-		locks:        newPodLocks(),
+		podsDir:            podsDir,
+		allowedHosts:       allowed,
+		hostPathFlag:       flag,
+		restrictStatic:     cfg.RestrictStaticPods,
+		restrictStaticFlag: cfg.RestrictStaticPodsFlag,
+		objects:            cfg.Objects,
+		tokens:             newTokenCache(cfg.Tokens, clk),
+		clock:              clk,
+		canMount:           cfg.CanMount,
+		locks:              newPodLocks(),
 	}, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/vk-static/vk-static/lifecycle/env"
+	"github.com/vk-static/vk-static/podutil"
 )
 
 func vol(name string, src corev1.VolumeSource) corev1.Volume {
@@ -322,21 +323,21 @@ func TestSetupRefusals(t *testing.T) {
 		{name: "hostPath outside the allowed prefixes", kind: refusal,
 			cfg:     &Config{AllowedHostPaths: []string{"/srv", "/data"}},
 			volumes: []corev1.Volume{vol("h", corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/etc"}})},
-			want:    `spec.volumes[0].hostPath.path "/etc": not under --process-allowed-host-paths (allowed: /srv, /data)`},
+			want:    `spec.volumes[0].hostPath.path "/etc": an API pod's hostPath is not under --process-allowed-host-paths (allowed: /srv, /data)`},
 		{name: "hostPath prefix is a whole path element", kind: refusal,
 			cfg:     &Config{AllowedHostPaths: []string{"/srv"}},
 			volumes: []corev1.Volume{vol("h", corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/srv2/x"}})},
-			want:    `spec.volumes[0].hostPath.path "/srv2/x": not under --process-allowed-host-paths (allowed: /srv)`},
+			want:    `spec.volumes[0].hostPath.path "/srv2/x": an API pod's hostPath is not under --process-allowed-host-paths (allowed: /srv)`},
 		{name: "hostPath .. out of the prefix", kind: refusal,
 			cfg:     &Config{AllowedHostPaths: []string{"/srv"}},
 			volumes: []corev1.Volume{vol("h", corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/srv/../etc"}})},
-			want:    `spec.volumes[0].hostPath.path "/srv/../etc": not under --process-allowed-host-paths (resolves to "/etc") (allowed: /srv)`},
+			want:    `spec.volumes[0].hostPath.path "/srv/../etc": an API pod's hostPath is not under --process-allowed-host-paths (resolves to "/etc") (allowed: /srv)`},
 		{name: "hostPath symlink out of the prefix", kind: refusal,
 			volumes: []corev1.Volume{vol("h", corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: filepath.Join(allowed, "escape/sub")}})},
-			want:    `not under --process-allowed-host-paths (resolves to "` + filepath.Join(outside, "sub") + `")`},
+			want:    `an API pod's hostPath is not under --process-allowed-host-paths (resolves to "` + filepath.Join(outside, "sub") + `")`},
 		{name: "hostPath none allowed", kind: refusal, cfg: &Config{},
 			volumes: []corev1.Volume{vol("h", corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/srv"}})},
-			want:    `spec.volumes[0].hostPath.path "/srv": hostPath volumes are not allowed on this node: --process-allowed-host-paths names no allowed prefix`},
+			want:    `spec.volumes[0].hostPath.path "/srv": an API pod's hostPath volumes are not allowed on this node: --process-allowed-host-paths names no allowed prefix`},
 		{name: "hostPath relative", kind: refusal,
 			volumes: []corev1.Volume{vol("h", corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "srv/x"}})},
 			want:    `spec.volumes[0].hostPath.path "srv/x": must be an absolute path`},
@@ -472,6 +473,39 @@ func TestSetupRefusals(t *testing.T) {
 	entries, err := os.ReadDir(outside)
 	require.NoError(t, err)
 	assert.Empty(t, entries)
+}
+
+// Trust follows the source: a static pod's manifest is the node administrator's, and it may
+// mount any host path (as the kubelet lets it) unless RestrictStaticPods holds it to the
+// prefixes that govern API pods; its refusal then names the flag that did.
+func TestSetupHostPathStaticPods(t *testing.T) {
+	hostDir := t.TempDir()
+	static := func() *corev1.Pod {
+		pod := testPod(corev1.Volume{Name: "h", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: hostDir}}})
+		pod.Annotations = map[string]string{podutil.ConfigSourceAnnotationKey: podutil.FileSource}
+		return pod
+	}
+
+	te := newTestEnv(t, Config{HostPathFlag: "--process-allowed-host-paths"})
+	pod := static()
+	vols, _, err := te.m.Setup(context.Background(), pod, env.PodFacts{}, nil)
+	require.NoError(t, err, "a static pod may mount any host path")
+	assert.Equal(t, hostDir, vols["h"])
+	require.NoError(t, te.m.Teardown(context.Background(), pod.UID))
+
+	api := static()
+	api.Annotations[podutil.ConfigSourceAnnotationKey] = podutil.APIServerSource
+	_, _, err = te.m.Setup(context.Background(), api, env.PodFacts{}, nil)
+	assert.ErrorContains(t, err, "an API pod's hostPath volumes are not allowed on this node: --process-allowed-host-paths names no allowed prefix")
+	require.NoError(t, te.m.Teardown(context.Background(), api.UID))
+
+	te = newTestEnv(t, Config{HostPathFlag: "--process-allowed-host-paths", RestrictStaticPods: true, RestrictStaticPodsFlag: "--process-restrict-static-pods"})
+	pod = static()
+	_, _, err = te.m.Setup(context.Background(), pod, env.PodFacts{}, nil)
+	var fe *FieldError
+	require.ErrorAs(t, err, &fe)
+	assert.ErrorContains(t, err, "a static pod's (held to the API pods' rules by --process-restrict-static-pods) hostPath volumes are not allowed on this node: --process-allowed-host-paths names no allowed prefix")
+	require.NoError(t, te.m.Teardown(context.Background(), pod.UID))
 }
 
 func TestSetupWithoutAPIServer(t *testing.T) {

@@ -18,11 +18,16 @@ type Config struct {
 	// StateDir holds the runtime's records (<root-dir>/process): sandboxes/<id>/sandbox.json and
 	// containers/<id>/{config.json,state.json,sock}. It survives agent restarts.
 	StateDir string
-	// DefaultUser runs containers whose config names no user: a user name or uid[:gid]. Empty
-	// is "nobody". Without root, containers always run as the agent's own user.
+	// DefaultUser runs the containers of API pods whose config names no user: a user name or
+	// uid[:gid]. Empty is "nobody". A static pod that names no user runs as root (Admit). Without
+	// root, containers always run as the agent's own user.
 	DefaultUser string
-	// AllowRoot admits pods whose containers would run as uid 0.
+	// AllowRoot admits API pods whose containers would run as uid 0 (static pods may).
 	AllowRoot bool
+	// RestrictStaticPods holds static pods (file and HTTP sources) to the rules of API pods:
+	// DefaultUser and AllowRoot. By default they run as their manifest says, as the kubelet
+	// runs them: the manifest directory and URL are the node administrator's.
+	RestrictStaticPods bool
 	// LogMaxSize and LogMaxFiles rotate container logs (containerlog.WriterOptions); zero is
 	// containerlog's default.
 	LogMaxSize  int64

@@ -24,10 +24,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *li
 	if sb.Stopped {
 		return "", fmt.Errorf("sandbox %s is stopped", sandboxID)
 	}
-	user := r.defaultUser
-	if cfg.User != nil {
-		user = cfg.User
-	}
+	user := r.containerUser(cfg)
 	if !r.root && (user.UID != r.defaultUser.UID) {
 		return "", fmt.Errorf("container %s: the agent is not root and runs containers only as itself (uid %d), not as uid %d", cfg.Name, r.defaultUser.UID, user.UID)
 	}

@@ -90,9 +90,14 @@
 // # Pods and security
 //
 // Processes share the host's network (SandboxStatus.IPs is empty: the pod has the node's
-// addresses), PID and IPC namespaces; they get their own mounts only. Admit refuses a pod that
-// would run a container as root unless Config.AllowRoot, runAsNonRoot with root, privileged
-// containers and capabilities.add, naming the field. allowPrivilegeEscalation, seccomp,
+// addresses), PID and IPC namespaces; they get their own mounts only. Trust follows the source:
+// a static pod (file or HTTP source) is the node administrator's and runs as its manifest says,
+// root when it names no user, as the kubelet runs it with an image's default user; an API pod
+// runs as Config.DefaultUser when it names none. Admit refuses, naming the field and the rules
+// the pod was held to: for API pods (and static pods under Config.RestrictStaticPods) a
+// container that would run as root unless Config.AllowRoot, privileged containers and
+// capabilities.add (a static pod that runs as root holds every capability already); for every
+// pod runAsNonRoot with root. allowPrivilegeEscalation, seccomp,
 // AppArmor, SELinux, readOnlyRootFilesystem and resource limits are not enforced. Without root,
 // the agent runs every container as itself and refuses any other runAsUser.
 //

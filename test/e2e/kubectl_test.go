@@ -181,10 +181,12 @@ func TestKubectlExec(t *testing.T) {
 				t.Helper()
 				return k.run(t, stdin, append([]string{"exec"}, p.args(more...)...)...)
 			}
-			// The container's environment, user (the default, nobody) and working directory.
+			// The container's environment, user and working directory. The pod names no user:
+			// a static pod runs as root, an API pod as the default user (nobody).
+			uid := map[string]string{"static": "0", "api": "65534"}[p.kind]
 			r := kexec("", "-c", "main", "--", "sh", "-c", `echo "$GREETING"; echo "$HOSTNAME"; id -u; pwd`)
 			require.Zero(t, r.code, "%s", r)
-			assert.Equal(t, "hello from the spec\n"+host+"\n65534\n/var\n", r.stdout, "%s", r)
+			assert.Equal(t, "hello from the spec\n"+host+"\n"+uid+"\n/var\n", r.stdout, "%s", r)
 
 			// -i: stdin reaches the command, all of it, and its output comes back.
 			var input strings.Builder
@@ -239,7 +241,7 @@ func TestKubectlExec(t *testing.T) {
 			require.NoError(t, err, "kubectl cp into the container")
 			assert.True(t, string(got) == input.String(), "kubectl cp in: %d bytes of %d", len(got), input.Len())
 			if fi, err := os.Stat(filepath.Join(shared, "copied")); assert.NoError(t, err) {
-				assert.Equal(t, uint32(65534), fi.Sys().(*syscall.Stat_t).Uid, "the copied file's owner")
+				assert.Equal(t, uid, fmt.Sprint(fi.Sys().(*syscall.Stat_t).Uid), "the copied file's owner")
 			}
 
 			// -it from a terminal: the command gets a terminal of its own with kubectl's size,

@@ -481,10 +481,11 @@ func TestProcessAgentKilledContainersRunOn(t *testing.T) {
 
 // Bad input is reported where the user looks, and the other pods go on: a missing executable
 // in the container's state, root without --process-allow-root as the pod's Failed status, a
-// hostPath outside --process-allowed-host-paths as FailedMount.
+// hostPath outside --process-allowed-host-paths as FailedMount — static pods held to the API
+// pods' rules by --process-restrict-static-pods, which the refusals name.
 func TestProcessBadInput(t *testing.T) {
 	t.Parallel()
-	a := startProcessAgent(t)
+	a := startProcessAgent(t, "--process-restrict-static-pods")
 	a.writePod(staticPod("bystander", shell(`while true; do sleep 0.2; done`)...))
 	bystander := mainStatus(a.waitMirror("bystander", 30*time.Second, "Running", mainRunning))
 
@@ -520,12 +521,14 @@ func TestProcessBadInput(t *testing.T) {
 		})
 		assert.Contains(t, p.Status.Message, "--process-allow-root")
 		assert.Contains(t, p.Status.Message, "runAsUser")
+		assert.Contains(t, p.Status.Message, "--process-restrict-static-pods")
 		cs := mainStatus(p)
 		assert.True(t, cs == nil || cs.State.Running == nil, "a refused pod's container runs: %s", describeStatus(cs))
 	})
 	t.Run("hostPath", func(t *testing.T) {
 		e := waitEvent(t, metav1.NamespaceDefault, a.mirrorName("hostpath"), "FailedMount", "--process-allowed-host-paths", 30*time.Second)
 		assert.Contains(t, e.Message, "/etc")
+		assert.Contains(t, e.Message, "--process-restrict-static-pods")
 		p, err := env.Admin.CoreV1().Pods(metav1.NamespaceDefault).Get(context.Background(), a.mirrorName("hostpath"), metav1.GetOptions{})
 		require.NoError(t, err)
 		cs := mainStatus(p)
