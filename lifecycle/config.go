@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
@@ -27,6 +28,10 @@ type Config struct {
 	// NodeIPs are the node's addresses: the pods' host IPs, and their pod IPs when the runtime
 	// reports none (pods on the host's network).
 	NodeIPs []string
+	// ClusterDomain is the cluster's DNS domain (the kubelet's --cluster-domain, e.g.
+	// cluster.local): a pod with spec.subdomain is hostname.<subdomain>.<namespace>.svc.<it>
+	// in its /etc/hosts, and its hostname with setHostnameAsFQDN.
+	ClusterDomain string
 	// Allocatable is what resourceFieldRef reports for a limit a container does not set.
 	Allocatable corev1.ResourceList
 	// Objects reads the config maps and secrets an API pod's env and volumes use, with the
@@ -43,6 +48,10 @@ type Config struct {
 	HostPathFlag           string
 	RestrictStaticPods     bool
 	RestrictStaticPodsFlag string
+	// Services are the cluster's Services, for the service environment variables of the
+	// pods' containers (env.ServiceWatch, with the node's identity); nil gives none, as a
+	// kubelet without an API server. Run runs it when it has a Run method.
+	Services env.Services
 	// AllowedUnsafeSysctls are the sysctls (and sysctl patterns ending in "*") a pod may set
 	// besides the kubelet's safe ones, the kubelet's --allowed-unsafe-sysctls; a pod setting
 	// any other is refused with reason SysctlForbidden, as the kubelet refuses it.
@@ -60,6 +69,8 @@ type Config struct {
 	// by default they keep running while the agent is stopped (restarted, upgraded) and the
 	// next agent takes them up again.
 	StopPodsOnExit bool
+	// Registerer receives the lifecycle's metrics (metrics.go); nil registers them nowhere.
+	Registerer prometheus.Registerer
 	// Clock is the time source; nil is the real clock.
 	Clock clock.WithTickerAndDelayedExecution
 }

@@ -33,6 +33,10 @@ type fakeRuntime struct {
 	// execExit is the exit code of an exec whose command is the key (joined by spaces); 0 for
 	// others.
 	execExit map[string]int
+	// removeFailures is how many more RemoveContainer calls fail (a runtime that cannot remove
+	// a container yet); removeCalls counts every call.
+	removeFailures int
+	removeCalls    int
 }
 
 type fakeContainer struct {
@@ -184,6 +188,14 @@ func (f *fakeRuntime) running(name string) string {
 func (f *fakeRuntime) RemoveContainer(_ context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.removeCalls++
+	if f.removeFailures > 0 {
+		f.removeFailures--
+		return fmt.Errorf("container %s: the runtime cannot remove it yet", id)
+	}
+	if _, ok := f.containers[id]; !ok {
+		return node.NotFound("container %s", id)
+	}
 	delete(f.containers, id)
 	return nil
 }

@@ -40,6 +40,10 @@ type Provider struct {
 	stats *statsSamples
 	// sysctls are the sysctls pods may set (admission.go).
 	sysctls *sysctlAllowlist
+	// kept are the pods whose records could not be read at start-up, by UID, with their
+	// containers and sandboxes, which are kept until the pod is created again (kept.go).
+	kept    map[types.UID]*keptPod
+	metrics *metrics
 }
 
 var (
@@ -87,7 +91,9 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 		stats:    &statsSamples{},
 		notifier: newNotifier(),
 		sysctls:  sysctls,
+		kept:     map[types.UID]*keptPod{},
 	}
+	p.metrics = newMetrics(cfg.Registerer, p)
 	p.probes = probe.NewManager(cfg.Clock, p.onProbe, probe.WithEvents(p.onProbeEvent))
 	if err := p.restore(ctx); err != nil {
 		return nil, err
@@ -99,6 +105,9 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 // returns once every worker has stopped. Containers keep running: stopping the agent stops
 // nothing.
 func (p *Provider) Run(ctx context.Context) error {
+	if w, ok := p.cfg.Services.(interface{ Run(context.Context) error }); ok {
+		p.wg.Go(func() { _ = w.Run(ctx) })
+	}
 	p.rt.NotifyContainers(ctx, p.onContainerEvent)
 	p.wg.Go(func() {
 		p.notifier.run(ctx, func() func(*corev1.Pod) {
@@ -183,6 +192,7 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 	if err := p.savePod(st); err != nil {
 		return fmt.Errorf("lifecycle: keep pod %s: %w", klog.KObj(pod), err)
 	}
+	p.adoptKeptLocked(ctx, st)
 	p.pods[pod.UID] = st
 	p.byName[podKey(pod.Namespace, pod.Name)] = pod.UID
 	p.startWorkerLocked(pod.UID)
@@ -223,6 +233,11 @@ func (p *Provider) DeletePod(ctx context.Context, pod *corev1.Pod) error {
 	if !st.deleting {
 		st.deleting = true
 		st.grace = gracePeriod(pod)
+		// Recorded, so that an agent restarted before the pod is cleaned up goes on deleting
+		// it rather than starting it again; failing that, the next agent is told again.
+		if err := p.savePod(st); err != nil {
+			klog.FromContext(ctx).Error(err, "Recording the pod's deletion", "pod", klog.KObj(pod))
+		}
 		p.kickLocked(pod.UID)
 	}
 	return nil

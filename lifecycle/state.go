@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/vk-static/vk-static/backoff"
 	"github.com/vk-static/vk-static/lifecycle/volume"
 )
 
@@ -45,6 +46,12 @@ type podState struct {
 	deadlineExceeded bool
 	// stopped is set once every container has been stopped after deleting or the deadline.
 	stopped bool
+	// cleanup is the retry back-off of a stopped pod whose containers, sandbox, volumes or
+	// directory could not all be removed (cleanup.go); nil until a cleanup failed.
+	cleanup *backoff.Delays
+	// leftovers are the kept containers and sandboxes of an unreadable record that this pod,
+	// created again, did not adopt (kept.go): its next sync removes them.
+	leftovers leftovers
 	// status is the last status built and reported; nil before the first.
 	status *corev1.PodStatus
 }

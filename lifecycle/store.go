@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	"github.com/vk-static/vk-static/internal/atomicfile"
 	"github.com/vk-static/vk-static/node"
 )
 
@@ -27,41 +28,59 @@ type savedPod struct {
 	StartTime     time.Time   `json:"startTime"`
 	Refused       string      `json:"refused,omitempty"`
 	RefusedReason string      `json:"refusedReason,omitempty"`
+	// Deleting is set once DeletePod was called, with the deletion's Grace: a restarted agent
+	// goes on stopping and cleaning up the pod rather than starting it again.
+	Deleting bool          `json:"deleting,omitempty"`
+	Grace    time.Duration `json:"grace,omitempty"`
 }
 
-// savePod writes the pod's file atomically (a temporary file renamed over it).
+// savePod writes the pod's file atomically and durably (atomicfile: a synced temporary file
+// renamed over it, the directory synced): after a crash or a power loss a restarted agent finds
+// the old record or the new one, never an empty one.
 func (p *Provider) savePod(st *podState) error {
 	dir := filepath.Join(p.cfg.podsDir(), string(st.pod.UID))
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return err
 	}
+	// The new directory's own entry in the pods directory must reach the disk too.
+	if err := atomicfile.SyncDir(p.cfg.podsDir()); err != nil {
+		return err
+	}
 	pod := st.pod.DeepCopy()
 	pod.Status = corev1.PodStatus{}
-	data, err := json.Marshal(savedPod{Pod: pod, StartTime: st.startTime, Refused: st.refused, RefusedReason: st.refusedReason})
+	data, err := json.Marshal(savedPod{Pod: pod, StartTime: st.startTime, Refused: st.refused, RefusedReason: st.refusedReason, Deleting: st.deleting, Grace: st.grace})
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".pod-*.json")
+	return atomicfile.WriteFile(filepath.Join(dir, podFile), data, 0o600)
+}
+
+// readSavedPod reads the record in the pod directory named uid; an error says why it cannot be
+// used (missing, empty, corrupt, another pod's).
+func (p *Provider) readSavedPod(uid string) (*savedPod, error) {
+	path := filepath.Join(p.cfg.podsDir(), uid, podFile)
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
+	var saved savedPod
+	if err := json.Unmarshal(data, &saved); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
+	if saved.Pod == nil || string(saved.Pod.UID) != uid {
+		return nil, fmt.Errorf("%s: not the record of pod %s", path, uid)
 	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, podFile))
+	return &saved, nil
 }
 
 // restore reads the pods a previous agent kept and attaches the containers and sandboxes the
 // runtime still holds to them: running containers keep running, with their restart counts
 // (their attempts) and start times; the newest two instances of each container are kept
 // (current and previous), older ones removed. Containers and sandboxes of no known pod are
-// stopped and removed: nothing would ever report on them.
+// stopped and removed: nothing would ever report on them. A pod directory whose record cannot
+// be read (a crash mid-write on a file system that lost it, a corrupt file) is not "no pod":
+// its containers and sandboxes are kept as they are, reported (reportKept), until the pod
+// is created again (kept.go).
 func (p *Provider) restore(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	entries, err := os.ReadDir(p.cfg.podsDir())
@@ -69,19 +88,17 @@ func (p *Provider) restore(ctx context.Context) error {
 		return fmt.Errorf("lifecycle: read %s: %w", p.cfg.podsDir(), err)
 	}
 	for _, e := range entries {
-		path := filepath.Join(p.cfg.podsDir(), e.Name(), podFile)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			logger.Info("Skipping a pod directory without its pod", "path", path, "err", err)
+		if !e.IsDir() {
 			continue
 		}
-		var saved savedPod
-		if err := json.Unmarshal(data, &saved); err != nil || saved.Pod == nil || string(saved.Pod.UID) != e.Name() {
-			logger.Info("Skipping an unreadable pod file", "path", path, "err", err)
+		saved, err := p.readSavedPod(e.Name())
+		if err != nil {
+			p.kept[types.UID(e.Name())] = &keptPod{err: err}
 			continue
 		}
 		st := &podState{
 			pod: saved.Pod, startTime: saved.StartTime, refused: saved.Refused, refusedReason: saved.RefusedReason,
+			deleting: saved.Deleting, grace: saved.Grace,
 			containers: map[string]*containerRecord{}, waiting: map[string]waitingReason{},
 		}
 		p.pods[saved.Pod.UID] = st
@@ -93,9 +110,12 @@ func (p *Provider) restore(ctx context.Context) error {
 		return fmt.Errorf("lifecycle: list the runtime's sandboxes: %w", err)
 	}
 	for _, sb := range sandboxes {
+		if k, ok := p.kept[types.UID(sb.Labels[LabelPodUID])]; ok {
+			k.sandboxes = append(k.sandboxes, sb)
+			continue
+		}
 		st, ok := p.pods[types.UID(sb.Labels[LabelPodUID])]
-		if ok && st.sandboxID == "" && sb.State == SandboxReady {
-			st.sandboxID, st.podIPs = sb.ID, sb.IPs
+		if ok && adoptSandbox(st, sb) {
 			continue
 		}
 		logger.Info("Removing a sandbox of no pod", "sandboxID", sb.ID, "podUID", sb.Labels[LabelPodUID])
@@ -109,6 +129,10 @@ func (p *Provider) restore(ctx context.Context) error {
 	// Newest first, so that the first instance seen of a container is its current one.
 	slices.SortFunc(containers, func(a, b *ContainerStatus) int { return int(b.Attempt) - int(a.Attempt) })
 	for _, cs := range containers {
+		if k, ok := p.kept[types.UID(cs.Labels[LabelPodUID])]; ok {
+			k.containers = append(k.containers, cs)
+			continue
+		}
 		st, ok := p.pods[types.UID(cs.Labels[LabelPodUID])]
 		name := cs.Labels[LabelContainerName]
 		if !ok || containerSpec(st.pod, name) == nil || cs.SandboxID != st.sandboxID {
@@ -120,33 +144,68 @@ func (p *Provider) restore(ctx context.Context) error {
 		if rec == nil || rec.previous == nil {
 			p.addTerminationMessage(ctx, st.pod, name, cs)
 		}
-		switch {
-		case rec == nil:
-			rec = &containerRecord{current: cs, restarts: int32(cs.Attempt), exited: make(chan struct{})}
-			rec.everStarted = !cs.StartedAt.IsZero()
-			rec.started = cs.State == ContainerRunning // probes decide again (restore's target)
-			rec.ready = false
-			if cs.State == ContainerExited {
-				rec.closeExited()
-			}
-			st.containers[name] = rec
-		case rec.previous == nil:
-			rec.previous = cs
-		default:
+		if !adoptContainer(st, cs) {
 			p.removeContainer(ctx, cs)
 		}
 	}
 	for uid, st := range p.pods {
-		for name, rec := range st.containers {
-			if rec.running() {
-				c := containerSpec(st.pod, name)
-				rec.started = c.StartupProbe == nil
-				rec.ready = rec.started && c.ReadinessProbe == nil
-			}
-		}
+		settleAdopted(st)
 		logger.V(2).Info("Restored a pod", "pod", klog.KObj(st.pod), "podUID", uid, "containers", len(st.containers))
 	}
+	for uid, k := range p.kept {
+		p.reportKept(ctx, uid, k)
+	}
 	return nil
+}
+
+// adoptSandbox makes sb the pod's sandbox if it has none and sb is ready; false: sb is of no
+// use to the pod.
+func adoptSandbox(st *podState, sb *SandboxStatus) bool {
+	if st.sandboxID != "" || sb.State != SandboxReady {
+		return false
+	}
+	st.sandboxID, st.podIPs = sb.ID, sb.IPs
+	return true
+}
+
+// adoptContainer attaches an instance the runtime holds to the pod's container record; the
+// instances of a container come newest first, so the first is its current one and the second
+// its previous. false: the instance is of no use to the pod (not in its spec, of another
+// sandbox, older than the two kept).
+func adoptContainer(st *podState, cs *ContainerStatus) bool {
+	name := cs.Labels[LabelContainerName]
+	if containerSpec(st.pod, name) == nil || cs.SandboxID != st.sandboxID {
+		return false
+	}
+	rec := st.containers[name]
+	switch {
+	case rec == nil:
+		rec = &containerRecord{current: cs, restarts: int32(cs.Attempt), exited: make(chan struct{})}
+		rec.everStarted = !cs.StartedAt.IsZero()
+		rec.started = cs.State == ContainerRunning // probes decide again (restore's target)
+		rec.ready = false
+		if cs.State == ContainerExited {
+			rec.closeExited()
+		}
+		st.containers[name] = rec
+	case rec.previous == nil:
+		rec.previous = cs
+	default:
+		return false
+	}
+	return true
+}
+
+// settleAdopted sets whether the adopted running containers count as started and ready until
+// their probes say: at once for a container without the probe.
+func settleAdopted(st *podState) {
+	for name, rec := range st.containers {
+		if rec.running() {
+			c := containerSpec(st.pod, name)
+			rec.started = c.StartupProbe == nil
+			rec.ready = rec.started && c.ReadinessProbe == nil
+		}
+	}
 }
 
 // probeRestoredLocked starts the probes of the running containers restore found; Run calls it,

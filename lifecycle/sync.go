@@ -16,8 +16,10 @@ import (
 const retryAfter = 10 * time.Second
 
 // syncPod brings one pod a step closer to what it should be and reports its status. It returns
-// true once the pod has been stopped for good and forgotten.
+// true once the pod has been stopped for good and forgotten; a deleted pod that could not be
+// cleaned up yet stays, and its worker tries again when the back-off wakes it.
 func (p *Provider) syncPod(ctx context.Context, uid types.UID) (forgotten bool) {
+	p.removeLeftovers(ctx, uid)
 	p.refreshContainers(ctx, uid)
 
 	p.mu.Lock()
@@ -31,10 +33,12 @@ func (p *Provider) syncPod(ctx context.Context, uid types.UID) (forgotten bool) 
 	ctx = klog.NewContext(ctx, logger)
 	switch {
 	case st.deleting:
+		stopped := st.stopped
 		p.mu.Unlock()
-		p.stopPod(ctx, uid)
-		p.forget(ctx, uid)
-		return true
+		if !stopped {
+			p.stopPod(ctx, uid)
+		}
+		return p.forget(ctx, uid)
 	case st.refused != "":
 		p.publishLocked(st)
 		p.mu.Unlock()

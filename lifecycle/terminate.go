@@ -2,16 +2,12 @@ package lifecycle
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/lifecycle/probe"
-	"github.com/vk-static/vk-static/node"
 )
 
 // stopPod stops every running container of the pod within its grace period (a deletion's, or
@@ -81,55 +77,4 @@ func (p *Provider) stopPod(ctx context.Context, uid types.UID) {
 		p.publishLocked(st)
 	}
 	p.mu.Unlock()
-}
-
-// forget removes everything the pod left (its containers, sandbox, volumes, logs and state)
-// once it has stopped, and the pod itself: GetPod no longer finds it.
-func (p *Provider) forget(ctx context.Context, uid types.UID) {
-	if ctx.Err() != nil {
-		return
-	}
-	logger := klog.FromContext(ctx)
-	p.mu.Lock()
-	st, ok := p.pods[uid]
-	if !ok || !st.stopped {
-		p.mu.Unlock()
-		return
-	}
-	var ids []string
-	for _, rec := range st.containers {
-		for _, inst := range []*ContainerStatus{rec.current, rec.previous} {
-			if inst != nil {
-				ids = append(ids, inst.ID)
-			}
-		}
-	}
-	sandboxID := st.sandboxID
-	p.mu.Unlock()
-
-	for _, id := range ids {
-		if err := p.rt.RemoveContainer(ctx, id); err != nil && !node.IsNotFound(err) {
-			logger.Error(err, "Removing a container", "containerID", id)
-		}
-	}
-	if sandboxID != "" {
-		if err := p.rt.StopSandbox(ctx, sandboxID); err != nil && !node.IsNotFound(err) {
-			logger.Error(err, "Stopping the pod sandbox", "sandboxID", sandboxID)
-		}
-		if err := p.rt.RemoveSandbox(ctx, sandboxID); err != nil && !node.IsNotFound(err) {
-			logger.Error(err, "Removing the pod sandbox", "sandboxID", sandboxID)
-		}
-	}
-	if err := p.volumes.Teardown(ctx, uid); err != nil {
-		logger.Error(err, "Removing the pod's volumes")
-	}
-	// pod.json goes last: an agent that dies before restores the pod and is told again to
-	// delete it.
-	if err := os.RemoveAll(filepath.Join(p.cfg.podsDir(), string(uid))); err != nil {
-		logger.Error(err, "Removing the pod's directory")
-	}
-	p.mu.Lock()
-	p.forgetLocked(uid)
-	p.mu.Unlock()
-	p.stats.forget(uid)
 }

@@ -1,0 +1,130 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/vk-static/vk-static/backoff"
+	"github.com/vk-static/vk-static/internal/mounts"
+	"github.com/vk-static/vk-static/node"
+)
+
+// cleanupRetry is how soon a stopped pod whose cleanup failed is tried again: a runtime that
+// refused a removal or a mount that would not go may take a while to clear, and the retries
+// must not hammer it.
+var cleanupRetry = backoff.Policy{Initial: time.Second, Max: 5 * time.Minute}
+
+// reasonCleanupFailed is the Warning event of a stopped pod that could not be cleaned up.
+const reasonCleanupFailed = "FailedCleanup"
+
+// forget removes everything the pod left (its containers, sandbox, volumes, logs and state)
+// once it has stopped, and then the pod itself: GetPod no longer finds it. It returns false
+// while anything could not be removed: the pod is then kept — terminating, its record and
+// directory in place — reported (event, log, vk_static_pod_cleanup_failures_total) and tried
+// again with back-off (cleanupRetry), until the runtime confirms every removal (NotFound counts
+// as removed) and nothing is mounted below the pod's directory. Each step waits for the one
+// before: volumes outlive the containers that use them, and the directory, which holds the
+// record a restarted agent needs, goes last.
+func (p *Provider) forget(ctx context.Context, uid types.UID) bool {
+	if ctx.Err() != nil {
+		return false // the agent is stopping; the next agent finishes the job
+	}
+	p.mu.Lock()
+	st, ok := p.pods[uid]
+	if !ok {
+		p.mu.Unlock()
+		return true
+	}
+	if !st.stopped {
+		p.mu.Unlock()
+		return false
+	}
+	var ids []string
+	for _, rec := range st.containers {
+		for _, inst := range []*ContainerStatus{rec.current, rec.previous} {
+			if inst != nil {
+				ids = append(ids, inst.ID)
+			}
+		}
+	}
+	sandboxID := st.sandboxID
+	p.mu.Unlock()
+
+	if step, err := p.removePodLeftovers(ctx, uid, ids, sandboxID); err != nil {
+		if ctx.Err() != nil {
+			return false
+		}
+		p.cleanupFailed(ctx, uid, step, err)
+		return false
+	}
+	p.mu.Lock()
+	if st.cleanup != nil {
+		klog.FromContext(ctx).Info("Cleaned up the pod at last")
+	}
+	p.forgetLocked(uid)
+	p.mu.Unlock()
+	p.stats.forget(uid)
+	return true
+}
+
+// removePodLeftovers removes the pod's containers, then its sandbox, then its volumes, then its
+// directory, and stops at the first step that fails, which it names.
+func (p *Provider) removePodLeftovers(ctx context.Context, uid types.UID, ids []string, sandboxID string) (step string, err error) {
+	var errs []error
+	for _, id := range ids {
+		if err := p.rt.RemoveContainer(ctx, id); err != nil && !node.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("removing container %s: %w", id, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return cleanupStepContainer, err
+	}
+	if sandboxID != "" {
+		if err := p.rt.StopSandbox(ctx, sandboxID); err != nil && !node.IsNotFound(err) {
+			return cleanupStepSandbox, fmt.Errorf("stopping sandbox %s: %w", sandboxID, err)
+		}
+		if err := p.rt.RemoveSandbox(ctx, sandboxID); err != nil && !node.IsNotFound(err) {
+			return cleanupStepSandbox, fmt.Errorf("removing sandbox %s: %w", sandboxID, err)
+		}
+	}
+	// Teardown unmounts what it mounted and refuses to go through a mount it could not undo
+	// (EBUSY) or did not make.
+	if err := p.volumes.Teardown(ctx, uid); err != nil {
+		return cleanupStepVolumes, err
+	}
+	// Anything still mounted below the directory (by the runtime, a Bidirectional mount, an
+	// operator) holds someone else's files: os.RemoveAll would delete through it.
+	if err := mounts.RemoveAll(filepath.Join(p.cfg.podsDir(), string(uid))); err != nil {
+		return cleanupStepDirectory, err
+	}
+	return "", nil
+}
+
+// cleanupFailed reports a cleanup step that failed and makes the pod's worker try again after
+// the next back-off delay.
+func (p *Provider) cleanupFailed(ctx context.Context, uid types.UID, step string, err error) {
+	p.metrics.cleanupFailed(step)
+	p.mu.Lock()
+	st, ok := p.pods[uid]
+	if !ok {
+		p.mu.Unlock()
+		return
+	}
+	if st.cleanup == nil {
+		st.cleanup = cleanupRetry.Start()
+	}
+	delay := st.cleanup.Next()
+	p.wakeLocked(uid, p.cfg.Clock.Now().Add(delay))
+	pod := st.pod
+	p.mu.Unlock()
+	klog.FromContext(ctx).Error(err, "The stopped pod could not be cleaned up: it is kept, and tried again", "step", step, "retryIn", delay)
+	p.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, reasonCleanupFailed,
+		"The pod's %s could not be removed, retrying in %s: %v", step, delay, err)
+}

@@ -1,0 +1,201 @@
+package lifecycle
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vk-static/vk-static/node"
+)
+
+// deleteUntilStopped deletes pod and waits for its terminal status.
+func (h *harness) deleteUntilStopped(pod *corev1.Pod) {
+	h.t.Helper()
+	require.NoError(h.t, h.p.DeletePod(context.Background(), pod))
+	h.eventually(pod.UID, "terminal", func(s *corev1.PodStatus) bool { return s.Phase == corev1.PodFailed || s.Phase == corev1.PodSucceeded })
+}
+
+// waitEvent waits for an event whose text contains reason and returns it.
+func (h *harness) waitEvent(reason string) string {
+	h.t.Helper()
+	var seen []string
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case e := <-h.events.Events:
+			if strings.Contains(e, reason) {
+				return e
+			}
+			seen = append(seen, e)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	h.t.Fatalf("no %s event; saw %v", reason, seen)
+	return ""
+}
+
+func (h *harness) known(pod *corev1.Pod) bool {
+	_, err := h.p.GetPod(context.Background(), pod.Namespace, pod.Name)
+	return !node.IsNotFound(err)
+}
+
+// A container the runtime cannot remove keeps the pod — terminating, its record in place —
+// and the removal is tried again with back-off until the runtime confirms it.
+func TestFailedContainerRemovalKeepsThePodAndRetries(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("cu1", corev1.RestartPolicyAlways, ctr("app", "sleep"))
+	require.NoError(t, h.p.CreatePod(context.Background(), pod))
+	h.eventually(pod.UID, "running", func(s *corev1.PodStatus) bool { return mainState(s, 0).Running != nil })
+	h.rt.mu.Lock()
+	h.rt.removeFailures = 3
+	h.rt.mu.Unlock()
+	record := filepath.Join(h.root, "pods", string(pod.UID), podFile)
+
+	h.deleteUntilStopped(pod)
+	for i, delay := range []time.Duration{time.Second, 2 * time.Second, 4 * time.Second} {
+		e := h.waitEvent(reasonCleanupFailed)
+		assert.Contains(t, e, "retrying in "+delay.String(), "attempt %d", i+1)
+		assert.True(t, h.known(pod), "the pod is kept while its container is not removed")
+		assert.FileExists(t, record)
+		list, _ := h.rt.ListContainers(context.Background())
+		assert.Len(t, list, 1)
+		h.clock.Step(delay)
+	}
+	require.Eventually(t, func() bool { return !h.known(pod) }, 10*time.Second, 5*time.Millisecond, "forgotten once removed")
+	list, _ := h.rt.ListContainers(context.Background())
+	assert.Empty(t, list)
+	assert.NoDirExists(t, filepath.Dir(record))
+	assert.Equal(t, 3.0, testutil.ToFloat64(h.p.metrics.cleanupFailures.WithLabelValues(cleanupStepContainer)))
+}
+
+// An agent restarted while a deleted pod could not be cleaned up goes on deleting it: the
+// deletion is in the pod's record, and nothing is started again.
+func TestRestartedAgentGoesOnDeletingAPodNotCleanedUp(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("cu2", corev1.RestartPolicyAlways, ctr("app", "sleep"))
+	require.NoError(t, h.p.CreatePod(context.Background(), pod))
+	h.eventually(pod.UID, "running", func(s *corev1.PodStatus) bool { return mainState(s, 0).Running != nil })
+	h.rt.mu.Lock()
+	h.rt.removeFailures = 1
+	h.rt.mu.Unlock()
+	h.deleteUntilStopped(pod)
+	h.waitEvent(reasonCleanupFailed)
+
+	h.stop()
+	h.start()
+	require.Eventually(t, func() bool { return !h.known(pod) }, 10*time.Second, 5*time.Millisecond, "deleted by the next agent")
+	list, _ := h.rt.ListContainers(context.Background())
+	assert.Empty(t, list)
+	assert.Equal(t, []string{"start app#0", "stop app#0 grace=12s"}, h.rt.calls(), "not started again")
+}
+
+// requireMount skips a test that needs to mount tmpfs (root in the initial user namespace).
+func requireMount(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("mounting tmpfs needs root; running as uid", os.Geteuid())
+	}
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
+		t.Skipf("mounting tmpfs is not permitted here: %v", err)
+	}
+	require.NoError(t, syscall.Unmount(dir, 0))
+}
+
+// mountHeld mounts a tmpfs at dir holding a file, and unmounts it when the test ends.
+func mountHeld(t *testing.T, dir string) (held string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"))
+	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
+	held = filepath.Join(dir, "held")
+	require.NoError(t, os.WriteFile(held, []byte("not the agent's"), 0o644))
+	return held
+}
+
+// A mount in a volume that will not detach (busy: a file open in it) fails the volumes'
+// teardown; the pod's directory must not be removed through it.
+func TestBusyMountInAVolumeKeepsThePodDirectory(t *testing.T) {
+	requireMount(t)
+	h := newHarness(t)
+	pod := testPod("cu3", corev1.RestartPolicyAlways, ctr("app", "sleep"))
+	pod.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "scratch", MountPath: "/scratch"}}
+	require.NoError(t, h.p.CreatePod(context.Background(), pod))
+	h.eventually(pod.UID, "running", func(s *corev1.PodStatus) bool { return mainState(s, 0).Running != nil })
+	scratch := h.rt.config("app").Mounts[0].HostPath
+	require.DirExists(t, scratch)
+	held := mountHeld(t, filepath.Join(scratch, "host"))
+	busy, err := os.Open(held) // an open file: umount fails with EBUSY
+	require.NoError(t, err)
+	defer busy.Close()
+
+	h.deleteUntilStopped(pod)
+	e := h.waitEvent(reasonCleanupFailed)
+	assert.Contains(t, e, "volumes")
+	assert.True(t, h.known(pod), "kept")
+	assert.FileExists(t, held, "nothing deleted through the mount")
+	assert.FileExists(t, filepath.Join(h.root, "pods", string(pod.UID), podFile))
+
+	// Once the mount can go, the next retry tears it down and forgets the pod.
+	require.NoError(t, busy.Close())
+	h.clock.Step(time.Second)
+	require.Eventually(t, func() bool { return !h.known(pod) }, 10*time.Second, 5*time.Millisecond, "forgotten")
+	assert.NoDirExists(t, filepath.Join(h.root, "pods", string(pod.UID)))
+}
+
+// A mount below the pod's directory that the volumes' teardown did not make (the runtime's, an
+// operator's) keeps the directory and the pod until it is gone.
+func TestForeignMountBelowThePodDirectoryKeepsIt(t *testing.T) {
+	requireMount(t)
+	h := newHarness(t)
+	pod := testPod("cu4", corev1.RestartPolicyAlways, ctr("app", "sleep"))
+	require.NoError(t, h.p.CreatePod(context.Background(), pod))
+	h.eventually(pod.UID, "running", func(s *corev1.PodStatus) bool { return mainState(s, 0).Running != nil })
+	dir := filepath.Join(h.root, "pods", string(pod.UID), "elsewhere")
+	held := mountHeld(t, dir)
+
+	h.deleteUntilStopped(pod)
+	e := h.waitEvent(reasonCleanupFailed)
+	assert.Contains(t, e, "directory")
+	assert.Contains(t, e, "still mounted")
+	assert.True(t, h.known(pod), "kept")
+	assert.FileExists(t, held, "nothing deleted through the mount")
+
+	reg := prometheus.NewRegistry()
+	newMetrics(reg, h.p)
+	n, err := testutil.GatherAndCount(reg, "vk_static_pods_not_cleaned_up")
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	assert.Equal(t, 1.0, gaugeValue(t, reg, "vk_static_pods_not_cleaned_up"))
+
+	require.NoError(t, syscall.Unmount(dir, 0))
+	h.clock.Step(time.Second)
+	require.Eventually(t, func() bool { return !h.known(pod) }, 10*time.Second, 5*time.Millisecond, "forgotten")
+	assert.NoDirExists(t, filepath.Join(h.root, "pods", string(pod.UID)))
+	assert.Equal(t, 0.0, gaugeValue(t, reg, "vk_static_pods_not_cleaned_up"))
+}
+
+// gaugeValue is the value of the unlabelled gauge name in reg.
+func gaugeValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() == name {
+			return f.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}
