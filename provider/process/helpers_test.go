@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/provider/process/internal/records"
 )
 
@@ -60,7 +61,8 @@ func sandbox(t *testing.T, r *Runtime) string {
 }
 
 // create creates a container in a new sandbox; cfg's LogPath defaults to a file in a temp dir,
-// and its stopped on cleanup.
+// and it is stopped on cleanup: a container that cannot be stopped then is a process the test
+// leaks, and fails it.
 func create(t *testing.T, r *Runtime, cfg lifecycle.ContainerConfig) string {
 	t.Helper()
 	if cfg.Name == "" {
@@ -77,7 +79,10 @@ func create(t *testing.T, r *Runtime, cfg lifecycle.ContainerConfig) string {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 		defer cancel()
-		_ = r.StopContainer(ctx, id, 0)
+		// NotFound: the test removed the container itself.
+		if err := r.StopContainer(ctx, id, 0); err != nil && !node.IsNotFound(err) {
+			t.Errorf("stop container %s (%s) when the test ended: %v", id, cfg.Name, err)
+		}
 	})
 	return id
 }
