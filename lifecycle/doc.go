@@ -34,11 +34,17 @@
 //     FallbackToLogsOnError and a failed exit, the end of its log;
 //   - DeletePod stops the main containers together (preStop, the stop signal, a kill at the
 //     deadline), then sidecars in reverse order, reports the terminal status and forgets the
-//     pod (containers, sandbox, volumes, logs);
+//     pod (containers, sandbox, volumes, logs) — only once the runtime confirms each removal
+//     and nothing is mounted below the pod's directory: never a RemoveAll through a mount. Until
+//     then the pod stays, terminating, with its record, reported (FailedCleanup event, log,
+//     metrics) and tried again with back-off (cleanup.go);
 //   - a pod the Runtime refuses (Admit) is Failed with the Runtime's message and never started;
 //   - the pods a previous agent ran are restored by New from RootDir/pods/<uid>/pod.json and the
 //     Runtime's labelled containers: running containers keep running, with their restart counts
-//     and start times; stopping the agent stops nothing unless Config.StopPodsOnExit.
+//     and start times; stopping the agent stops nothing unless Config.StopPodsOnExit. Records
+//     are written with fsync (file and directory) before the rename; a record that cannot be
+//     read keeps its pod's containers and sandbox as they are, reported, until the pod is
+//     created again (kept.go) — they are never taken for a pod that is gone.
 //
 // The environment and argv come from package lifecycle/env, volumes and mounts from
 // lifecycle/volume, probes and hooks from lifecycle/probe, logs are read by package
