@@ -58,7 +58,8 @@
 //   - starts the workload: its command's first word looked up in the container's PATH (else a default), its Env
 //     only (plus PATH and HOME when it sets neither, as CRI runtimes add them: the default PATH,
 //     the user's home directory or "/"), WorkingDir (default "/"), its user (uid, gid and groups; DefaultUser, "nobody",
-//     when the config names none), as the leader of a new session and process group;
+//     when the config names none; the pod's fsGroup is one of its groups, as the kubelet's), as
+//     the leader of a new session and process group;
 //   - writes state.json (pid and its start time from /proc/<pid>/stat, which tells the
 //     workload from a later process with the same pid) and reports on fd 3, which stays open as
 //     the runtime's watch connection;

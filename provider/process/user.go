@@ -2,7 +2,10 @@ package process
 
 import (
 	"os/user"
+	"slices"
 	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/vk-static/vk-static/lifecycle"
 )
@@ -17,7 +20,7 @@ import (
 func (r *Runtime) containerUser(cfg *lifecycle.ContainerConfig) *lifecycle.User {
 	def := r.defaultUserFor(cfg.Pod)
 	if cfg.User == nil {
-		return def
+		return withFSGroup(def, cfg.Pod)
 	}
 	u := &lifecycle.User{UID: cfg.User.UID, GID: cfg.User.GID, SupplementalGroups: cfg.User.SupplementalGroups}
 	if u.UID < 0 {
@@ -36,5 +39,22 @@ func (r *Runtime) containerUser(cfg *lifecycle.ContainerConfig) *lifecycle.User 
 			}
 		}
 	}
-	return u
+	return withFSGroup(u, cfg.Pod)
+}
+
+// withFSGroup is u with the pod's fsGroup among its supplementary groups, as the kubelet gives
+// every container of a pod with one (the CRI backend passes it in the container's
+// supplementalGroups): the group the pod's volumes are given (lifecycle/volume), so that a
+// container running as another user reads and writes them. u is not modified.
+func withFSGroup(u *lifecycle.User, pod *corev1.Pod) *lifecycle.User {
+	if pod == nil || pod.Spec.SecurityContext == nil || pod.Spec.SecurityContext.FSGroup == nil {
+		return u
+	}
+	g := *pod.Spec.SecurityContext.FSGroup
+	if slices.Contains(u.SupplementalGroups, g) {
+		return u
+	}
+	out := *u
+	out.SupplementalGroups = append(slices.Clone(u.SupplementalGroups), g)
+	return &out
 }
