@@ -48,6 +48,10 @@ type Config struct {
 	HostPathFlag           string
 	RestrictStaticPods     bool
 	RestrictStaticPodsFlag string
+	// Services are the cluster's Services, for the service environment variables of the
+	// pods' containers (env.ServiceWatch, with the node's identity); nil gives none, as a
+	// kubelet without an API server. Run runs it when it has a Run method.
+	Services env.Services
 	// AllowedUnsafeSysctls are the sysctls (and sysctl patterns ending in "*") a pod may set
 	// besides the kubelet's safe ones, the kubelet's --allowed-unsafe-sysctls; a pod setting
 	// any other is refused with reason SysctlForbidden, as the kubelet refuses it.

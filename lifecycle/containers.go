@@ -153,6 +153,11 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 
 // containerConfig is everything the runtime needs to create an instance of c.
 func (p *Provider) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev1.Container, vols volume.Volumes, facts env.PodFacts, attempt uint32) (*ContainerConfig, error) {
+	serviceEnv, err := p.serviceEnv(pod)
+	if err != nil {
+		return nil, err
+	}
+	facts.ServiceEnv = serviceEnv
 	res, err := env.Build(ctx, pod, c, facts, p.cfg.Objects)
 	if err != nil {
 		return nil, err

@@ -105,6 +105,9 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 // returns once every worker has stopped. Containers keep running: stopping the agent stops
 // nothing.
 func (p *Provider) Run(ctx context.Context) error {
+	if w, ok := p.cfg.Services.(interface{ Run(context.Context) error }); ok {
+		p.wg.Go(func() { _ = w.Run(ctx) })
+	}
 	p.rt.NotifyContainers(ctx, p.onContainerEvent)
 	p.wg.Go(func() {
 		p.notifier.run(ctx, func() func(*corev1.Pod) {

@@ -3,6 +3,7 @@ package env
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,7 +13,7 @@ import (
 )
 
 // Build returns container c's environment as the kubelet computes it
-// (makeEnvironmentVariables), less the service variables (see the package doc):
+// (makeEnvironmentVariables):
 //
 //  1. each envFrom source in order: every key of the config map or secret, with the source's
 //     prefix, in sorted key order; a key that is not a variable name is left out and reported
@@ -20,7 +21,9 @@ import (
 //  2. each env entry in order: a value with its $(VAR) references expanded (Expand) against
 //     the variables defined so far — the "dependent environment variables" — or the value of
 //     its valueFrom (fieldRef through FieldValue, resourceFieldRef through ResourceValue,
-//     configMapKeyRef, secretKeyRef, fileKeyRef from an env file in facts.VolumeDirs).
+//     configMapKeyRef, secretKeyRef, fileKeyRef from an env file in facts.VolumeDirs);
+//  3. the service variables of facts.ServiceEnv the container did not define, in name order
+//     ($(VAR) in env values sees them too).
 //
 // A name defined again takes the new value and keeps its first place. An optional reference
 // (configMapKeyRef, secretKeyRef, envFrom) to a missing object or key defines nothing, leaving
@@ -54,6 +57,13 @@ func Build(ctx context.Context, pod *corev1.Pod, c *corev1.Container, facts PodF
 			return Result{}, err
 		}
 	}
+	// The service variables come last, those the container does not define itself, in name
+	// order (the kubelet's map order is random).
+	for _, name := range slices.Sorted(maps.Keys(facts.ServiceEnv)) {
+		if _, defined := b.index[name]; !defined {
+			b.set(name, facts.ServiceEnv[name])
+		}
+	}
 	return Result{Env: b.env, SkippedKeys: b.skipped}, nil
 }
 
@@ -80,12 +90,14 @@ func (b *builder) set(name, value string) {
 	b.env = append(b.env, EnvVar{Name: name, Value: value})
 }
 
-// lookup is the lookup of Expand on the variables defined so far.
+// lookup is the lookup of Expand on the variables defined so far, then the service
+// variables (the kubelet's MappingFuncFor(tmpEnv, serviceEnv)).
 func (b *builder) lookup(name string) (string, bool) {
 	if i, ok := b.index[name]; ok {
 		return b.env[i].Value, true
 	}
-	return "", false
+	v, ok := b.facts.ServiceEnv[name]
+	return v, ok
 }
 
 // addSource adds the keys of one envFrom entry.

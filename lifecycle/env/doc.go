@@ -20,11 +20,11 @@
 //   - Command returns the command and the args with $(VAR) expanded against that environment.
 //   - Expand is the kubelet's $(VAR) expansion itself, for a caller with its own lookup
 //     (a volume mount's subPathExpr).
-//
-// Deliberately not done: the kubelet also injects service environment variables
-// (KUBERNETES_SERVICE_HOST, FOO_SERVICE_PORT, ... from the Services of the pod's namespace and
-// the master services of "default"). This package does not: pod.spec.enableServiceLinks is
-// ignored and no Service is read.
+//   - ServiceEnv gives the service environment variables the kubelet injects
+//     (KUBERNETES_SERVICE_HOST, FOO_SERVICE_PORT, ... from the Services of the pod's namespace
+//     when pod.spec.enableServiceLinks, and of the master service "kubernetes" in "default"
+//     always), which Build adds from PodFacts.ServiceEnv; ServiceWatch holds the cluster's
+//     Services for it, from a watch with the node's identity.
 //
 // Errors from Build are what the kubelet reports with reason CreateContainerConfigError; their
 // text names the container, the variable and the object, fit for an Event and the container's

@@ -25,6 +25,9 @@ type PodFacts struct {
 	// reads the env files of env[].valueFrom.fileKeyRef (an emptyDir an init container wrote).
 	// A fileKeyRef to a volume not in it is an error.
 	VolumeDirs map[string]string
+	// ServiceEnv are the pod's service environment variables (ServiceEnv), by name: env
+	// values may reference them, and those the container does not define itself come last.
+	ServiceEnv map[string]string
 }
 
 // hostIPs returns the node's addresses, primary first.
