@@ -118,7 +118,7 @@ func agentConfig(ctx context.Context, o *options, registry prometheus.Registerer
 			certManagers = append(certManagers, managerComponent{serving})
 		}
 	}
-	provider, err := buildProvider(ctx, o, nodeName, nodeIP, n, cfg.Client)
+	provider, err := buildProvider(ctx, o, nodeName, nodeIP, n, cfg.Client, registry)
 	if err != nil {
 		return agent.Config{}, none, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -158,8 +159,8 @@ type builtProvider struct {
 
 // buildProvider makes the provider --provider names. The process provider fills in the Node's
 // capacity and allocatable from the machine; client (nil standalone) reads the config maps and
-// secrets API pods use, with the node's identity.
-func buildProvider(ctx context.Context, o *options, nodeName, nodeIP string, n *corev1.Node, client kubernetes.Interface) (builtProvider, error) {
+// secrets API pods use, with the node's identity; registry receives the lifecycle's metrics.
+func buildProvider(ctx context.Context, o *options, nodeName, nodeIP string, n *corev1.Node, client kubernetes.Interface, registry prometheus.Registerer) (builtProvider, error) {
 	if o.Provider == providerMock {
 		p, err := mock.New(mock.Config{NodeName: nodeName, InternalIP: nodeIP, Pods: *resource.NewQuantity(int64(o.MaxPods), resource.DecimalSI)})
 		return builtProvider{provider: p}, err
@@ -174,7 +175,7 @@ func buildProvider(ctx context.Context, o *options, nodeName, nodeIP string, n *
 	n.Status.Capacity, n.Status.Allocatable = capacity, allocatable
 
 	if o.Provider == providerCRI {
-		return buildCRIProvider(ctx, o, nodeName, nodeIP, allocatable, client)
+		return buildCRIProvider(ctx, o, nodeName, nodeIP, allocatable, client, registry)
 	}
 	logMax := resource.MustParse(o.Process.ContainerLogMaxSize)
 	exe, _ := os.Executable()
@@ -200,7 +201,7 @@ func buildProvider(ctx context.Context, o *options, nodeName, nodeIP string, n *
 	if err != nil {
 		return builtProvider{}, fmt.Errorf("--provider process: %w", err)
 	}
-	cfg := lifecycleConfig(o, nodeName, nodeIP, allocatable, client)
+	cfg := lifecycleConfig(o, nodeName, nodeIP, allocatable, client, registry)
 	cfg.Runtime, cfg.RuntimeName = rt, providerProcess
 	cfg.AllowedHostPaths, cfg.HostPathFlag = o.Process.AllowedHostPaths, "--process-allowed-host-paths"
 	cfg.StopPodsOnExit = o.Process.StopPodsOnExit
@@ -213,8 +214,9 @@ func buildProvider(ctx context.Context, o *options, nodeName, nodeIP string, n *
 }
 
 // lifecycleConfig is what the lifecycle takes whatever the runtime.
-func lifecycleConfig(o *options, nodeName, nodeIP string, allocatable corev1.ResourceList, client kubernetes.Interface) lifecycle.Config {
+func lifecycleConfig(o *options, nodeName, nodeIP string, allocatable corev1.ResourceList, client kubernetes.Interface, registry prometheus.Registerer) lifecycle.Config {
 	cfg := lifecycle.Config{
+		Registerer:  registry,
 		RootDir:     o.RootDir,
 		NodeIPs:     []string{nodeIP},
 		Allocatable: allocatable,
@@ -227,7 +229,6 @@ func lifecycleConfig(o *options, nodeName, nodeIP string, allocatable corev1.Res
 	}
 	if client != nil {
 		cfg.Objects = env.NewClientGetter(client)
-		cfg.Services = env.NewServiceWatch(client)
 		cfg.Tokens = volume.NewClientTokenRequester(client)
 	}
 	return cfg
@@ -235,7 +236,7 @@ func lifecycleConfig(o *options, nodeName, nodeIP string, allocatable corev1.Res
 
 // buildCRIProvider runs pods through the CRI runtime at --container-runtime-endpoint; the
 // runtime's name ("containerd") is the scheme of the pods' container IDs.
-func buildCRIProvider(ctx context.Context, o *options, nodeName, nodeIP string, allocatable corev1.ResourceList, client kubernetes.Interface) (builtProvider, error) {
+func buildCRIProvider(ctx context.Context, o *options, nodeName, nodeIP string, allocatable corev1.ResourceList, client kubernetes.Interface, registry prometheus.Registerer) (builtProvider, error) {
 	logMax := resource.MustParse(o.Process.ContainerLogMaxSize)
 	rt, err := cri.New(ctx, cri.Config{
 		RuntimeEndpoint:      o.CRI.RuntimeEndpoint,
@@ -251,7 +252,7 @@ func buildCRIProvider(ctx context.Context, o *options, nodeName, nodeIP string, 
 		return builtProvider{}, fmt.Errorf("--provider cri: %w; --container-runtime-endpoint must name the socket of a running CRI runtime: install and start containerd (e.g. apt-get install containerd runc) or CRI-O, or point the flag at its socket", err)
 	}
 	klog.FromContext(ctx).Info("Container runtime", "name", rt.Name(), "version", rt.Version(), "endpoint", o.CRI.RuntimeEndpoint)
-	cfg := lifecycleConfig(o, nodeName, nodeIP, allocatable, client)
+	cfg := lifecycleConfig(o, nodeName, nodeIP, allocatable, client, registry)
 	cfg.Runtime, cfg.RuntimeName = rt, rt.Name()
 	// Pods mount host paths as the kubelet lets them: any.
 	cfg.AllowedHostPaths, cfg.HostPathFlag = []string{"/"}, ""
