@@ -49,7 +49,9 @@ func TestReadJUnit(t *testing.T) {
 func TestVerdict(t *testing.T) {
 	r := &Result{Agent: AgentVKStatic, Provider: ProviderCRI, Commit: "abc1234", Seconds: 905,
 		Counts: Counts{Passed: 2, Failed: 1}, Specs: make([]Spec, 3)}
-	assert.Equal(t, "conformance: vk-static --provider cri at abc1234: 2 passed, 1 failed, 0 skipped of 3 specs in 15m5s", r.Verdict())
+	assert.Equal(t, "conformance: vk-static --provider cri (checkout abc1234): 2 passed, 1 failed, 0 skipped of 3 specs in 15m5s", r.Verdict())
+	r.Version = "vk-static abc1234-dirty"
+	assert.Equal(t, "conformance: vk-static --provider cri (vk-static abc1234-dirty): 2 passed, 1 failed, 0 skipped of 3 specs in 15m5s", r.Verdict())
 }
 
 // Every registry of the e2e image manifest goes to the run's registry, the path below it kept;

@@ -90,69 +90,83 @@ const shPackage = "github.com/vk-static/vk-static/test/conformance/imagebin/sh"
 
 // Images builds the look-alike of every image the selected specs pull, by repository:tag
 // under the registry (the tags of k8s.io/kubernetes/test/utils/image at v1.36.3, which
-// KUBE_TEST_REPO_LIST maps to it; RepoList).
+// KUBE_TEST_REPO_LIST maps to it; RepoList). They share layers as the upstream images share
+// base images: busybox's under all, agnhost's under kitten and nautilus.
 func Images(ctx context.Context, src ImageSources) (map[string]v1.Image, error) {
 	logger := klog.FromContext(ctx)
 	sh, err := buildStatic(ctx, shPackage)
 	if err != nil {
 		return nil, err
 	}
-	busybox, err := busyboxTree(src, sh)
+	busyboxFS, err := busyboxTree(src, sh)
 	if err != nil {
 		return nil, err
 	}
-	agnhost, err := agnhostTree(busybox, src)
+	agnhostFS, err := agnhostTree(src)
+	if err != nil {
+		return nil, err
+	}
+	busybox, err := busyboxFS.layer()
+	if err != nil {
+		return nil, err
+	}
+	agnhost, err := agnhostFS.layer()
 	if err != nil {
 		return nil, err
 	}
 	images := map[string]v1.Image{}
-	add := func(repoTag string, t tree, cfg v1.Config) error {
-		img, err := imageOf(t, cfg)
+	add := func(repoTag string, cfg v1.Config, layers ...v1.Layer) error {
+		img, err := imageOf(cfg, layers...)
 		if err != nil {
 			return fmt.Errorf("image %s: %w", repoTag, err)
 		}
 		images[repoTag] = img
 		return nil
 	}
+	// top is one more layer of files on a base.
+	top := func(repoTag string, cfg v1.Config, t tree, base ...v1.Layer) error {
+		l, err := t.layer()
+		if err != nil {
+			return fmt.Errorf("image %s: %w", repoTag, err)
+		}
+		return add(repoTag, cfg, append(base, l)...)
+	}
 	agnhostCfg := v1.Config{Entrypoint: []string{"/agnhost"}, Cmd: []string{"pause"}}
 
-	if err := add("e2e-test-images/busybox:1.37.0-1", busybox, v1.Config{Cmd: []string{"sh"}}); err != nil {
+	if err := add("e2e-test-images/busybox:1.37.0-1", v1.Config{Cmd: []string{"sh"}}, busybox); err != nil {
 		return nil, err
 	}
-	for _, tag := range []string{"2.63.0", "2.55"} {
-		if err := add("e2e-test-images/agnhost:"+tag, agnhost, agnhostCfg); err != nil {
+	// The private registry's agnhost is pulled with an image pull secret, which this registry
+	// does not check.
+	for _, ref := range []string{"e2e-test-images/agnhost:2.63.0", "e2e-test-images/agnhost:2.55", "k8s-authenticated-test/agnhost:2.6"} {
+		if err := add(ref, agnhostCfg, busybox, agnhost); err != nil {
 			return nil, err
 		}
 	}
-	// The private registry's agnhost: pulled with an image pull secret, which this registry
-	// does not check.
-	if err := add("k8s-authenticated-test/agnhost:2.6", agnhost, agnhostCfg); err != nil {
-		return nil, err
-	}
-	if err := add("e2e-test-images/nonroot:1.5", busybox, v1.Config{Cmd: []string{"sh"}, User: "1234"}); err != nil {
+	if err := add("e2e-test-images/nonroot:1.5", v1.Config{Cmd: []string{"sh"}, User: "1234"}, busybox); err != nil {
 		return nil, err
 	}
 	// nginx: busybox's httpd serving a page on :80 in the foreground.
-	nginx := busybox.clone()
+	nginx := tree{}
 	nginx.file("/usr/share/nginx/html/index.html", 0o644, []byte("<html><body>Welcome to nginx!</body></html>\n"))
 	nginxCfg := v1.Config{Cmd: []string{"httpd", "-f", "-p", "80", "-h", "/usr/share/nginx/html"},
 		ExposedPorts: map[string]struct{}{"80/tcp": {}}, StopSignal: "SIGQUIT"}
 	for _, tag := range []string{"1.15-4", "1.27-0"} {
-		if err := add("e2e-test-images/nginx:"+tag, nginx, nginxCfg); err != nil {
+		if err := top("e2e-test-images/nginx:"+tag, nginxCfg, nginx, busybox); err != nil {
 			return nil, err
 		}
 	}
 	// nonewprivs: nnp, setuid root, prints its effective uid.
-	nnp := busybox.clone()
+	nnp := tree{}
 	if err := nnp.hostFile("/usr/local/bin/nnp", src.Nonewprivs, 0o4755); err != nil {
 		return nil, err
 	}
-	if err := add("e2e-test-images/nonewprivs:1.4", nnp, v1.Config{Cmd: []string{"nnp"}}); err != nil {
+	if err := top("e2e-test-images/nonewprivs:1.4", v1.Config{Cmd: []string{"nnp"}}, nnp, busybox); err != nil {
 		return nil, err
 	}
 	// kitten and nautilus: agnhost's test-webserver serving a picture and data.json from /.
 	for _, name := range []string{"kitten", "nautilus"} {
-		t := agnhost.clone()
+		t := tree{}
 		html := filepath.Join(src.KubernetesDir, "test", "images", name, "html")
 		if err := t.hostFile("/"+name+".jpg", filepath.Join(html, name+".jpg"), 0o644); err != nil {
 			return nil, err
@@ -160,19 +174,20 @@ func Images(ctx context.Context, src ImageSources) (map[string]v1.Image, error) 
 		if err := t.hostFile("/data.json", filepath.Join(html, "data.json"), 0o644); err != nil {
 			return nil, err
 		}
-		if err := add("e2e-test-images/"+name+":1.8", t, v1.Config{Entrypoint: []string{"/agnhost"}, Cmd: []string{"test-webserver"}}); err != nil {
+		cfg := v1.Config{Entrypoint: []string{"/agnhost"}, Cmd: []string{"test-webserver"}}
+		if err := top("e2e-test-images/"+name+":1.8", cfg, t, busybox, agnhost); err != nil {
 			return nil, err
 		}
 	}
 	// glibc-dns-testing: glibc's hostname and getent (the resolver the specs check) on busybox.
-	glibc := busybox.clone()
+	glibc := tree{}
 	if err := glibc.hostProgram("/bin/hostname", src.Hostname); err != nil {
 		return nil, err
 	}
 	if err := glibc.hostProgram("/usr/bin/getent", src.Getent); err != nil {
 		return nil, err
 	}
-	if err := add("e2e-test-images/glibc-dns-testing:2.0.0", glibc, v1.Config{Cmd: []string{"sh"}}); err != nil {
+	if err := top("e2e-test-images/glibc-dns-testing:2.0.0", v1.Config{Cmd: []string{"sh"}}, glibc, busybox); err != nil {
 		return nil, err
 	}
 	// pause: the sandbox image's program (internal/testimage's workload, "pause").
@@ -212,12 +227,12 @@ func busyboxTree(src ImageSources, sh []byte) (tree, error) {
 	return t, nil
 }
 
-// agnhostTree is the agnhost image on busybox: /agnhost (and agnhost-2, for the entrypoint
+// agnhostTree is what the agnhost image adds to busybox: /agnhost (and agnhost-2, for the entrypoint
 // specs), /uploads (netexec), porter's certificate, its user and group, bash as /bin/bash and
 // /bin/sh, curl and netcat. sh is bash here, not busybox's ash: Debian's static busybox runs
 // its own applets ahead of PATH, and its nc has no -u, which the UDP specs use.
-func agnhostTree(busybox tree, src ImageSources) (tree, error) {
-	t := busybox.clone()
+func agnhostTree(src ImageSources) (tree, error) {
+	t := tree{}
 	if err := t.hostFile("/agnhost", src.Agnhost, 0o755); err != nil {
 		return nil, fmt.Errorf("agnhost (make conformance-bin): %w", err)
 	}
@@ -245,18 +260,14 @@ func agnhostTree(busybox tree, src ImageSources) (tree, error) {
 	return t, nil
 }
 
-// imageOf is t as a one-layer image for this machine's architecture, with cfg (PATH added).
-func imageOf(t tree, cfg v1.Config) (v1.Image, error) {
-	layer, err := t.layer()
-	if err != nil {
-		return nil, err
-	}
+// imageOf is an image of layers for this machine's architecture, with cfg (PATH added).
+func imageOf(cfg v1.Config, layers ...v1.Layer) (v1.Image, error) {
 	cfg.Env = append([]string{defaultPath}, cfg.Env...)
 	img, err := mutate.ConfigFile(empty.Image, &v1.ConfigFile{OS: "linux", Architecture: runtime.GOARCH, Config: cfg})
 	if err != nil {
 		return nil, err
 	}
-	return mutate.AppendLayers(img, layer)
+	return mutate.AppendLayers(img, layers...)
 }
 
 // buildStatic compiles a program of this module without cgo and returns it.

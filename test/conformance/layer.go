@@ -43,7 +43,7 @@ func (t tree) hostFile(p, hostPath string, mode int64) error {
 	return nil
 }
 
-// clone is a copy of t, to build one image on another's file system.
+// clone is a copy of t.
 func (t tree) clone() tree { return maps.Clone(t) }
 
 func clean(p string) string { return strings.TrimPrefix(path.Clean("/"+p), "/") }

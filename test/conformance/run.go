@@ -89,8 +89,12 @@ func (r *Result) Verdict() string {
 	if r.Provider != "" {
 		agent += " --provider " + r.Provider
 	}
-	return fmt.Sprintf("conformance: %s at %s: %d passed, %d failed, %d skipped of %d specs in %s",
-		agent, r.Commit, r.Passed, r.Failed, r.Skipped, len(r.Specs), (time.Duration(r.Seconds) * time.Second).String())
+	built := r.Version // what the binary says it was built from
+	if built == "" {
+		built = "checkout " + r.Commit
+	}
+	return fmt.Sprintf("conformance: %s (%s): %d passed, %d failed, %d skipped of %d specs in %s",
+		agent, built, r.Passed, r.Failed, r.Skipped, len(r.Specs), (time.Duration(r.Seconds) * time.Second).String())
 }
 
 func (o *Options) validate() error {
