@@ -19,15 +19,15 @@ import (
 )
 
 // An API pod with an fsGroup, as the upstream [NodeConformance] specs check it: its
-// downwardAPI files are the group's and group-readable (defaultMode 0400 gives 0440), its
-// emptyDir is the group's with the setgid bit, so a file the container creates there is the
-// group's too. And its new labels and annotations reach the downwardAPI files in the container
+// downwardAPI files are the group's and group-readable (defaultMode 0400 gives 0440), which
+// its container, of another user with the fsGroup among its groups, reads; its emptyDir is the
+// group's with the setgid bit, so a file the container creates there is the group's too. And its new labels and annotations reach the downwardAPI files in the container
 // well within --sync-frequency (a minute here), as a pod update does on the kubelet ("Downward
 // API volume should update labels/annotations on modification").
 func TestProcessFSGroupAndDownwardAPIUpdates(t *testing.T) {
 	t.Parallel()
 	const fsGroup = 4321
-	a := startProcessAgent(t, "--process-allow-root", "--sync-frequency", "1m")
+	a := startProcessAgent(t, "--sync-frequency", "1m")
 	t.Cleanup(func() {
 		// A test that failed before the pod was deleted leaves its downwardAPI tmpfs, which
 		// would keep the test's directory from being removed (detached lazily: the agent
@@ -47,7 +47,7 @@ func TestProcessFSGroupAndDownwardAPIUpdates(t *testing.T) {
 			AutomountServiceAccountToken:  ptr.To(false),
 			TerminationGracePeriodSeconds: ptr.To[int64](1),
 			SecurityContext: &corev1.PodSecurityContext{
-				FSGroup: ptr.To[int64](fsGroup), RunAsUser: ptr.To[int64](0), RunAsGroup: ptr.To[int64](0)},
+				FSGroup: ptr.To[int64](fsGroup), RunAsUser: ptr.To[int64](1000), RunAsGroup: ptr.To[int64](1000)},
 			Containers: []corev1.Container{{
 				Name: "main", Image: "busybox",
 				Command: shell(`echo made > /mnt/new; while true; do cat /srv/labels /srv/annotations; echo; sleep 0.5; done`),
