@@ -48,6 +48,10 @@
 // ambient capability to mount, and starts commands from a thread that has cleared it, so the
 // workload holds no capability. The supervisor:
 //
+//   - opens its container directory and the log's directory first, and reaches them through
+//     those descriptors (/proc/self/fd/N) from then on: a volume mounted over a parent of
+//     --root-dir (an emptyDir at /tmp or /var) hides their paths in the container's mount
+//     namespace, and its records, socket and log rotation must not depend on what a pod mounts;
 //   - opens the log (package containerlog) and copies the workload's stdout and stderr (or its
 //     terminal, for TTY) to it and to attached clients;
 //   - makes every mount private and bind-mounts each volume over its container path (read-only

@@ -77,6 +77,14 @@ func Run(dir string) int {
 		return 1 // not started by the runtime; nobody to tell
 	}
 	s := &supervisor{dir: dir, launch: newLauncher(), watchers: map[net.Conn]struct{}{report: {}}, attached: map[*attachment]struct{}{}, execs: map[int]struct{}{}}
+	// From here on the container directory is reached through a descriptor: the container's
+	// mounts may hide its path (pinDir).
+	pinned, err := pinDir(dir)
+	if err != nil {
+		s.startFailed(report, err)
+		return 1
+	}
+	s.dir = pinned
 	cmd, outputs, err := s.start()
 	if err != nil {
 		s.startFailed(report, err)
@@ -86,7 +94,7 @@ func Run(dir string) int {
 	if ps, err := procfs.ReadStat(st.Pid); err == nil {
 		st.PidStartTime = ps.StartTime
 	}
-	if err := records.WriteState(dir, st); err != nil {
+	if err := records.WriteState(s.dir, st); err != nil {
 		_ = syscall.Kill(-st.Pid, syscall.SIGKILL)
 		_ = cmd.Wait()
 		s.startFailed(report, fmt.Errorf("record the start: %w", err))
@@ -127,7 +135,12 @@ func (s *supervisor) start() (*exec.Cmd, *sync.WaitGroup, error) {
 	cfg := &s.rec.Config
 	var logOut, logErr io.Writer = io.Discard, io.Discard
 	if cfg.LogPath != "" {
-		w, err := logwriter.New(cfg.LogPath, logwriter.Options{MaxSize: s.rec.LogMaxSize, MaxFiles: s.rec.LogMaxFiles})
+		// Rotation reopens the log by name after the mounts, which may hide its path.
+		path, err := pinFile(cfg.LogPath)
+		if err != nil {
+			return nil, nil, err
+		}
+		w, err := logwriter.New(path, logwriter.Options{MaxSize: s.rec.LogMaxSize, MaxFiles: s.rec.LogMaxFiles})
 		if err != nil {
 			return nil, nil, err
 		}
