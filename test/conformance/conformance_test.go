@@ -131,6 +131,15 @@ func TestValidate(t *testing.T) {
 	assert.Equal(t, DefaultFocus, o.Focus)
 	assert.Equal(t, 8, o.Procs)
 
+	o = Options{Agent: AgentVKStatic, Provider: ProviderProcess, BinDir: bin}
+	require.NoError(t, o.validate())
+	assert.Equal(t, ProcessFocus, o.Focus, "the process provider's subset")
+	assert.Equal(t, "NodeConformance", o.LabelFilter)
+	o = Options{Agent: AgentVKStatic, Provider: ProviderProcess, Focus: "Downward API", BinDir: bin}
+	require.NoError(t, o.validate())
+	assert.Equal(t, "Downward API", o.Focus, "a focus given is kept")
+	assert.Equal(t, "", o.LabelFilter)
+
 	o = Options{Agent: AgentVKStatic, Provider: "mock", BinDir: bin}
 	assert.ErrorContains(t, o.validate(), "provider")
 	o = Options{Agent: "kubelite", BinDir: bin}

@@ -27,6 +27,18 @@ const (
 	DefaultSkip  = `\[Serial\]|\[Disruptive\]|\[Slow\]|\[Flaky\]|\[Feature:`
 )
 
+// ProcessFocus is the default selection for --provider process: the node conformance specs
+// (LabelFilter NodeConformance) that a host-process runtime can pass at all — no image's files
+// or entrypoint, no network namespace of the pod's own, no root in the container, no volume
+// mounted at a path the host lacks. Those are the node's lease and admission (NodeLease,
+// PodOSRejection, RuntimeClass), commands of the host's shell and their environment (Downward
+// API, ConfigMap and Secret variables, Variable Expansion), exit codes, logs and termination
+// messages (Container Runtime blackbox, Kubelet's busybox commands, InitContainer), sleep
+// hooks, exec probes, and running as a given non-root user (docs/conformance.md).
+const ProcessFocus = `NodeLease|PodOSRejection|RuntimeClass|\[sig-node\] Downward API|\[sig-node\] ConfigMap|` +
+	`\[sig-node\] Secrets|Variable Expansion|Container Runtime blackbox|Kubelet when scheduling a busybox command|` +
+	`InitContainer|Lifecycle [Ss]leep|Probing container .*exec|runAsUser should run the container with uid 65534`
+
 // The providers of vk-static the run knows.
 const (
 	ProviderCRI     = "cri"
@@ -51,11 +63,13 @@ type Options struct {
 	KubernetesDir string
 	// Out receives the JUnit report, summary.json, e2e.log and the components' logs.
 	Out string
-	// Focus and Skip are ginkgo's regular expressions; Procs its parallel processes; Timeout
-	// bounds the suite (ginkgo --timeout).
-	Focus, Skip string
-	Procs       int
-	Timeout     time.Duration
+	// Focus and Skip are ginkgo's regular expressions, LabelFilter its label filter (all must
+	// match); Procs its parallel processes; Timeout bounds the suite (ginkgo --timeout). With
+	// the process provider, the default focus means ProcessFocus among the NodeConformance
+	// specs.
+	Focus, Skip, LabelFilter string
+	Procs                    int
+	Timeout                  time.Duration
 	// Node is the node's name.
 	Node string
 	// Commit is the commit measured (HEAD of the checkout) and AgentVersion what the agent's
@@ -77,6 +91,7 @@ type Result struct {
 	Date     string  `json:"date"`
 	Focus    string  `json:"focus"`
 	Skip     string  `json:"skip"`
+	Labels   string  `json:"labelFilter,omitempty"`
 	Procs    int     `json:"procs"`
 	Seconds  float64 `json:"seconds"` // the suite's wall time
 	Counts
@@ -110,6 +125,9 @@ func (o *Options) validate() error {
 	}
 	if o.Focus == "" {
 		o.Focus = DefaultFocus
+	}
+	if o.Provider == ProviderProcess && o.Focus == DefaultFocus && o.LabelFilter == "" {
+		o.Focus, o.LabelFilter = ProcessFocus, "NodeConformance"
 	}
 	if o.Procs <= 0 {
 		o.Procs = 8
@@ -237,7 +255,7 @@ func Run(ctx context.Context, o Options) (_ *Result, err error) {
 	}
 	r := &Result{
 		Agent: o.Agent, Provider: o.Provider, Commit: o.Commit, Version: o.AgentVersion, Date: start.UTC().Format(time.RFC3339),
-		Focus: o.Focus, Skip: o.Skip, Procs: o.Procs, Seconds: elapsed.Round(time.Second).Seconds(),
+		Focus: o.Focus, Skip: o.Skip, Labels: o.LabelFilter, Procs: o.Procs, Seconds: elapsed.Round(time.Second).Seconds(),
 		Counts: count(specs), Specs: specs,
 	}
 	data, err := json.MarshalIndent(r, "", "  ")
@@ -274,6 +292,9 @@ func runSuite(ctx context.Context, o Options, c *cluster, repoList string, image
 	}
 	if o.Skip != "" {
 		args = append(args, "--skip", o.Skip)
+	}
+	if o.LabelFilter != "" {
+		args = append(args, "--label-filter", o.LabelFilter)
 	}
 	args = append(args, filepath.Join(o.BinDir, "e2e.test"), "--",
 		"--provider", "skeleton",

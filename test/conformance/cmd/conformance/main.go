@@ -40,6 +40,7 @@ func run(args []string) int {
 	fs.StringVar(&o.Out, "out", "conformance-out", "where the JUnit report, summary.json and the logs go")
 	fs.StringVar(&o.Focus, "focus", conformance.DefaultFocus, "ginkgo's focus")
 	fs.StringVar(&o.Skip, "skip", conformance.DefaultSkip, "ginkgo's skip")
+	fs.StringVar(&o.LabelFilter, "label-filter", "", "ginkgo's label filter (with -provider process and the default focus: NodeConformance, and the focus is the specs a host-process runtime can pass)")
 	fs.IntVar(&o.Procs, "procs", 8, "ginkgo's parallel processes")
 	fs.DurationVar(&o.Timeout, "timeout", 6*time.Hour, "the suite's time bound (ginkgo --timeout)")
 	fs.IntVar(&o.Verbosity, "agent-v", 2, "the agent's log verbosity")
