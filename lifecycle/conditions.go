@@ -27,19 +27,21 @@ var kubeletConditions = map[corev1.PodConditionType]bool{
 // others are kept as they are in the API server (a readiness gate's condition).
 func isKubeletCondition(t corev1.PodConditionType) bool { return kubeletConditions[t] }
 
-// podConditions are s's conditions as the kubelet's generateAPIPodStatus makes them
-// (pkg/kubelet/status/generate.go), from the container statuses and phase already in s: the
-// conditions of others (readiness gates) that the pod holds, then ReadyToStartContainers,
-// Initialized, Ready, ContainersReady and PodScheduled. A condition keeps the transition time
-// it was last reported with while its status stays.
+// podConditions are the conditions the kubelet owns as its generateAPIPodStatus makes them
+// (pkg/kubelet/status/generate.go), from the container statuses and phase already in s:
+// ReadyToStartContainers, Initialized, Ready, ContainersReady and PodScheduled. Ready reads the
+// readiness gates' conditions from those others set that the pod holds (UpdatePod brings them
+// as the API server has them); those are not reported: the agent keeps them as the API server
+// holds them and never writes them (node: otherconditions.go). A condition keeps the
+// transition time it was last reported with while its status stays.
 func podConditions(st *podState, s *corev1.PodStatus, now metav1.Time) []corev1.PodCondition {
-	var out []corev1.PodCondition
+	var others, out []corev1.PodCondition
 	for _, c := range st.pod.Status.Conditions {
 		if !isKubeletCondition(c.Type) {
-			out = append(out, c)
+			others = append(others, c)
 		}
 	}
-	ready := podReadyCondition(st.pod, out, s)
+	ready := podReadyCondition(st.pod, others, s)
 	for _, c := range []corev1.PodCondition{
 		{Type: corev1.PodReadyToStartContainers, Status: conditionStatus(st.sandboxID != "" && !st.stopped)},
 		podInitializedCondition(st.pod, s),

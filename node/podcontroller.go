@@ -268,8 +268,8 @@ func (c *PodController) apply(u sources.PodUpdate) {
 			c.writer.forget(p.UID)
 		}
 		key := podutil.FullName(p)
-		if u.Op != sources.RECONCILE {
-			c.sync.Add(key)
+		if u.Op != sources.RECONCILE || hasReadinessGates(p) {
+			c.sync.Add(key) // a status change of a pod with readiness gates may change its Ready
 		}
 		// A new or changed API object (a mirror appearing, a status someone else wrote) may
 		// need our status written to it.

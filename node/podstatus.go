@@ -100,6 +100,7 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	last := w.lastWritten(target.UID)
 	held := previous(last, &target.Status)
 	status := normalize(buildStatus(&target.Spec, held, st.status, metav1.NewTime(w.cfg.Clock.Now())))
+	status = withOthersConditions(status, &target.Status) // otherconditions.go
 	if sameStatus(&target.Status, status) {
 		// The API object shows it (the watch echoed our write): nothing to keep for it.
 		w.settle(target.UID, agreed)
@@ -108,7 +109,7 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	if last != nil && sameStatus(last, status) {
 		return nil // written; the echo is on its way
 	}
-	patch, err := statusPatch(target.UID, status)
+	patch, err := statusPatch(target.UID, withoutOthersConditions(status, st.status))
 	if err != nil {
 		return err
 	}

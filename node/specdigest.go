@@ -46,6 +46,15 @@ func digestSpec(pod *corev1.Pod) specDigest {
 	writeMap(pod.Annotations, func(k string) bool {
 		return k == podutil.ConfigSourceAnnotationKey || k == podutil.ConfigFirstSeenAnnotationKey
 	})
+	// The statuses of the readiness gates' conditions, which others set: the provider is told
+	// (UpdatePod) when one changes, for the pod's Ready.
+	for _, gate := range pod.Spec.ReadinessGates {
+		status := corev1.ConditionStatus("")
+		if c, ok := findCondition(pod.Status.Conditions, gate.ConditionType); ok {
+			status = c.Status
+		}
+		h.Write([]byte(string(gate.ConditionType) + "\x00" + string(status) + "\x00"))
+	}
 	var d specDigest
 	h.Sum(d[:0])
 	return d

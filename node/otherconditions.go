@@ -1,0 +1,57 @@
+package node
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Conditions of others. A pod's status holds conditions the agent does not own: a readiness
+// gate's (set by a load balancer controller), DisruptionTarget (set by the eviction API). The
+// kubelet keeps them as the API server holds them and never writes them (its status patch is a
+// two-way diff of what it wrote): the agent compares its status with the API object's with
+// them in place, and leaves them out of what it sends, so that a copy it held can never
+// overwrite a newer one. A condition the provider itself reports is the provider's, and sent.
+
+// withOthersConditions is status with the conditions of target that neither the agent owns nor
+// the provider reported, in target's order: status then equals target when only others wrote.
+func withOthersConditions(status, target *corev1.PodStatus) *corev1.PodStatus {
+	ours := make(map[corev1.PodConditionType]corev1.PodCondition, len(status.Conditions))
+	for _, c := range status.Conditions {
+		ours[c.Type] = c
+	}
+	conditions := make([]corev1.PodCondition, 0, len(status.Conditions)+len(target.Conditions))
+	placed := make(map[corev1.PodConditionType]bool, len(ours))
+	for _, c := range target.Conditions { // the API server's order: a merge keeps it
+		if mine, ok := ours[c.Type]; ok {
+			conditions = append(conditions, mine)
+			placed[c.Type] = true
+		} else if !ownedCondition(c.Type) {
+			conditions = append(conditions, c)
+		}
+	}
+	for _, c := range status.Conditions {
+		if !placed[c.Type] {
+			conditions = append(conditions, c)
+		}
+	}
+	out := *status
+	out.Conditions = conditions
+	return &out
+}
+
+// withoutOthersConditions is status with only the conditions the agent owns or the provider
+// reported: what is sent.
+func withoutOthersConditions(status, reported *corev1.PodStatus) *corev1.PodStatus {
+	out := *status
+	out.Conditions = nil
+	for _, c := range status.Conditions {
+		if _, byProvider := findCondition(reported.Conditions, c.Type); ownedCondition(c.Type) || byProvider {
+			out.Conditions = append(out.Conditions, c)
+		}
+	}
+	return &out
+}
+
+// hasReadinessGates reports whether pod's Ready depends on conditions others set: a change of
+// its status is then the provider's to know (an UpdatePod), as the kubelet syncs such a pod
+// when its status changes (NeedToReconcilePodReadiness).
+func hasReadinessGates(pod *corev1.Pod) bool { return len(pod.Spec.ReadinessGates) > 0 }
