@@ -53,6 +53,9 @@ func startVKStatic(ctx context.Context, s agentSpec) (runningAgent, error) {
 	args := []string{
 		"--node-ip", netns.NodeIP.String(), "--address", netns.NodeIP.String(), "--port", strconv.Itoa(kubeletPort),
 		"--provider", s.provider, "--max-pods", "110", "-v", strconv.Itoa(s.verbose),
+		// The kubelet always admits privileged containers (it has no such flag any more);
+		// vk-static refuses them unless told, and the specs run privileged pods.
+		"--allow-privileged",
 	}
 	if s.endpoint != "" {
 		args = append(args, "--container-runtime-endpoint", s.endpoint)
