@@ -147,3 +147,20 @@ func TestValidate(t *testing.T) {
 	o = Options{Agent: AgentVKStatic, Provider: ProviderProcess, BinDir: t.TempDir()}
 	assert.ErrorContains(t, o.validate(), "make conformance-bin")
 }
+
+func TestCompare(t *testing.T) {
+	a := &Result{Agent: AgentKubelet, Version: "Kubernetes v1.36.3", Seconds: 60, Counts: Counts{Passed: 2}, Specs: []Spec{
+		{Name: "s1", State: StatePassed}, {Name: "s2", State: StatePassed},
+	}}
+	b := &Result{Agent: AgentVKStatic, Provider: ProviderCRI, Version: "vk-static abc", Seconds: 90, Counts: Counts{Passed: 1, Failed: 1}, Specs: []Spec{
+		{Name: "s1", State: StatePassed}, {Name: "s2", State: StateFailed, Reason: "a|b"}, {Name: "s3", State: StatePassed},
+	}}
+	out := Compare(a, b)
+	assert.Contains(t, out, "| | kubelet | vk-static (cri) |")
+	assert.Contains(t, out, "| passed | 2 | 1 |")
+	assert.Contains(t, out, "| suite wall time | 1m0s | 1m30s |")
+	assert.Contains(t, out, "2 specs differ:")
+	assert.Contains(t, out, `| s2 | passed | failed: a\|b |`)
+	assert.Contains(t, out, "| s3 | — | passed |")
+	assert.NotContains(t, out, "| s1 |")
+}

@@ -3,7 +3,8 @@
 // test/conformance; make conformance is the way to call it). As root only: the run goes into
 // network and mount namespaces of its own (internal/netns) with the node's address on their
 // lo, where the control plane, containerd's bridge network, the registry and the agent live
-// and die. It prints a one-line verdict and exits 0 when every selected spec passed or was
+// and die. `conformance compare A.json B.json` prints two runs' summaries side by side
+// (Markdown). It prints a one-line verdict and exits 0 when every selected spec passed or was
 // skipped, 1 when one failed or the run could not be made, 2 on a bad command line.
 package main
 
@@ -29,6 +30,9 @@ import (
 func main() { os.Exit(run(os.Args[1:])) }
 
 func run(args []string) int {
+	if len(args) > 0 && args[0] == "compare" {
+		return compare(args[1:])
+	}
 	fs := flag.NewFlagSet("conformance", flag.ContinueOnError)
 	var o conformance.Options
 	fs.StringVar(&o.Agent, "agent", conformance.AgentVKStatic, "the agent under test: vk-static or kubelet (the reference)")
@@ -142,4 +146,25 @@ func agentVersion(o conformance.Options) string {
 	}
 	out, _ := exec.Command(o.AgentBinary, "version").Output()
 	return strings.TrimSpace(string(out))
+}
+
+// compare prints the side-by-side of two summary.json files (conformance compare A B) in
+// Markdown, as docs/conformance.md shows it.
+func compare(args []string) int {
+	if len(args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: conformance compare A/summary.json B/summary.json")
+		return 2
+	}
+	a, err := conformance.ReadResult(args[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance:", err)
+		return 1
+	}
+	b, err := conformance.ReadResult(args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance:", err)
+		return 1
+	}
+	fmt.Print(conformance.Compare(a, b))
+	return 0
 }
