@@ -307,7 +307,9 @@ func runSuite(ctx context.Context, o Options, c *cluster, repoList string, image
 		env = append(env, "KUBE_TEST_REPO_LIST="+repoList)
 	}
 	junit := filepath.Join(o.Out, "junit_01.xml")
-	_ = os.Remove(junit)
+	for _, stale := range []string{junit, filepath.Join(o.Out, "e2e.log")} { // a previous run's
+		_ = os.Remove(stale)
+	}
 	p, err := startProcess("ginkgo", filepath.Join(o.Out, "e2e.log"), o.Output, env, args...)
 	if err != nil {
 		return "", err
