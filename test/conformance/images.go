@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -200,8 +201,8 @@ func Images(ctx context.Context, src ImageSources) (map[string]v1.Image, error) 
 	return images, nil
 }
 
-// busyboxTree is Debian's busybox-static with every applet at its usual path (busybox
-// --list-full), the upstream image's users and directories, and sh (imagebin/sh).
+// busyboxTree is Debian's busybox-static with every applet in /bin and at its usual path
+// (busybox --list-full), the upstream image's users and directories, and sh (imagebin/sh).
 func busyboxTree(src ImageSources, sh []byte) (tree, error) {
 	t := tree{}
 	if err := t.hostFile("/bin/busybox", src.Busybox, 0o755); err != nil {
@@ -211,9 +212,12 @@ func busyboxTree(src ImageSources, sh []byte) (tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s --list-full: %w", src.Busybox, err)
 	}
+	// Every applet in /bin, as the upstream image has them (the Sysctls specs run
+	// /bin/sysctl), and at the path Debian's --list-full gives it too (/usr/bin/env, …).
 	for _, applet := range strings.Fields(string(out)) {
 		if applet != "bin/busybox" {
 			t.link("/"+applet, "/bin/busybox")
+			t.link("/bin/"+path.Base(applet), "/bin/busybox")
 		}
 	}
 	t.file("/bin/sh", 0o755, sh)
