@@ -32,13 +32,14 @@ type leftovers struct {
 	containers []*ContainerStatus
 }
 
-// reportKept says that uid's record could not be read and what is kept for it.
-func (p *Provider) reportKept(ctx context.Context, uid types.UID, k *keptPod) {
-	klog.FromContext(ctx).Error(k.err, "A pod's record cannot be read: its containers and sandboxes are kept, untouched, until the pod is created again",
-		"podUID", uid, "containers", len(k.containers), "sandboxes", len(k.sandboxes))
-	if pod := k.podRef(uid); pod != nil {
-		p.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, reasonRecordUnreadable,
-			"The agent cannot read this pod's record (%v): its %d container(s) are kept as they are until the pod is created again", k.err, len(k.containers))
+// reportKeptLocked posts a Warning event on each pod whose record could not be read (restore
+// has logged them). Run calls it: the agent gives the provider its event recorder after New.
+func (p *Provider) reportKeptLocked() {
+	for uid, k := range p.kept {
+		if pod := k.podRef(uid); pod != nil {
+			p.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, reasonRecordUnreadable,
+				"The agent cannot read this pod's record (%v): its %d container(s) are kept as they are until the pod is created again", k.err, len(k.containers))
+		}
 	}
 }
 

@@ -62,3 +62,16 @@ func TestUnreadableRecordKeepsItsContainers(t *testing.T) {
 		})
 	}
 }
+
+// A pod directory without a readable record whose pod the runtime has nothing of is only
+// skipped: there is nothing to keep or report.
+func TestUnreadableRecordWithNothingInTheRuntimeIsSkipped(t *testing.T) {
+	h := newHarness(t)
+	h.stop()
+	require.NoError(t, os.MkdirAll(filepath.Join(h.root, "pods", "gone"), 0o750))
+	h.start()
+	reg := prometheus.NewRegistry()
+	newMetrics(reg, h.p)
+	assert.Equal(t, 0.0, gaugeValue(t, reg, "vk_static_unreadable_pod_records"))
+	assert.DirExists(t, filepath.Join(h.root, "pods", "gone"), "left as it is")
+}

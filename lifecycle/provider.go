@@ -119,6 +119,7 @@ func (p *Provider) Run(ctx context.Context) error {
 	p.mu.Lock()
 	p.runCtx = ctx
 	p.probeRestoredLocked(ctx)
+	p.reportKeptLocked()
 	for uid := range p.pods {
 		p.startWorkerLocked(uid)
 	}

@@ -79,7 +79,7 @@ func (p *Provider) readSavedPod(uid string) (*savedPod, error) {
 // (current and previous), older ones removed. Containers and sandboxes of no known pod are
 // stopped and removed: nothing would ever report on them. A pod directory whose record cannot
 // be read (a crash mid-write on a file system that lost it, a corrupt file) is not "no pod":
-// its containers and sandboxes are kept as they are, reported (reportKept), until the pod
+// its containers and sandboxes are kept as they are, reported (kept.go), until the pod
 // is created again (kept.go).
 func (p *Provider) restore(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
@@ -153,7 +153,15 @@ func (p *Provider) restore(ctx context.Context) error {
 		logger.V(2).Info("Restored a pod", "pod", klog.KObj(st.pod), "podUID", uid, "containers", len(st.containers))
 	}
 	for uid, k := range p.kept {
-		p.reportKept(ctx, uid, k)
+		if len(k.containers) == 0 && len(k.sandboxes) == 0 {
+			// Nothing to keep: the directory a forgotten pod's cleanup left part of, or a pod
+			// that never got a sandbox.
+			logger.Info("Skipping a pod directory without a readable record; the runtime has nothing of it", "podUID", uid, "err", k.err)
+			delete(p.kept, uid)
+			continue
+		}
+		klog.FromContext(ctx).Error(k.err, "A pod's record cannot be read: its containers and sandboxes are kept, untouched, until the pod is created again",
+			"podUID", uid, "containers", len(k.containers), "sandboxes", len(k.sandboxes))
 	}
 	return nil
 }
