@@ -24,7 +24,8 @@ const (
 // runtime with images, whose containers have a root filesystem of their own (containerd would
 // otherwise give them a copy of the node's): RootDir/pods/<uid>/etc-hosts, written afresh for
 // every container created and bound at /etc/hosts. A pod on a network of its own gets
-// localhost, its addresses with its hostname and spec.hostAliases; a pod on the host's
+// localhost, its addresses with its hostname (its FQDN first, with spec.subdomain) and
+// spec.hostAliases; a pod on the host's
 // network the node's /etc/hosts and its hostAliases. None when c mounts a volume at
 // /etc/hosts itself, or while a pod-network pod has no address yet (the kubelet's rule).
 func (p *Provider) hostsMount(pod *corev1.Pod, c *corev1.Container, podIPs []string) (Mount, bool, error) {
@@ -45,7 +46,7 @@ func (p *Provider) hostsMount(pod *corev1.Pod, c *corev1.Container, podIPs []str
 		content = append([]byte(managedHostsHeaderWithHostNetwork), node...)
 		content = append(content, hostAliasLines(pod.Spec.HostAliases)...)
 	} else {
-		content = managedHosts(podIPs, podHostname(pod), pod.Spec.HostAliases)
+		content = managedHosts(podIPs, podHostname(pod), podDomain(pod, p.cfg.ClusterDomain), pod.Spec.HostAliases)
 	}
 	path := filepath.Join(p.cfg.podsDir(), string(pod.UID), hostsFile)
 	// Written in place, never renamed over: the running containers' bind mounts hold the
@@ -61,7 +62,7 @@ func (p *Provider) hostsMount(pod *corev1.Pod, c *corev1.Container, podIPs []str
 
 // managedHosts is the kubelet's hosts file of a pod on a network of its own
 // (managedHostsFileContent).
-func managedHosts(podIPs []string, hostname string, aliases []corev1.HostAlias) []byte {
+func managedHosts(podIPs []string, hostname, domain string, aliases []corev1.HostAlias) []byte {
 	var b bytes.Buffer
 	b.WriteString(managedHostsHeader)
 	b.WriteString("127.0.0.1\tlocalhost\n")
@@ -71,7 +72,11 @@ func managedHosts(podIPs []string, hostname string, aliases []corev1.HostAlias) 
 	b.WriteString("fe00::1\tip6-allnodes\n")
 	b.WriteString("fe00::2\tip6-allrouters\n")
 	for _, ip := range podIPs {
-		fmt.Fprintf(&b, "%s\t%s\n", ip, hostname)
+		if domain != "" {
+			fmt.Fprintf(&b, "%s\t%s.%s\t%s\n", ip, hostname, domain, hostname)
+		} else {
+			fmt.Fprintf(&b, "%s\t%s\n", ip, hostname)
+		}
 	}
 	b.Write(hostAliasLines(aliases))
 	return b.Bytes()

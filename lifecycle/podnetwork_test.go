@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -175,4 +176,73 @@ func TestSandboxHostnameIsCutAsTheKubeletCutsIt(t *testing.T) {
 	require.Len(t, configs, 1)
 	assert.Equal(t, strings.Repeat("a", 62), configs[0].Hostname, "what the runtime is given")
 	assert.Equal(t, long, configs[0].Name, "the sandbox keeps the pod's name")
+}
+
+// TestSubdomainAndFQDN: with spec.subdomain a pod's domain is the kubelet's
+// <subdomain>.<namespace>.svc.<cluster domain> — in /etc/hosts (FQDN first) and, with
+// setHostnameAsFQDN, as the sandbox's hostname, refused past 64 characters; a hostnameOverride
+// names the pod whole, without a domain.
+func TestSubdomainAndFQDN(t *testing.T) {
+	for _, c := range []struct {
+		name             string
+		pod              func(*corev1.Pod)
+		domain, hostname string
+		err              string
+	}{
+		{"no subdomain", func(p *corev1.Pod) { p.Spec.SetHostnameAsFQDN = ptr.To(true) }, "", "p-f1", ""},
+		{"subdomain", func(p *corev1.Pod) { p.Spec.Hostname, p.Spec.Subdomain = "web", "svc1" },
+			"svc1.default.svc.cluster.local", "web", ""},
+		{"subdomain, FQDN hostname", func(p *corev1.Pod) {
+			p.Spec.Hostname, p.Spec.Subdomain, p.Spec.SetHostnameAsFQDN = "web", "svc1", ptr.To(true)
+		}, "svc1.default.svc.cluster.local", "web.svc1.default.svc.cluster.local", ""},
+		{"an FQDN too long", func(p *corev1.Pod) {
+			p.Spec.Hostname, p.Spec.Subdomain, p.Spec.SetHostnameAsFQDN = strings.Repeat("w", 40), "svc1", ptr.To(true)
+		}, "svc1.default.svc.cluster.local", "", "FQDN " + strings.Repeat("w", 40) + ".svc1.default.svc.cluster.local is too long (64 characters is the max, 71 characters requested)"},
+		{"hostnameOverride", func(p *corev1.Pod) {
+			p.Spec.Subdomain, p.Spec.HostnameOverride, p.Spec.SetHostnameAsFQDN = "svc1", ptr.To("named.example"), ptr.To(true)
+		}, "", "named.example", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pod := testPod("f1", corev1.RestartPolicyAlways, ctr("main", "sleep"))
+			c.pod(pod)
+			assert.Equal(t, c.domain, podDomain(pod, "cluster.local"))
+			got, err := kernelHostname(pod, "cluster.local")
+			if c.err != "" {
+				require.ErrorContains(t, err, c.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, c.hostname, got)
+		})
+	}
+
+	h, _ := newImageHarness(t, nil)
+	h.stop()
+	h.configure = func(cfg *Config) { cfg.ClusterDomain = "cluster.local" }
+	h.rt.mu.Lock()
+	h.rt.podIP = "10.88.0.9"
+	h.rt.mu.Unlock()
+	h.start()
+	pod := testPod("f2", corev1.RestartPolicyAlways, corev1.Container{Name: "main", Image: "local:1"})
+	pod.Spec.Hostname, pod.Spec.Subdomain, pod.Spec.SetHostnameAsFQDN = "web", "svc1", ptr.To(true)
+	require.NoError(t, h.p.CreatePod(context.Background(), pod))
+	h.eventually(pod.UID, "Running", func(s *corev1.PodStatus) bool { return s.Phase == corev1.PodRunning })
+	m := hostsMountOf(h, "main")
+	require.NotNil(t, m)
+	data, err := os.ReadFile(m.HostPath)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "\n10.88.0.9\tweb.svc1.default.svc.cluster.local\tweb\n")
+
+	long := testPod("f3", corev1.RestartPolicyAlways, corev1.Container{Name: "main", Image: "local:1"})
+	long.Spec.Hostname, long.Spec.Subdomain, long.Spec.SetHostnameAsFQDN = strings.Repeat("w", 40), "svc1", ptr.To(true)
+	require.NoError(t, h.p.CreatePod(context.Background(), long))
+	h.eventually(long.UID, "waiting for a sandbox", func(s *corev1.PodStatus) bool { return s.Phase == corev1.PodPending })
+	assert.Eventually(t, func() bool {
+		for _, e := range h.drainEvents() {
+			if strings.Contains(e, "FailedCreatePodSandBox") && strings.Contains(e, "is too long") {
+				return true
+			}
+		}
+		return false
+	}, 5*time.Second, 10*time.Millisecond, "FailedCreatePodSandBox: FQDN too long")
 }

@@ -28,6 +28,8 @@ type harness struct {
 	// runtime is what the provider runs on: rt, or a wrapper of it (images).
 	runtime Runtime
 	objects *fakeObjects // nil: no API server
+	// configure, if set, changes the provider's Config before each start.
+	configure func(*Config)
 	root    string
 	p       *Provider
 
@@ -52,9 +54,13 @@ func newHarness(t *testing.T) *harness {
 // (re)starting does.
 func (h *harness) start() {
 	h.t.Helper()
-	p, err := New(context.Background(), Config{
+	cfg := Config{
 		Runtime: h.runtime, RuntimeName: "fake", Objects: h.objectGetter(), RootDir: h.root, NodeIPs: []string{"127.0.0.1"}, Clock: h.clock, Recorder: h.events,
-	})
+	}
+	if h.configure != nil {
+		h.configure(&cfg)
+	}
+	p, err := New(context.Background(), cfg)
 	require.NoError(h.t, err)
 	h.p = p
 	h.mu.Lock()

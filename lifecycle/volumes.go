@@ -90,7 +90,13 @@ func (p *Provider) runSandbox(ctx context.Context, uid types.UID) bool {
 	pod := st.pod
 	p.mu.Unlock()
 
-	id, err := p.rt.RunSandbox(ctx, sandboxConfig(pod, p.podLogDir(uid)))
+	cfg := sandboxConfig(pod, p.podLogDir(uid))
+	hostname, err := kernelHostname(pod, p.cfg.ClusterDomain)
+	var id string
+	if err == nil {
+		cfg.Hostname = hostname
+		id, err = p.rt.RunSandbox(ctx, cfg)
+	}
 	var ips []string
 	if err == nil && !pod.Spec.HostNetwork {
 		if ips, err = p.sandboxIPs(ctx, id); err != nil {

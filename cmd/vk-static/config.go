@@ -127,6 +127,9 @@ func applyConfigFile(path string, o *options, fs *pflag.FlagSet) error {
 	if cfg.ContainerLogMaxFiles != nil {
 		set("container-log-max-files", func() { o.Process.ContainerLogMaxFiles = *cfg.ContainerLogMaxFiles })
 	}
+	if cfg.ClusterDomain != "" {
+		set("cluster-domain", func() { o.ClusterDomain = cfg.ClusterDomain })
+	}
 	applyKubeletAPIConfig(&cfg, o, set)
 	applyCRIConfig(&cfg, o, set)
 	if ignored := ignoredConfigFields(data); len(ignored) > 0 {
@@ -151,6 +154,7 @@ var supportedConfigFields = map[string]bool{
 	"authentication": true, "authorization": true, "streamingConnectionIdleTimeout": true,
 	"containerRuntimeEndpoint": true, "imageServiceEndpoint": true,
 	"imageGCHighThresholdPercent": true, "imageGCLowThresholdPercent": true,
+	"clusterDomain": true,
 }
 
 // ignoredConfigFields lists the top-level keys of a KubeletConfiguration file that are valid

@@ -64,6 +64,7 @@ func (o *options) kubeletConfiguration() kubeletv1beta1.KubeletConfiguration {
 		ImageServiceEndpoint:        o.CRI.ImageEndpoint,
 		ImageGCHighThresholdPercent: ptr.To(o.CRI.ImageGCHighThreshold),
 		ImageGCLowThresholdPercent:  ptr.To(o.CRI.ImageGCLowThreshold),
+		ClusterDomain:               o.ClusterDomain,
 
 		TLSCertFile:       o.TLSCertFile,
 		TLSPrivateKeyFile: o.TLSPrivateKeyFile,

@@ -26,6 +26,7 @@ var configzArgs = []string{
 	"--streaming-connection-idle-timeout", "6m",
 	"--container-runtime-endpoint", "unix:///c.sock", "--image-service-endpoint", "unix:///i.sock",
 	"--image-gc-high-threshold", "90", "--image-gc-low-threshold", "70",
+	"--cluster-domain", "cluster.example",
 }
 
 // What /configz serves is the configuration the agent runs with: read back as a --config file,

@@ -80,6 +80,7 @@ var kubeletConfigFields = map[string]string{
 	"image-service-endpoint":                       "imageServiceEndpoint",
 	"image-gc-high-threshold":                      "imageGCHighThresholdPercent",
 	"image-gc-low-threshold":                       "imageGCLowThresholdPercent",
+	"cluster-domain":                               "clusterDomain",
 }
 
 // flagSections are the agent's flags, bound to o, in the sections --help prints them in; each
@@ -106,6 +107,7 @@ func (o *options) flagSections() cliflag.NamedFlagSets {
 	add(sectionGeneral, o.addGeneralFlags)
 	add(sectionSources, o.addSourceFlags)
 	add(sectionNode, o.addNodeFlags)
+	add(sectionNode, o.addClusterDomainFlags)
 	add(sectionClient, o.addClientFlags)
 	add(sectionKubeletAPI, o.addServingFlags)
 	add(sectionProvider, o.addProviderFlags)

@@ -115,6 +115,7 @@ func TestKubeletConfigFieldsAreTheOnesApplied(t *testing.T) {
 		"imageServiceEndpoint":                       "imageServiceEndpoint: unix:///i.sock",
 		"imageGCHighThresholdPercent":                "imageGCHighThresholdPercent: 90",
 		"imageGCLowThresholdPercent":                 "imageGCLowThresholdPercent: 70",
+		"clusterDomain":                              "clusterDomain: cluster.local",
 	}
 	named := map[string]bool{}
 	for flagName, field := range kubeletConfigFields {

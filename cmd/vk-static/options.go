@@ -57,6 +57,7 @@ type options struct {
 	Process                   processOptions
 	CRI                       criOptions
 	AllowedUnsafeSysctls      []string
+	ClusterDomain             string
 
 	// The kubelet API's TLS, authentication and authorization (kubeletapi.go).
 	TLSCertFile                              string
@@ -206,6 +207,7 @@ func (o *options) validate() error {
 	}
 	o.validateProvider(bad)
 	o.validateSysctls(bad)
+	o.validateClusterDomain(bad)
 	o.validateCertificates(bad)
 	if o.RootDir == "" {
 		bad("root-dir", "must not be empty")

@@ -216,10 +216,12 @@ func buildProvider(ctx context.Context, o *options, nodeName, nodeIP string, n *
 // lifecycleConfig is what the lifecycle takes whatever the runtime.
 func lifecycleConfig(o *options, nodeName, nodeIP string, allocatable corev1.ResourceList, client kubernetes.Interface, registry prometheus.Registerer) lifecycle.Config {
 	cfg := lifecycle.Config{
-		Registerer:  registry,
-		RootDir:     o.RootDir,
-		NodeIPs:     []string{nodeIP},
-		Allocatable: allocatable,
+		Registerer: registry,
+		RootDir:    o.RootDir,
+		NodeIPs:    []string{nodeIP},
+		// A pod's domain with spec.subdomain (its /etc/hosts, setHostnameAsFQDN).
+		ClusterDomain: o.ClusterDomain,
+		Allocatable:   allocatable,
 		// The kubelet's sysctl admission, whatever the runtime.
 		AllowedUnsafeSysctls: o.AllowedUnsafeSysctls,
 		NodeStats:            (&host.Stats{NodeName: nodeName, RootDir: o.RootDir, StartTime: time.Now()}).Node,
@@ -229,7 +231,6 @@ func lifecycleConfig(o *options, nodeName, nodeIP string, allocatable corev1.Res
 	}
 	if client != nil {
 		cfg.Objects = env.NewClientGetter(client)
-		cfg.Services = env.NewServiceWatch(client)
 		cfg.Tokens = volume.NewClientTokenRequester(client)
 	}
 	return cfg
