@@ -231,6 +231,7 @@ func lifecycleConfig(o *options, nodeName, nodeIP string, allocatable corev1.Res
 	}
 	if client != nil {
 		cfg.Objects = env.NewClientGetter(client)
+		cfg.Services = env.NewServiceWatch(client)
 		cfg.Tokens = volume.NewClientTokenRequester(client)
 	}
 	return cfg
