@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 )
 
 // podNetworkPod is imagePod on the pod network (the package containerd's bridge).
@@ -31,10 +32,12 @@ func podNetworkPod(name string, args ...string) *corev1.Pod {
 // make it Ready; the downward API gives a container the pod's address; /etc/hosts is the
 // kubelet's (the pod's address and hostname, hostAliases); the node reaches a pod
 // at its address and through its hostPort (portmap); one pod reaches another; a pod whose
-// name is longer than a hostname runs with its name cut as the kubelet cuts it. Once removed,
+// name is longer than a hostname runs with its name cut as the kubelet cuts it; subdomain,
+// setHostnameAsFQDN (with --cluster-domain) and hostnameOverride name a pod as the kubelet
+// names it (its HOSTNAME and /etc/hosts). Once removed,
 // nothing is left: sandboxes, network namespaces, addresses.
 func TestPodNetwork(t *testing.T) {
-	a := startAgent(t)
+	a := startAgent(t, "--cluster-domain", "cluster.local")
 	const hostPort = 18080
 	server := podNetworkPod("server", "serve", "--port", "8080")
 	main := &server.Spec.Containers[0]
@@ -54,6 +57,12 @@ func TestPodNetwork(t *testing.T) {
 	// A static pod's name is its manifest's and the node's: far more than 63 characters here.
 	longName := "a-static-pod-whose-name-is-longer-than-any-hostname-may-be"
 	a.writePod(podNetworkPod(longName, "sleep"))
+	fqdn := podNetworkPod("fqdn", "sleep")
+	fqdn.Spec.Hostname, fqdn.Spec.Subdomain, fqdn.Spec.SetHostnameAsFQDN = "web", "svc1", ptr.To(true)
+	a.writePod(fqdn)
+	override := podNetworkPod("override", "sleep")
+	override.Spec.Subdomain, override.Spec.HostnameOverride = "svc1", ptr.To("custom.example")
+	a.writePod(override)
 
 	readyServer := a.waitMirror("server", 90*time.Second, "Running and Ready through its probes", func(p *corev1.Pod) error {
 		if err := mainRunning(p); err != nil {
@@ -69,6 +78,8 @@ func TestPodNetwork(t *testing.T) {
 	})
 	runningClient := a.waitMirror("client", 60*time.Second, "Running", mainRunning)
 	long := a.waitMirror(longName, 60*time.Second, "Running", mainRunning)
+	runningFQDN := a.waitMirror("fqdn", 60*time.Second, "Running", mainRunning)
+	runningOverride := a.waitMirror("override", 60*time.Second, "Running", mainRunning)
 
 	rs := runtimeService(t)
 	serverIP := podAddress(t, readyServer)
@@ -104,6 +115,12 @@ func TestPodNetwork(t *testing.T) {
 	assert.Contains(t, clientEnv, "POD_IP="+clientIP.String()+"\n", "the downward API's status.podIP")
 	assert.Contains(t, clientEnv, "HOST_IP=127.0.0.1\n")
 	assert.Contains(t, exec(long, "workload", "env"), "HOSTNAME="+wantHostname(long.Name)+"\n", "the hostname, cut")
+	fqdnIP := podAddress(t, runningFQDN)
+	assert.Contains(t, exec(runningFQDN, "workload", "env"), "HOSTNAME=web.svc1.default.svc.cluster.local\n", "setHostnameAsFQDN")
+	assert.Contains(t, exec(runningFQDN, "workload", "cat", "/etc/hosts"), "\n"+fqdnIP.String()+"\tweb.svc1.default.svc.cluster.local\tweb\n")
+	overrideIP := podAddress(t, runningOverride)
+	assert.Contains(t, exec(runningOverride, "workload", "env"), "HOSTNAME=custom.example\n", "hostnameOverride")
+	assert.Contains(t, exec(runningOverride, "workload", "cat", "/etc/hosts"), "\n"+overrideIP.String()+"\tcustom.example\n", "no domain with an override")
 	hosts := exec(runningClient, "workload", "cat", "/etc/hosts")
 	assert.True(t, strings.HasPrefix(hosts, "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n"), "the kubelet's /etc/hosts:\n%s", hosts)
 	assert.Contains(t, hosts, "\n"+clientIP.String()+"\t"+runningClient.Name+"\n", "the pod's address and hostname")
@@ -122,7 +139,7 @@ func TestPodNetwork(t *testing.T) {
 		}, 10*time.Second, 100*time.Millisecond, "GET %s from the node", url)
 	}
 
-	a.removePods("server", "client", longName)
+	a.removePods("server", "client", longName, "fqdn", "override")
 	nothingLeft(t)
 }
 
