@@ -19,15 +19,14 @@
 //   - status is built by podStatus from the same state, as the kubelet's generateAPIPodStatus:
 //     container states with exit codes and reasons, restart counts, last states, the phase and
 //     conditions; statuses reach NotifyPods in the order they were built, coalesced per pod;
-//   - an exited container's termination message is the kubelet's (termination_message.go): a
-//     file bound at terminationMessagePath (RootDir/pods/<uid>/containers/<name>/<attempt>;
-//     only on a Runtime with images, whose containers have a filesystem of their own), or with
-//     FallbackToLogsOnError and a failed exit, the end of its log;
 //   - a pod's addresses are its sandbox's, none until the sandbox has them; only a pod on the
 //     host's network (or on a runtime whose sandboxes report none: processes) has the node's.
 //     The downward API (status.podIP, status.podIPs) and the httpGet and tcpSocket actions of
 //     probes and hooks that name no host use the same addresses, the latter as they are when
-//     the action runs; the sandbox's hostname is the kubelet's, cut to 63 characters;
+//     the action runs; the sandbox's hostname is the kubelet's (hostnameOverride, hostname or
+//     name, cut to 63 characters; hostname.<subdomain>.<namespace>.svc.<ClusterDomain> with
+//     setHostnameAsFQDN), and on a Runtime with images every container gets the kubelet's
+//     managed /etc/hosts (etchosts.go);
 //   - an exited container's termination message is the kubelet's (termination_message.go): a
 //     file bound at terminationMessagePath (RootDir/pods/<uid>/containers/<name>/<attempt>;
 //     only on a Runtime with images, whose containers have a filesystem of their own), or with
