@@ -33,7 +33,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: workload pause|serve|log|sleep|exit|cat|ls|echo|env|get [args]")
+		fmt.Fprintln(os.Stderr, "usage: workload pause|serve|log|sleep|exit|cat|ls|echo|write|env|get [args]")
 		os.Exit(2)
 	}
 	mode, args := os.Args[1], os.Args[2:]
@@ -111,6 +111,11 @@ func run(mode string, args []string) error {
 			fmt.Println(e.Name())
 		}
 		return nil
+	case "write": // FILE TEXT: TEXT, without a newline (a termination message)
+		if len(args) != 2 {
+			return exitCode(2)
+		}
+		return os.WriteFile(args[0], []byte(args[1]), 0o644)
 	case "echo":
 		for i, a := range args {
 			if i > 0 {
