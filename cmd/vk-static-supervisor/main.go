@@ -15,6 +15,7 @@ import (
 )
 
 func main() {
+	supervisor.RunInitIfRequested() // a workload on its way into its cgroup
 	dir, ok := supervisor.Requested()
 	if !ok {
 		fmt.Fprintln(os.Stderr, "vk-static-supervisor supervises one container for vk-static's process provider, which starts it; it is not run by hand")

@@ -36,6 +36,9 @@ type Config struct {
 	NodeIPs []string
 	// Clock times the runtime's records and its grace periods; nil is the real clock.
 	Clock clock.Clock
+	// Cgroups puts pods and containers in the kubelet's cgroup hierarchy, their limits
+	// enforced; nil runs them without cgroups (CgroupsUnavailable says so).
+	Cgroups *Cgroups
 	// SupervisorPath is the vk-static-supervisor binary (cmd/vk-static-supervisor) that
 	// supervises each container. Empty re-executes the agent's own binary, which must then call
 	// RunSupervisorIfRequested first thing in main: that works, but every supervisor then pays the

@@ -44,6 +44,10 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *li
 		LogMaxFiles:    r.cfg.LogMaxFiles,
 	}
 	rec.Config.User = nil // User is the decided one
+	if rec.Cgroups, err = r.containerCgroup(sb, id, cfg); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("container %s: %w", cfg.Name, err)
+	}
 	if err := records.WriteJSONAtomic(filepath.Join(dir, records.ContainerFile), rec); err != nil {
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("container %s: %w", cfg.Name, err)
@@ -94,6 +98,8 @@ func (r *Runtime) StopContainer(ctx context.Context, containerID string, grace t
 	if err := signalWorkload(st, syscall.SIGKILL); err != nil {
 		return err
 	}
+	// And whatever left the workload's process group (setsid, a daemon): the cgroup holds it.
+	r.killCgroup(ctx, rec)
 	select {
 	case <-w.done:
 		return nil
@@ -119,7 +125,8 @@ func signalWorkload(st *records.State, sig syscall.Signal) error {
 
 // RemoveContainer deletes a container's records; its log stays.
 func (r *Runtime) RemoveContainer(ctx context.Context, containerID string) error {
-	if _, err := r.loadContainer(containerID); err != nil {
+	rec, err := r.loadContainer(containerID)
+	if err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -134,6 +141,9 @@ func (r *Runtime) RemoveContainer(ctx context.Context, containerID string) error
 	} else if st != nil && st.State == records.StateRunning {
 		// Not watched here (a Runtime closed meanwhile), but its supervisor may run it still.
 		return fmt.Errorf("container %s: %w: stop it first", containerID, errRunning)
+	}
+	if err := r.removeCgroup(ctx, rec); err != nil {
+		return err
 	}
 	if err := os.RemoveAll(r.containerDir(containerID)); err != nil {
 		return err

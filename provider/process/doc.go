@@ -63,7 +63,10 @@
 //     only (plus PATH and HOME when it sets neither, as CRI runtimes add them: the default PATH,
 //     the user's home directory or "/"), WorkingDir (default "/"), its user (uid, gid and groups; DefaultUser, "nobody",
 //     when the config names none; the pod's fsGroup is one of its groups, as the kubelet's), as
-//     the leader of a new session and process group;
+//     the leader of a new session and process group; with a cgroup, through the init helper
+//     (the supervisor binary re-executed as vk-static-init), which joins the container's cgroup,
+//     then drops to the user and executes the command in its own place — nothing the workload
+//     does runs outside the cgroup, and the supervisor itself stays out of it;
 //   - writes state.json (pid and its start time from /proc/<pid>/stat, which tells the
 //     workload from a later process with the same pid) and reports on fd 3, which stays open as
 //     the runtime's watch connection;
@@ -79,6 +82,21 @@
 // checking that the recorded pid still is the workload. Killing the agent (even with SIGKILL)
 // leaves supervisors and workloads running; New takes them up again by connecting to each
 // running container's socket, so that their exits are still reported (NotifyContainers).
+//
+// # Cgroups
+//
+// With Config.Cgroups, pods and containers are in the kubelet's cgroup hierarchy with its
+// cgroupfs driver (package internal/cgroup, through the cgroup library the kubelet uses; v1 and
+// v2): RunSandbox makes the pod's cgroup (<root>/kubepods[/burstable|/besteffort]/pod<UID>,
+// the pod's limits and --pod-pids-limit), CreateContainer the container's inside it (its memory
+// limit, CPU quota and shares), and both paths are recorded (sandbox.json, config.json) so that
+// a restarted agent finds them again. The kernel enforces the limits; ContainerStats reads the
+// cgroup (every process in it, a setsid child and an exec'd command included); StopContainer's
+// SIGKILL also kills everything in the cgroup (freezer on v1, cgroup.kill on v2), and so does
+// the container's end; an ended container OOM-killed in its cgroup gets Reason "OOMKilled" (its
+// exit code 137 is the kernel's SIGKILL) and its cgroup is removed; RemoveSandbox removes the
+// pod's. Where cgroups cannot be used (not root, none mounted), CgroupsUnavailable says why,
+// and the lifecycle warns each pod with limits (LimitsNotEnforced).
 //
 // A supervisor that died without recording the workload's end (killed) is noticed by its watch
 // connection ending, or by New failing to connect: the workload's process group, if its pid
@@ -102,8 +120,8 @@
 // the pod was held to: for API pods (and static pods under Config.RestrictStaticPods) a
 // container that would run as root unless Config.AllowRoot, privileged containers and
 // capabilities.add (a static pod that runs as root holds every capability already); for every
-// pod runAsNonRoot with root. allowPrivilegeEscalation, seccomp,
-// AppArmor, SELinux, readOnlyRootFilesystem and resource limits are not enforced. Without root,
+// pod runAsNonRoot with root. allowPrivilegeEscalation, seccomp, AppArmor, SELinux and
+// readOnlyRootFilesystem are not enforced; resource limits are, with cgroups. Without root,
 // the agent runs every container as itself and refuses any other runAsUser.
 //
 // A container's terminationMessagePath gets no file: the container's filesystem is the host's,
@@ -114,7 +132,8 @@
 // # Streams
 //
 // Exec and Attach hand pipes (or, for Exec with a TTY, a pty slave) to the supervisor over its
-// socket (SCM_RIGHTS); Exec runs the command as the workload is run, in a session of its own
-// (ContainerStats does not count it), and kills it when its context ends. PortForward dials
-// 127.0.0.1:port. ContainerStats sums CPU time and resident memory over the workload's session.
+// socket (SCM_RIGHTS); Exec runs the command as the workload is run (in its cgroup), in a session
+// of its own, and kills it when its context ends. PortForward dials 127.0.0.1:port.
+// ContainerStats reads the container's cgroup; without one it sums CPU time and resident memory
+// over the workload's session (which an exec'd command or a setsid child is not in).
 package process

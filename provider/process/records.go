@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/provider/process/internal/cgroup"
 	"github.com/vk-static/vk-static/provider/process/internal/records"
 )
 
@@ -21,6 +22,8 @@ type sandboxRecord struct {
 	Config    lifecycle.SandboxConfig `json:"config"`
 	CreatedAt time.Time               `json:"createdAt"`
 	Stopped   bool                    `json:"stopped,omitempty"`
+	// Cgroups is the pod's cgroup (package cgroup); none without cgroups.
+	Cgroups cgroup.Paths `json:"cgroups,omitempty"`
 }
 
 // containerRecord is config.json, written by CreateContainer: what to run, decided once. The
@@ -36,6 +39,9 @@ type containerRecord struct {
 	SetCredentials bool  `json:"setCredentials"`
 	LogMaxSize     int64 `json:"logMaxSize,omitempty"`
 	LogMaxFiles    int   `json:"logMaxFiles,omitempty"`
+	// Cgroups is the container's cgroup, which its workload and execs join
+	// (records.Workload.Cgroups); none without cgroups.
+	Cgroups cgroup.Paths `json:"cgroups,omitempty"`
 }
 
 // Reasons this runtime gives for an exit, beyond the exit code.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vk-static/vk-static/lifecycle"
 	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider/process/internal/cgroup"
 	"github.com/vk-static/vk-static/provider/process/internal/records"
 )
 
@@ -28,6 +29,9 @@ type Runtime struct {
 	defaultUser *lifecycle.User // who runs a container whose config names nobody
 	// supervisor is the binary StartContainer starts as a container's supervisor.
 	supervisor string
+	// cgroups is the pods' cgroup hierarchy; nil without, and then cgroupsErr says why.
+	cgroups    *cgroup.Hierarchy
+	cgroupsErr error
 
 	mu       sync.Mutex
 	closed   bool
@@ -75,6 +79,7 @@ func New(cfg Config) (*Runtime, error) {
 	} else {
 		r.defaultUser = agentUser()
 	}
+	r.initCgroups()
 	for _, d := range []string{sandboxesDir, containersDir} {
 		if err := os.MkdirAll(filepath.Join(cfg.StateDir, d), 0o700); err != nil {
 			return nil, fmt.Errorf("process runtime: %w", err)

@@ -19,6 +19,12 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg *lifecycle.SandboxConfig) 
 		return "", fmt.Errorf("sandbox: %w", err)
 	}
 	rec := &sandboxRecord{ID: id, Config: *cfg, CreatedAt: r.clock.Now()}
+	cg, err := r.podCgroup(cfg.Pod)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("sandbox: %w", err)
+	}
+	rec.Cgroups = cg
 	if err := records.WriteJSONAtomic(filepath.Join(dir, sandboxFile), rec); err != nil {
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("sandbox: %w", err)
@@ -40,12 +46,17 @@ func (r *Runtime) StopSandbox(ctx context.Context, sandboxID string) error {
 	return records.WriteJSONAtomic(filepath.Join(r.sandboxDir(sandboxID), sandboxFile), rec)
 }
 
-// RemoveSandbox forgets the sandbox.
+// RemoveSandbox forgets the sandbox, and removes its pod's cgroup when no other sandbox of the
+// pod is left.
 func (r *Runtime) RemoveSandbox(ctx context.Context, sandboxID string) error {
-	if _, err := r.loadSandbox(sandboxID); err != nil {
+	rec, err := r.loadSandbox(sandboxID)
+	if err != nil {
 		return err
 	}
-	return os.RemoveAll(r.sandboxDir(sandboxID))
+	if err := os.RemoveAll(r.sandboxDir(sandboxID)); err != nil {
+		return err
+	}
+	return r.removePodCgroup(ctx, rec)
 }
 
 // ListSandboxes reports every recorded sandbox.

@@ -14,7 +14,8 @@ import (
 // that of its children that have ended) and resident memory, summed. Exec'd commands run in
 // sessions of their own and are not counted.
 func (r *Runtime) ContainerStats(ctx context.Context, containerID string) (*lifecycle.ContainerStats, error) {
-	if _, err := r.loadContainer(containerID); err != nil {
+	rec, err := r.loadContainer(containerID)
+	if err != nil {
 		return nil, err
 	}
 	st, err := r.readState(containerID)
@@ -23,6 +24,9 @@ func (r *Runtime) ContainerStats(ctx context.Context, containerID string) (*life
 	}
 	if st == nil || st.State != records.StateRunning || procfs.SameProcess(st.Pid, st.PidStartTime) != nil {
 		return nil, fmt.Errorf("container %s: %w", containerID, ErrNotRunning)
+	}
+	if r.cgroups != nil && len(rec.Cgroups) > 0 {
+		return r.cgroupStats(rec)
 	}
 	now := r.clock.Now()
 	cpu, rss, err := procfs.SessionUsage(st.Pid)

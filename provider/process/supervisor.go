@@ -14,6 +14,7 @@ import (
 // starts containers without Config.SupervisorPath — before flags are parsed or goroutines
 // started: without a SupervisorPath, the supervisor is the agent binary re-executed.
 func RunSupervisorIfRequested() {
+	supervisor.RunInitIfRequested() // a workload on its way into its cgroup
 	if dir, ok := supervisor.Requested(); ok {
 		os.Exit(supervisor.Run(dir))
 	}

@@ -59,6 +59,7 @@ func (r *Runtime) track(w *watch) {
 			_ = w.cmd.Wait() // the supervisor exits right after closing its watches
 		}
 		r.concludeLost(context.Background(), w.id, "the supervisor ended without recording the container's end")
+		r.concludeCgroup(context.Background(), w.id)
 		r.mu.Lock()
 		delete(r.watches, w.id)
 		r.mu.Unlock()
@@ -109,6 +110,8 @@ func (r *Runtime) adoptAll() error {
 		}
 		st, err := records.ReadState(r.containerDir(id))
 		if err != nil || st == nil || st.State != records.StateRunning {
+			// Ended while no agent watched: its cgroup is finished now.
+			r.concludeCgroup(context.Background(), id)
 			continue
 		}
 		r.adopt(rec)
@@ -126,6 +129,7 @@ func (r *Runtime) adopt(rec *containerRecord) {
 	}
 	if err != nil {
 		r.concludeLost(context.Background(), rec.ID, fmt.Sprintf("the supervisor is gone (%v) without recording the container's end", err))
+		r.concludeCgroup(context.Background(), rec.ID)
 		return
 	}
 	r.track(&watch{id: rec.ID, sandboxID: rec.SandboxID, labels: rec.Config.Labels, conn: conn, reader: bufio.NewReader(conn), done: make(chan struct{})})

@@ -110,7 +110,10 @@ func (s *supervisor) exec(conn *net.UnixConn, req protocol.Request, files []*os.
 		writeReply(conn, protocol.Reply{Error: "the container is not running"})
 		return
 	}
-	err = s.launch.start(cmd)
+	initErrors, err := s.throughInit(cmd) // into the container's cgroup, as runc exec
+	if err == nil {
+		err = s.startCommand(cmd, initErrors)
+	}
 	if err == nil {
 		s.execs[cmd.Process.Pid] = struct{}{}
 	}

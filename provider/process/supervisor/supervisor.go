@@ -195,7 +195,10 @@ func (s *supervisor) start() (*exec.Cmd, *sync.WaitGroup, error) {
 		s.copyOutput(outputs, outR, logOut, false, nil)
 		s.copyOutput(outputs, errR, logErr, true, nil)
 	}
-	err = s.launch.start(cmd)
+	initErrors, err := s.throughInit(cmd) // into the container's cgroup first
+	if err == nil {
+		err = s.startCommand(cmd, initErrors)
+	}
 	for _, f := range childEnds {
 		f.Close()
 	}

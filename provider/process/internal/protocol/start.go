@@ -14,6 +14,11 @@ const (
 	Arg0    = "vk-static-supervisor"
 )
 
+// InitArg0 is the argv[0] of a supervisor binary re-executed as the init helper of a workload
+// in a cgroup (package supervisor, init.go), its JSON spec after it. It is not EnvName: the
+// helper's environment is the workload's.
+const InitArg0 = "vk-static-init"
+
 // ReportFd is the descriptor on which the runtime hears of the start (one JSON StartReport
 // line) and which then stays open as its watch connection: a socketpair, so that there is no
 // moment between the start and the runtime's watch at which an exit could go unseen.

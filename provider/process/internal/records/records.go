@@ -36,6 +36,9 @@ type Workload struct {
 	SetCredentials bool  `json:"setCredentials"`
 	LogMaxSize     int64 `json:"logMaxSize,omitempty"`
 	LogMaxFiles    int   `json:"logMaxFiles,omitempty"`
+	// Cgroups are the directories of the container's cgroup (one per v1 hierarchy, one on v2),
+	// which the workload and its execs join before they are executed; none without cgroups.
+	Cgroups map[string]string `json:"cgroups,omitempty"`
 }
 
 // WorkloadConfig is what the supervisor uses of lifecycle.ContainerConfig, under its (untagged)

@@ -1,0 +1,275 @@
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"syscall"
+
+	"github.com/opencontainers/cgroups"
+	"github.com/opencontainers/cgroups/fs"
+	"github.com/opencontainers/cgroups/fs2"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Config is the hierarchy: the kubelet's flags of the same names.
+type Config struct {
+	// Root is --cgroup-root: the cgroup under which kubepods is made; "" is "/".
+	Root string
+	// PerQOS is --cgroups-per-qos: kubepods and its burstable and besteffort children, with
+	// each pod under its class.
+	PerQOS bool
+	// PodPidsLimit is --pod-pids-limit: the most processes and threads a pod's cgroup holds;
+	// zero or negative is no limit.
+	PodPidsLimit int64
+}
+
+// Paths are a cgroup's directories as the library gives them (Manager.GetPaths): by
+// controller on v1, the one directory under "" on v2. They are recorded with the sandbox and
+// the container so that a restarted agent finds the cgroups again.
+type Paths map[string]string
+
+// Hierarchy makes and reads the pods' and containers' cgroups.
+type Hierarchy struct {
+	cfg Config
+	v2  bool
+}
+
+// New returns the hierarchy, or why cgroups cannot be used on this host.
+func New(cfg Config) (*Hierarchy, error) {
+	if cfg.Root == "" {
+		cfg.Root = "/"
+	}
+	if !path.IsAbs(cfg.Root) {
+		return nil, fmt.Errorf("--cgroup-root %q is not an absolute cgroup path", cfg.Root)
+	}
+	if os.Geteuid() != 0 {
+		return nil, errors.New("the agent is not root")
+	}
+	h := &Hierarchy{cfg: cfg, v2: cgroups.IsCgroup2UnifiedMode()}
+	// Making the QoS cgroups proves that the hierarchy is there and writable.
+	if _, err := h.ensure(h.qosPath(corev1.PodQOSBurstable), &cgroups.Resources{}); err != nil {
+		return nil, err
+	}
+	if cfg.PerQOS {
+		if _, err := h.ensure(h.qosPath(corev1.PodQOSBestEffort), &cgroups.Resources{CpuShares: minShares}); err != nil {
+			return nil, err
+		}
+	}
+	return h, nil
+}
+
+// Version is 1 or 2.
+func (h *Hierarchy) Version() int {
+	if h.v2 {
+		return 2
+	}
+	return 1
+}
+
+// qosPath is the cgroup of the pods of a QoS class: kubepods itself for Guaranteed pods (and
+// all pods without PerQOS), kubepods/burstable and kubepods/besteffort.
+func (h *Hierarchy) qosPath(qos corev1.PodQOSClass) string {
+	if !h.cfg.PerQOS {
+		return h.cfg.Root
+	}
+	base := path.Join(h.cfg.Root, "kubepods")
+	switch qos {
+	case corev1.PodQOSBurstable:
+		return path.Join(base, "burstable")
+	case corev1.PodQOSBestEffort:
+		return path.Join(base, "besteffort")
+	}
+	return base
+}
+
+// PodPath is pod's cgroup, as the kubelet names it.
+func (h *Hierarchy) PodPath(pod *corev1.Pod) string {
+	return path.Join(h.qosPath(QOSClass(pod)), "pod"+string(pod.UID))
+}
+
+// EnsurePod makes pod's cgroup (and its parents) with the pod's limits, or sets them on the one
+// there.
+func (h *Hierarchy) EnsurePod(pod *corev1.Pod) (Paths, error) {
+	qos := QOSClass(pod)
+	return h.ensure(h.PodPath(pod), podResources(pod, qos, h.cfg.PodPidsLimit))
+}
+
+// CreateContainer makes the cgroup of container id of a pod whose cgroup is podPaths, with the
+// container's limits.
+func (h *Hierarchy) CreateContainer(podPaths Paths, id string, c *corev1.Container) (Paths, error) {
+	res := containerResources(c)
+	if h.v2 {
+		return h.ensureAt(path.Join(podPaths[""], id), res)
+	}
+	// The library names v1 cgroups by their path in each hierarchy: the pod's, under which the
+	// container's is made.
+	m, err := h.load(podPaths)
+	if err != nil {
+		return nil, err
+	}
+	cg, err := m.GetCgroups()
+	if err != nil {
+		return nil, err
+	}
+	return h.ensure(path.Join(cg.Path, id), res)
+}
+
+// ensure makes the cgroup at the cgroup path p with res.
+func (h *Hierarchy) ensure(p string, res *cgroups.Resources) (Paths, error) {
+	cg := &cgroups.Cgroup{Path: p, Resources: res}
+	var m cgroups.Manager
+	var err error
+	if h.v2 {
+		m, err = fs2.NewManager(cg, path.Join("/sys/fs/cgroup", p))
+	} else {
+		m, err = fs.NewManager(cg, nil)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cgroup %s: %w", p, err)
+	}
+	return apply(m, p, res)
+}
+
+// ensureAt is ensure for a v2 directory.
+func (h *Hierarchy) ensureAt(dir string, res *cgroups.Resources) (Paths, error) {
+	m, err := fs2.NewManager(&cgroups.Cgroup{Resources: res}, dir)
+	if err != nil {
+		return nil, fmt.Errorf("cgroup %s: %w", dir, err)
+	}
+	return apply(m, dir, res)
+}
+
+func apply(m cgroups.Manager, name string, res *cgroups.Resources) (Paths, error) {
+	if err := m.Apply(-1); err != nil {
+		return nil, fmt.Errorf("create cgroup %s: %w", name, err)
+	}
+	if res.CpuShares != 0 && res.CpuWeight == 0 {
+		if _, ok := m.GetPaths()[""]; ok && len(m.GetPaths()) == 1 {
+			res.CpuWeight = cgroups.ConvertCPUSharesToCgroupV2Value(res.CpuShares)
+		}
+	}
+	if err := m.Set(res); err != nil {
+		return nil, fmt.Errorf("set the limits of cgroup %s: %w", name, err)
+	}
+	return Paths(m.GetPaths()), nil
+}
+
+// load is the library's manager of the existing cgroup at paths.
+func (h *Hierarchy) load(paths Paths) (cgroups.Manager, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("no cgroup recorded")
+	}
+	if h.v2 {
+		return fs2.NewManager(&cgroups.Cgroup{Resources: &cgroups.Resources{}}, paths[""])
+	}
+	// The cgroup path is the memory (or any) controller's directory below its mount.
+	cg := &cgroups.Cgroup{Resources: &cgroups.Resources{}}
+	for name, dir := range paths {
+		if mnt, root, err := cgroups.FindCgroupMountpointAndRoot("", name); err == nil && len(dir) >= len(mnt) && dir[:len(mnt)] == mnt {
+			cg.Path = path.Join(root, dir[len(mnt):])
+			break
+		}
+	}
+	return fs.NewManager(cg, paths)
+}
+
+// Usage is what the stats report of a cgroup.
+type Usage struct {
+	// CPU is the CPU time used, in nanoseconds.
+	CPU uint64
+	// Memory is the memory usage; WorkingSet that less the inactive file cache, as cAdvisor
+	// computes it for the kubelet.
+	Memory, WorkingSet uint64
+	// Throttled is how often, and how long in nanoseconds, the CPU quota held the cgroup back.
+	ThrottledPeriods, ThrottledTime uint64
+	// Pids are the processes in the cgroup (any session).
+	Pids int
+}
+
+// Stats reads the cgroup's usage.
+func (h *Hierarchy) Stats(paths Paths) (*Usage, error) {
+	m, err := h.load(paths)
+	if err != nil {
+		return nil, err
+	}
+	st, err := m.GetStats()
+	if err != nil {
+		return nil, err
+	}
+	u := &Usage{
+		CPU:              st.CpuStats.CpuUsage.TotalUsage,
+		Memory:           st.MemoryStats.Usage.Usage,
+		ThrottledPeriods: st.CpuStats.ThrottlingData.ThrottledPeriods,
+		ThrottledTime:    st.CpuStats.ThrottlingData.ThrottledTime,
+	}
+	inactive := st.MemoryStats.Stats["total_inactive_file"]
+	if h.v2 {
+		inactive = st.MemoryStats.Stats["inactive_file"]
+	}
+	u.WorkingSet = u.Memory
+	if inactive < u.WorkingSet {
+		u.WorkingSet -= inactive
+	} else {
+		u.WorkingSet = 0
+	}
+	if pids, err := m.GetAllPids(); err == nil {
+		u.Pids = len(pids)
+	}
+	return u, nil
+}
+
+// OOMKills is how many processes of the cgroup the kernel's OOM killer ended.
+func (h *Hierarchy) OOMKills(paths Paths) (uint64, error) {
+	m, err := h.load(paths)
+	if err != nil {
+		return 0, err
+	}
+	return m.OOMKillCount()
+}
+
+// Pids are the processes in the cgroup and below.
+func (h *Hierarchy) Pids(paths Paths) ([]int, error) {
+	m, err := h.load(paths)
+	if err != nil {
+		return nil, err
+	}
+	return m.GetAllPids()
+}
+
+// KillAll kills every process in the cgroup, whatever its session: cgroup.kill on v2 (5.14 and
+// later), else the processes frozen (so that none forks meanwhile), killed and thawed.
+func (h *Hierarchy) KillAll(paths Paths) error {
+	m, err := h.load(paths)
+	if err != nil {
+		return err
+	}
+	if !m.Exists() {
+		return nil
+	}
+	if h.v2 {
+		if err := cgroups.WriteFile(paths[""], "cgroup.kill", "1"); err == nil {
+			return nil
+		}
+	}
+	frozen := m.Freeze(cgroups.Frozen) == nil
+	pids, err := m.GetAllPids()
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	if frozen {
+		if terr := m.Freeze(cgroups.Thawed); terr != nil && err == nil {
+			err = terr
+		}
+	}
+	return err
+}
+
+// Destroy removes the cgroup (its processes must have ended).
+func (h *Hierarchy) Destroy(paths Paths) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	return cgroups.RemovePaths(paths)
+}
