@@ -38,6 +38,8 @@ type Options struct {
 	Marker string
 	// Files are added to the image: absolute path → content, mode 0644.
 	Files map[string]string
+	// User is the image's user (uid, uid:gid or a name); empty: root.
+	User string
 }
 
 // Build returns an image of the workload program for the test's os/arch (compiling the
@@ -63,6 +65,7 @@ func Build(opts Options) (v1.Image, error) {
 			Cmd:        cmd,
 			Env:        append([]string{"PATH=/usr/local/bin:/usr/bin:/bin:/"}, opts.Env...),
 			Labels:     opts.Labels,
+			User:       opts.User,
 		},
 	})
 	if err != nil {
