@@ -69,6 +69,12 @@ type Config struct {
 	// by default they keep running while the agent is stopped (restarted, upgraded) and the
 	// next agent takes them up again.
 	StopPodsOnExit bool
+	// RuntimeStatusPeriod is how often the health of a Runtime that reports it (health.Checker)
+	// is asked, and RuntimeStatusThreshold how long it may go without saying it is ready before
+	// the Node turns NotReady ("container runtime is down"); defaults the kubelet's, 5 s and
+	// 30 s, which it does not let be configured.
+	RuntimeStatusPeriod    time.Duration
+	RuntimeStatusThreshold time.Duration
 	// Registerer receives the lifecycle's metrics (metrics.go); nil registers them nowhere.
 	Registerer prometheus.Registerer
 	// Clock is the time source; nil is the real clock.

@@ -15,6 +15,7 @@ import (
 	"github.com/vk-static/vk-static/lifecycle/probe"
 	"github.com/vk-static/vk-static/lifecycle/volume"
 	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/node/health"
 )
 
 // Provider is a node.PodLifecycleHandler and node.PodNotifier that runs pods' containers on a
@@ -44,6 +45,9 @@ type Provider struct {
 	// containers and sandboxes, which are kept until the pod is created again (kept.go).
 	kept    map[types.UID]*keptPod
 	metrics *metrics
+	// health follows the runtime's health for the Node's Ready condition (health.go); nil
+	// for a runtime that reports none.
+	health *health.Monitor
 }
 
 var (
@@ -92,6 +96,7 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 		notifier: newNotifier(),
 		sysctls:  sysctls,
 		kept:     map[types.UID]*keptPod{},
+		health:   newHealthMonitor(cfg),
 	}
 	p.metrics = newMetrics(cfg.Registerer, p)
 	p.probes = probe.NewManager(cfg.Clock, p.onProbe, probe.WithEvents(p.onProbeEvent))
@@ -109,6 +114,7 @@ func (p *Provider) Run(ctx context.Context) error {
 		p.wg.Go(func() { _ = w.Run(ctx) })
 	}
 	p.rt.NotifyContainers(ctx, p.onContainerEvent)
+	p.wg.Go(func() { p.runHealth(ctx) })
 	p.wg.Go(func() {
 		p.notifier.run(ctx, func() func(*corev1.Pod) {
 			p.mu.Lock()

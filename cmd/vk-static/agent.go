@@ -48,6 +48,7 @@ func runAgent(ctx context.Context, o *options) error {
 			registry:  registry,
 			profiling: o.Profiling,
 			ready:     a.Ready(),
+			runtime:   provider.runtimeHealth(),
 		})
 	}
 	logger.Info("vk-static", startupValues(o)...)

@@ -108,6 +108,7 @@ func (o *options) flagSections() cliflag.NamedFlagSets {
 	add(sectionSources, o.addSourceFlags)
 	add(sectionNode, o.addNodeFlags)
 	add(sectionNode, o.addClusterDomainFlags)
+	add(sectionNode, o.addNodeHealthFlags)
 	add(sectionClient, o.addClientFlags)
 	add(sectionKubeletAPI, o.addServingFlags)
 	add(sectionProvider, o.addProviderFlags)

@@ -22,18 +22,35 @@ type healthzServer struct {
 	registry  *prometheus.Registry
 	profiling bool
 	ready     <-chan struct{}
+	// runtime says why the container runtime cannot run pods (the Node's Ready message); nil
+	// for a provider that reports no runtime health.
+	runtime func() error
 }
 
 func (s *healthzServer) Run(ctx context.Context) error {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "ok") })
+	// Both say what the Node's Ready condition says of the runtime, the pod network aside (the
+	// kubelet's sync loop, which its healthz watches, waits for the runtime only and runs
+	// host-network pods without a network).
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if err := s.runtimeErr(); err != nil {
+			http.Error(w, "runtime: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprint(w, "ok")
+	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		select {
 		case <-s.ready:
-			fmt.Fprint(w, "ok")
 		default:
 			http.Error(w, "pod controller not started", http.StatusServiceUnavailable)
+			return
 		}
+		if err := s.runtimeErr(); err != nil {
+			http.Error(w, "runtime: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprint(w, "ok")
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	if s.profiling {
@@ -59,4 +76,12 @@ func (s *healthzServer) Run(ctx context.Context) error {
 		return fmt.Errorf("healthz: %w", err)
 	}
 	return nil
+}
+
+// runtimeErr is why the runtime cannot run pods, nil when it can or nobody says.
+func (s *healthzServer) runtimeErr() error {
+	if s.runtime == nil {
+		return nil
+	}
+	return s.runtime()
 }

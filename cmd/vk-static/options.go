@@ -58,6 +58,7 @@ type options struct {
 	CRI                       criOptions
 	AllowedUnsafeSysctls      []string
 	ClusterDomain             string
+	NodeHealth                nodeHealthOptions
 
 	// The kubelet API's TLS, authentication and authorization (kubeletapi.go).
 	TLSCertFile                              string
@@ -88,6 +89,7 @@ func defaultOptions() *options {
 		Provider:                  providerProcess,
 		Process:                   defaultProcessOptions(),
 		CRI:                       defaultCRIOptions(),
+		NodeHealth:                defaultNodeHealthOptions(),
 		RootDir:                   "/var/lib/vk-static",
 		KubeAPIQPS:                50,
 		KubeAPIBurst:              100,
@@ -207,6 +209,7 @@ func (o *options) validate() error {
 	}
 	o.validateProvider(bad)
 	o.validateSysctls(bad)
+	o.validateNodeHealth(bad)
 	o.validateClusterDomain(bad)
 	o.validateCertificates(bad)
 	if o.RootDir == "" {

@@ -229,6 +229,7 @@ func lifecycleConfig(o *options, nodeName, nodeIP string, allocatable corev1.Res
 		// periodic pod sync.
 		VolumeRefresh: o.SyncFrequency,
 	}
+	o.applyNodeHealth(&cfg)
 	if client != nil {
 		cfg.Objects = env.NewClientGetter(client)
 		cfg.Services = env.NewServiceWatch(client)
