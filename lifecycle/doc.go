@@ -19,6 +19,10 @@
 //   - status is built by podStatus from the same state, as the kubelet's generateAPIPodStatus:
 //     container states with exit codes and reasons, restart counts, last states, the phase and
 //     conditions; statuses reach NotifyPods in the order they were built, coalesced per pod;
+//     a container without an instance waits with PodInitializing in a pod with init
+//     containers, else ContainerCreating; the conditions it owns are the kubelet's generated
+//     ones, with their reasons and messages (conditions.go), Ready waiting for every readiness
+//     gate's condition as UpdatePod brings it; the conditions of others are never reported;
 //   - a pod's addresses are its sandbox's, none until the sandbox has them; only a pod on the
 //     host's network (or on a runtime whose sandboxes report none: processes) has the node's.
 //     The downward API (status.podIP, status.podIPs) and the httpGet and tcpSocket actions of
@@ -37,7 +41,13 @@
 //     and nothing is mounted below the pod's directory: never a RemoveAll through a mount. Until
 //     then the pod stays, terminating, with its record, reported (FailedCleanup event, log,
 //     metrics) and tried again with back-off (cleanup.go);
-//   - a pod the Runtime refuses (Admit) is Failed with the Runtime's message and never started;
+//   - a pod the kubelet's own admission refuses (spec.os, sysctls outside the safe set and
+//     Config.AllowedUnsafeSysctls: admission.go) or the Runtime refuses (Admit) is Failed as the
+//     kubelet rejects a pod — its reason (PodOSNotSupported, SysctlForbidden, NotAdmitted for
+//     the Runtime's), "Pod was rejected: <message>" — and never started;
+//   - a container's environment gets the kubelet's service variables (Config.Services,
+//     service_env.go); with runAsNonRoot and no runAsUser, a Runtime that knows its images'
+//     users (ImageUserService) holds the container to its image's (runasnonroot.go);
 //   - the pods a previous agent ran are restored by New from RootDir/pods/<uid>/pod.json and the
 //     Runtime's labelled containers: running containers keep running, with their restart counts
 //     and start times; stopping the agent stops nothing unless Config.StopPodsOnExit. Records
