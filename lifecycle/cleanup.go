@@ -57,6 +57,10 @@ func (p *Provider) forget(ctx context.Context, uid types.UID) bool {
 	sandboxID := st.sandboxID
 	p.mu.Unlock()
 
+	if err := p.removeLeftovers(ctx, uid); err != nil {
+		p.cleanupFailed(ctx, uid, cleanupStepContainer, err)
+		return false
+	}
 	if step, err := p.removePodLeftovers(ctx, uid, ids, sandboxID); err != nil {
 		if ctx.Err() != nil {
 			return false

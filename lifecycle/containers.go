@@ -111,7 +111,11 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 	if stale != nil {
 		// The kubelet keeps one dead instance per container, for lastState and --previous.
 		if err := p.rt.RemoveContainer(ctx, stale.ID); err != nil && !node.IsNotFound(err) {
-			logger.Error(err, "Removing an old container instance", "containerID", stale.ID)
+			// Not forgotten: the pod's next syncs try again (leftovers.go).
+			logger.Error(err, "Removing an old container instance; tried again", "containerID", stale.ID)
+			p.mu.Lock()
+			p.addLeftoverLocked(uid, stale)
+			p.mu.Unlock()
 		}
 		os.Remove(p.terminationMessageFile(uid, c.Name, stale.Attempt))
 	}

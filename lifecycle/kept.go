@@ -24,14 +24,6 @@ type keptPod struct {
 // reasonRecordUnreadable is the Warning event on a pod whose record could not be read.
 const reasonRecordUnreadable = "PodRecordUnreadable"
 
-// leftovers are containers and sandboxes a pod created again did not adopt from its kept
-// ones (extra sandboxes, instances beyond the two kept): its next sync removes them, outside
-// the lock CreatePod holds.
-type leftovers struct {
-	sandboxes  []string
-	containers []*ContainerStatus
-}
-
 // reportKeptLocked posts a Warning event on each pod whose record could not be read (restore
 // has logged them). Run calls it: the agent gives the provider its event recorder after New.
 func (p *Provider) reportKeptLocked() {
@@ -91,24 +83,5 @@ func (p *Provider) adoptKeptLocked(ctx context.Context, st *podState) {
 			c := containerSpec(st.pod, name)
 			p.probes.Add(p.runCtx, st.pod.UID, c, rec.current.ID, rec.current.StartedAt, p.targetLocked(st, c, rec.current.ID))
 		}
-	}
-}
-
-// removeLeftovers removes what the pod did not adopt of its kept containers and sandboxes.
-func (p *Provider) removeLeftovers(ctx context.Context, uid types.UID) {
-	p.mu.Lock()
-	st, ok := p.pods[uid]
-	if !ok {
-		p.mu.Unlock()
-		return
-	}
-	left := st.leftovers
-	st.leftovers = leftovers{}
-	p.mu.Unlock()
-	for _, cs := range left.containers {
-		p.removeContainer(ctx, cs)
-	}
-	for _, id := range left.sandboxes {
-		p.removeSandbox(ctx, id)
 	}
 }

@@ -49,8 +49,8 @@ type podState struct {
 	// cleanup is the retry back-off of a stopped pod whose containers, sandbox, volumes or
 	// directory could not all be removed (cleanup.go); nil until a cleanup failed.
 	cleanup *backoff.Delays
-	// leftovers are the kept containers and sandboxes of an unreadable record that this pod,
-	// created again, did not adopt (kept.go): its next sync removes them.
+	// leftovers are instances the runtime holds that the pod no longer tracks, which its syncs
+	// remove until the runtime confirms (leftovers.go).
 	leftovers leftovers
 	// status is the last status built and reported; nil before the first.
 	status *corev1.PodStatus

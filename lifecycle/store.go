@@ -15,7 +15,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/internal/atomicfile"
-	"github.com/vk-static/vk-static/node"
 )
 
 // podFile is the pod as the lifecycle was given it, kept in RootDir/pods/<uid>/pod.json so
@@ -229,22 +228,18 @@ func (p *Provider) probeRestoredLocked(ctx context.Context) {
 	}
 }
 
+// removeContainer removes a container of no pod; a failure is logged, and the next agent's
+// restore finds it again.
 func (p *Provider) removeContainer(ctx context.Context, cs *ContainerStatus) {
-	if cs.State == ContainerRunning {
-		if err := p.rt.StopContainer(ctx, cs.ID, minimumGrace); err != nil && !node.IsNotFound(err) {
-			klog.FromContext(ctx).Error(err, "Stopping a container of no pod", "containerID", cs.ID)
-		}
-	}
-	if err := p.rt.RemoveContainer(ctx, cs.ID); err != nil && !node.IsNotFound(err) {
+	if err := p.removeInstance(ctx, cs); err != nil {
 		klog.FromContext(ctx).Error(err, "Removing a container of no pod", "containerID", cs.ID)
 	}
 }
 
+// removeSandbox removes a sandbox of no pod; a failure is logged, and the next agent's restore
+// finds it again.
 func (p *Provider) removeSandbox(ctx context.Context, id string) {
-	if err := p.rt.StopSandbox(ctx, id); err != nil && !node.IsNotFound(err) {
-		klog.FromContext(ctx).Error(err, "Stopping a sandbox of no pod", "sandboxID", id)
-	}
-	if err := p.rt.RemoveSandbox(ctx, id); err != nil && !node.IsNotFound(err) {
+	if err := p.dropSandbox(ctx, id); err != nil {
 		klog.FromContext(ctx).Error(err, "Removing a sandbox of no pod", "sandboxID", id)
 	}
 }

@@ -19,7 +19,7 @@ const retryAfter = 10 * time.Second
 // true once the pod has been stopped for good and forgotten; a deleted pod that could not be
 // cleaned up yet stays, and its worker tries again when the back-off wakes it.
 func (p *Provider) syncPod(ctx context.Context, uid types.UID) (forgotten bool) {
-	p.removeLeftovers(ctx, uid)
+	_ = p.removeLeftovers(ctx, uid) // logged, and tried again
 	p.refreshContainers(ctx, uid)
 
 	p.mu.Lock()
