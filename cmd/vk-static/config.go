@@ -132,6 +132,7 @@ func applyConfigFile(path string, o *options, fs *pflag.FlagSet) error {
 	}
 	applyKubeletAPIConfig(&cfg, o, set)
 	applyCRIConfig(&cfg, o, set)
+	applySysctlConfig(&cfg, o, set)
 	if ignored := ignoredConfigFields(data); len(ignored) > 0 {
 		// Valid kubelet settings that mean nothing here: say so rather than fail, so that a
 		// kubelet's config file can be reused as is.

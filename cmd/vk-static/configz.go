@@ -59,6 +59,7 @@ func (o *options) kubeletConfiguration() kubeletv1beta1.KubeletConfiguration {
 		KubeReserved:              o.Process.KubeReserved,
 		ContainerLogMaxSize:       o.Process.ContainerLogMaxSize,
 		ContainerLogMaxFiles:      ptr.To(o.Process.ContainerLogMaxFiles),
+		AllowedUnsafeSysctls:      o.AllowedUnsafeSysctls,
 
 		ContainerRuntimeEndpoint:    o.CRI.RuntimeEndpoint,
 		ImageServiceEndpoint:        o.CRI.ImageEndpoint,

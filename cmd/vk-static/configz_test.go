@@ -27,6 +27,7 @@ var configzArgs = []string{
 	"--container-runtime-endpoint", "unix:///c.sock", "--image-service-endpoint", "unix:///i.sock",
 	"--image-gc-high-threshold", "90", "--image-gc-low-threshold", "70",
 	"--cluster-domain", "cluster.example",
+	"--allowed-unsafe-sysctls", "kernel.msg*,net.core.somaxconn",
 }
 
 // What /configz serves is the configuration the agent runs with: read back as a --config file,

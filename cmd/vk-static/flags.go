@@ -81,6 +81,7 @@ var kubeletConfigFields = map[string]string{
 	"image-gc-high-threshold":                      "imageGCHighThresholdPercent",
 	"image-gc-low-threshold":                       "imageGCLowThresholdPercent",
 	"cluster-domain":                               "clusterDomain",
+	"allowed-unsafe-sysctls":                       "allowedUnsafeSysctls",
 }
 
 // flagSections are the agent's flags, bound to o, in the sections --help prints them in; each

@@ -116,6 +116,7 @@ func TestKubeletConfigFieldsAreTheOnesApplied(t *testing.T) {
 		"imageGCHighThresholdPercent":                "imageGCHighThresholdPercent: 90",
 		"imageGCLowThresholdPercent":                 "imageGCLowThresholdPercent: 70",
 		"clusterDomain":                              "clusterDomain: cluster.local",
+		"allowedUnsafeSysctls":                       "allowedUnsafeSysctls: [kernel.msg*]",
 	}
 	named := map[string]bool{}
 	for flagName, field := range kubeletConfigFields {

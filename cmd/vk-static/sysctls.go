@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/spf13/pflag"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/vk-static/vk-static/lifecycle"
 )
@@ -18,5 +19,12 @@ func (o *options) addSysctlFlags(fs *pflag.FlagSet) {
 func (o *options) validateSysctls(bad func(flag, format string, args ...any)) {
 	if err := lifecycle.ValidateAllowedUnsafeSysctls(o.AllowedUnsafeSysctls); err != nil {
 		bad("allowed-unsafe-sysctls", "%v", err)
+	}
+}
+
+// applySysctlConfig applies a KubeletConfiguration's allowedUnsafeSysctls.
+func applySysctlConfig(cfg *kubeletv1beta1.KubeletConfiguration, o *options, set func(flag string, apply func())) {
+	if len(cfg.AllowedUnsafeSysctls) > 0 {
+		set("allowed-unsafe-sysctls", func() { o.AllowedUnsafeSysctls = cfg.AllowedUnsafeSysctls })
 	}
 }
