@@ -101,3 +101,25 @@ func withoutTime(c corev1.PodCondition) corev1.PodCondition {
 	c.LastTransitionTime = c.LastProbeTime
 	return c
 }
+
+// The upstream "should not start app containers and fail the pod if init containers fail on a
+// RestartNever pod": Failed, Initialized False naming the failed init container, the main
+// container still waiting with PodInitializing.
+func TestFailedInitContainerOnARestartNeverPod(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("in4", corev1.RestartPolicyNever, ctr("run1", "sleep", "1000"))
+	pod.Spec.InitContainers = []corev1.Container{ctr("init1", "true"), ctr("init2", "false")}
+	require.NoError(t, h.p.CreatePod(context.Background(), pod))
+	h.eventually(pod.UID, "init1 running", func(s *corev1.PodStatus) bool { return s.InitContainerStatuses[0].State.Running != nil })
+	h.rt.exit(h.rt.running("init1"), 0)
+	h.eventually(pod.UID, "init2 running", func(s *corev1.PodStatus) bool { return s.InitContainerStatuses[1].State.Running != nil })
+	h.rt.exit(h.rt.running("init2"), 1)
+	h.eventually(pod.UID, "Failed", func(s *corev1.PodStatus) bool { return s.Phase == corev1.PodFailed })
+	s := h.status(pod.UID)
+	assert.Equal(t, corev1.PodCondition{Type: corev1.PodInitialized, Status: corev1.ConditionFalse, Reason: "ContainersNotInitialized",
+		Message: "containers with incomplete status: [init2]"}, withoutTime(condition(s, corev1.PodInitialized)))
+	require.NotNil(t, mainState(s, 0).Waiting)
+	assert.Equal(t, "PodInitializing", mainState(s, 0).Waiting.Reason)
+	assert.True(t, s.InitContainerStatuses[0].Ready)
+	assert.False(t, s.InitContainerStatuses[1].Ready)
+}
