@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vk-static/vk-static/internal/mounts"
 )
 
 // HostPaths are where the kubelet writes whatever its configuration and flags say: the
@@ -55,10 +57,16 @@ func MaskHostPaths(paths []string) error {
 
 // RemoveDirs removes what MaskHostPaths created (dirs from MissingDirs), once the namespace
 // and its mounts are gone; they hold only what MaskHostPaths created beneath them, which is
-// empty on the machine's side.
+// empty on the machine's side. A directory another run's namespace still has a mount on (two
+// runs at once both found it missing) is left to that run: removing it would detach the
+// other run's tmpfs, and its kubelet would then write on the machine.
 func RemoveDirs(dirs []string) error {
 	var errs []error
 	for _, d := range dirs {
+		if inUse, err := mounts.Elsewhere(d); err != nil || len(inUse) > 0 {
+			errs = append(errs, err)
+			continue
+		}
 		if err := removeEmptyTree(d); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}

@@ -64,3 +64,10 @@ func TestRemoveAllStopsAtAMount(t *testing.T) {
 	require.NoError(t, RemoveAll(dir))
 	assert.NoDirExists(t, dir)
 }
+
+// Nothing is mounted in another namespace below a fresh directory.
+func TestElsewhere(t *testing.T) {
+	points, err := Elsewhere(t.TempDir())
+	require.NoError(t, err)
+	assert.Empty(t, points)
+}
