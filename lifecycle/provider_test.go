@@ -30,8 +30,8 @@ type harness struct {
 	objects *fakeObjects // nil: no API server
 	// configure, if set, changes the provider's Config before each start.
 	configure func(*Config)
-	root    string
-	p       *Provider
+	root      string
+	p         *Provider
 
 	events *record.FakeRecorder
 
