@@ -37,6 +37,10 @@ type fakeRuntime struct {
 	// a container yet); removeCalls counts every call.
 	removeFailures int
 	removeCalls    int
+	// listSandboxFailures and removeSandboxFailures are how many more ListSandboxes and
+	// RemoveSandbox calls fail.
+	listSandboxFailures   int
+	removeSandboxFailures int
 }
 
 type fakeContainer struct {
@@ -90,6 +94,10 @@ func (f *fakeRuntime) StopSandbox(_ context.Context, id string) error {
 func (f *fakeRuntime) RemoveSandbox(_ context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.removeSandboxFailures > 0 {
+		f.removeSandboxFailures--
+		return fmt.Errorf("sandbox %s: the runtime cannot remove it yet", id)
+	}
 	delete(f.sandboxes, id)
 	return nil
 }
@@ -97,6 +105,10 @@ func (f *fakeRuntime) RemoveSandbox(_ context.Context, id string) error {
 func (f *fakeRuntime) ListSandboxes(context.Context) ([]*SandboxStatus, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.listSandboxFailures > 0 {
+		f.listSandboxFailures--
+		return nil, fmt.Errorf("the runtime cannot list its sandboxes now")
+	}
 	var out []*SandboxStatus
 	for _, sb := range f.sandboxes {
 		c := *sb

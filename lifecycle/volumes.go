@@ -98,15 +98,23 @@ func (p *Provider) runSandbox(ctx context.Context, uid types.UID) bool {
 		id, err = p.rt.RunSandbox(ctx, cfg)
 	}
 	var ips []string
+	var unremoved string
 	if err == nil && !pod.Spec.HostNetwork {
 		if ips, err = p.sandboxIPs(ctx, id); err != nil {
 			// A sandbox whose addresses are unknown would give the pod the node's (see
 			// podIPsLocked): it goes, and the next try makes another.
-			p.removeSandbox(ctx, id)
+			if rerr := p.dropSandbox(ctx, id); rerr != nil {
+				// Not forgotten: the pod's next syncs try again (leftovers.go).
+				klog.FromContext(ctx).Error(rerr, "Removing a sandbox whose addresses are unknown; tried again", "sandboxID", id)
+				unremoved = id
+			}
 		}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if unremoved != "" {
+		st.leftovers.sandboxes = append(st.leftovers.sandboxes, unremoved)
+	}
 	if err != nil {
 		p.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
 		p.wakeLocked(uid, p.cfg.Clock.Now().Add(retryAfter))
