@@ -192,9 +192,8 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 		st.refused, st.refusedReason = err.Error(), refusalReason(err)
 		p.cfg.Recorder.Event(pod, corev1.EventTypeWarning, st.refusedReason, st.refused)
 		klog.FromContext(ctx).Info("Refused a pod", "pod", klog.KObj(pod), "reason", st.refused)
-	} else if hasLimits(pod) {
-		p.cfg.Recorder.Event(pod, corev1.EventTypeWarning, "LimitsNotEnforced",
-			"resources.limits are not enforced on this node: its containers run without cgroup limits")
+	} else if msg := limitsNotEnforced(p.rt, pod); msg != "" {
+		p.cfg.Recorder.Event(pod, corev1.EventTypeWarning, "LimitsNotEnforced", msg)
 	}
 	if err := p.savePod(st); err != nil {
 		return fmt.Errorf("lifecycle: keep pod %s: %w", klog.KObj(pod), err)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/vk-static/vk-static/agent"
+	"github.com/vk-static/vk-static/internal/cgrouptest"
 	"github.com/vk-static/vk-static/internal/testenv"
 )
 
@@ -72,7 +73,8 @@ func TestRegisteredNode(t *testing.T) {
 // With the process provider (the default) the Node has the machine's capacity, and allocatable
 // is that minus --system-reserved and --kube-reserved; no taint keeps workloads off.
 func TestProcessProviderNodeHasTheMachinesCapacity(t *testing.T) {
-	registered := registeredNode(t, "--system-reserved", "cpu=100m,memory=100Mi", "--kube-reserved", "memory=28Mi", "--max-pods", "20")
+	// Its pods' cgroups under the test's own, not at the hierarchy's root (the default).
+	registered := registeredNode(t, "--system-reserved", "cpu=100m,memory=100Mi", "--kube-reserved", "memory=28Mi", "--max-pods", "20", "--cgroup-root", cgrouptest.Root(t))
 	capacity, allocatable := registered.Status.Capacity, registered.Status.Allocatable
 	assert.Equal(t, int64(runtime.NumCPU()), capacity.Cpu().Value())
 	assert.Equal(t, int64(20), capacity.Pods().Value())

@@ -133,6 +133,7 @@ func applyConfigFile(path string, o *options, fs *pflag.FlagSet) error {
 	applyKubeletAPIConfig(&cfg, o, set)
 	applyCRIConfig(&cfg, o, set)
 	applySysctlConfig(&cfg, o, set)
+	applyCgroupConfig(&cfg, o, set)
 	if ignored := ignoredConfigFields(data); len(ignored) > 0 {
 		// Valid kubelet settings that mean nothing here: say so rather than fail, so that a
 		// kubelet's config file can be reused as is.
@@ -155,7 +156,7 @@ var supportedConfigFields = map[string]bool{
 	"authentication": true, "authorization": true, "streamingConnectionIdleTimeout": true,
 	"containerRuntimeEndpoint": true, "imageServiceEndpoint": true,
 	"imageGCHighThresholdPercent": true, "imageGCLowThresholdPercent": true,
-	"clusterDomain": true,
+	"clusterDomain": true, "cgroupRoot": true, "cgroupsPerQOS": true, "cgroupDriver": true, "podPidsLimit": true,
 }
 
 // ignoredConfigFields lists the top-level keys of a KubeletConfiguration file that are valid

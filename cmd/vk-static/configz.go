@@ -60,6 +60,10 @@ func (o *options) kubeletConfiguration() kubeletv1beta1.KubeletConfiguration {
 		ContainerLogMaxSize:       o.Process.ContainerLogMaxSize,
 		ContainerLogMaxFiles:      ptr.To(o.Process.ContainerLogMaxFiles),
 		AllowedUnsafeSysctls:      o.AllowedUnsafeSysctls,
+		CgroupRoot:                o.Process.Cgroups.CgroupRoot,
+		CgroupsPerQOS:             ptr.To(o.Process.Cgroups.CgroupsPerQOS),
+		CgroupDriver:              o.Process.Cgroups.CgroupDriver,
+		PodPidsLimit:              ptr.To(o.Process.Cgroups.PodPidsLimit),
 
 		ContainerRuntimeEndpoint:    o.CRI.RuntimeEndpoint,
 		ImageServiceEndpoint:        o.CRI.ImageEndpoint,

@@ -27,6 +27,7 @@ var configzArgs = []string{
 	"--container-runtime-endpoint", "unix:///c.sock", "--image-service-endpoint", "unix:///i.sock",
 	"--image-gc-high-threshold", "90", "--image-gc-low-threshold", "70",
 	"--cluster-domain", "cluster.example",
+	"--cgroup-root", "/vk", "--cgroups-per-qos=false", "--cgroup-driver", "systemd", "--pod-pids-limit", "100",
 	"--allowed-unsafe-sysctls", "kernel.msg*,net.core.somaxconn",
 }
 

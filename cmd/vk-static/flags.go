@@ -38,6 +38,10 @@ var movedFlags = map[string]string{
 // are not here have no field (as with the kubelet: --kubeconfig, --hostname-override,
 // --node-ip, --node-labels, --root-dir, --config) or are vk-static's own.
 var kubeletConfigFields = map[string]string{
+	"cgroup-root":                  "cgroupRoot",
+	"cgroups-per-qos":              "cgroupsPerQOS",
+	"cgroup-driver":                "cgroupDriver",
+	"pod-pids-limit":               "podPidsLimit",
 	"pod-manifest-path":            "staticPodPath",
 	"manifest-url":                 "staticPodURL",
 	"manifest-url-header":          "staticPodURLHeader",

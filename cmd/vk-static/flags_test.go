@@ -75,6 +75,10 @@ func TestEveryFlagHasASection(t *testing.T) {
 func TestKubeletConfigFieldsAreTheOnesApplied(t *testing.T) {
 	samples := map[string]string{
 		"staticPodPath":             "staticPodPath: /m",
+		"cgroupRoot":                "cgroupRoot: /x",
+		"cgroupsPerQOS":             "cgroupsPerQOS: false",
+		"cgroupDriver":              "cgroupDriver: systemd",
+		"podPidsLimit":              "podPidsLimit: 100",
 		"staticPodURL":              "staticPodURL: http://x/m",
 		"staticPodURLHeader":        "staticPodURLHeader: {A: [b]}",
 		"fileCheckFrequency":        "fileCheckFrequency: 3s",

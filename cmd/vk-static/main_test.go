@@ -217,7 +217,7 @@ func TestBadCommandLinesAreNamed(t *testing.T) {
 		want []string
 	}{
 		{"unknown flag", []string{"--nonsense"}, []string{"unknown flag: --nonsense"}},
-		{"a newer kubelet's flag", []string{"--cgroups-per-qos=false"}, []string{"unknown flag: --cgroups-per-qos"}},
+		{"a newer kubelet's flag", []string{"--cpu-manager-policy=static"}, []string{"unknown flag: --cpu-manager-policy"}},
 		{"unknown shorthand", []string{"-x"}, []string{"unknown shorthand flag: 'x'"}},
 		{"int", []string{"--port", "abc"}, []string{`invalid argument "abc" for "--port"`}},
 		{"int32 overflow", []string{"--max-pods", "99999999999"}, []string{`"--max-pods"`}},

@@ -43,6 +43,7 @@ type processOptions struct {
 	AllowedHostPaths     []string
 	ContainerLogMaxSize  string
 	RestrictStaticPods   bool
+	Cgroups              cgroupOptions
 	ContainerLogMaxFiles int32
 	SystemReserved       map[string]string
 	KubeReserved         map[string]string
@@ -50,7 +51,7 @@ type processOptions struct {
 }
 
 func defaultProcessOptions() processOptions {
-	return processOptions{DefaultUser: "nobody", ContainerLogMaxSize: "10Mi", ContainerLogMaxFiles: 5}
+	return processOptions{DefaultUser: "nobody", ContainerLogMaxSize: "10Mi", ContainerLogMaxFiles: 5, Cgroups: defaultCgroupOptions()}
 }
 
 // criOptions configure --provider cri, with the kubelet's flag names and defaults.
@@ -77,6 +78,7 @@ func (o *options) addProviderFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&p.DefaultUser, "process-default-user", p.DefaultUser, "With --provider process: who runs a container of an API pod that names no user (a user name or uid[:gid]). Static pods (manifest files, --manifest-url) run as their manifest says, root when it names no user, unless --process-restrict-static-pods.")
 	fs.BoolVar(&p.AllowRoot, "process-allow-root", p.AllowRoot, "With --provider process: run the containers of API pods as root (uid 0) when the pod asks for it; without it such API pods are refused. Static pods may run as root unless --process-restrict-static-pods.")
 	fs.StringSliceVar(&p.AllowedHostPaths, "process-allowed-host-paths", p.AllowedHostPaths, "With --provider process: the host path prefixes the hostPath volumes of API pods may use; none by default, so API pods' hostPath volumes are refused. Static pods may mount any host path unless --process-restrict-static-pods.")
+	p.Cgroups.addFlags(fs)
 	fs.BoolVar(&p.RestrictStaticPods, "process-restrict-static-pods", p.RestrictStaticPods, "With --provider process: hold static pods (manifest files, --manifest-url) to the rules of API pods: --process-default-user, --process-allow-root and --process-allowed-host-paths. By default static pods are trusted as the kubelet trusts them: their manifests are the node administrator's.")
 	fs.StringVar(&p.ContainerLogMaxSize, "container-log-max-size", p.ContainerLogMaxSize, "The size a container's log file reaches before it is rotated.")
 	fs.Int32Var(&p.ContainerLogMaxFiles, "container-log-max-files", p.ContainerLogMaxFiles, "The log files kept per container, the current one included.")
@@ -126,6 +128,7 @@ func (o *options) validateProvider(bad func(flag, format string, args ...any)) {
 			bad(flag, "%v", err)
 		}
 	}
+	o.Process.Cgroups.validate(bad)
 	for _, p := range o.Process.AllowedHostPaths {
 		if !filepath.IsAbs(p) {
 			bad("process-allowed-host-paths", "%q is not an absolute path", p)
@@ -192,6 +195,7 @@ func buildProvider(ctx context.Context, o *options, nodeName, nodeIP string, n *
 		// Static pods are the node administrator's (trust follows the source), unless held to
 		// the API pods' rules.
 		RestrictStaticPods: o.Process.RestrictStaticPods,
+		Cgroups:            o.Process.Cgroups.processCgroups(),
 		LogMaxSize:         logMax.Value(),
 		LogMaxFiles:        int(o.Process.ContainerLogMaxFiles),
 		NodeIPs:            []string{nodeIP},
@@ -201,6 +205,7 @@ func buildProvider(ctx context.Context, o *options, nodeName, nodeIP string, n *
 	if err != nil {
 		return builtProvider{}, fmt.Errorf("--provider process: %w", err)
 	}
+	logCgroups(ctx, rt, &o.Process.Cgroups)
 	cfg := lifecycleConfig(o, nodeName, nodeIP, allocatable, client, registry)
 	cfg.Runtime, cfg.RuntimeName = rt, providerProcess
 	cfg.AllowedHostPaths, cfg.HostPathFlag = o.Process.AllowedHostPaths, "--process-allowed-host-paths"

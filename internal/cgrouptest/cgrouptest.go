@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Root returns a fresh cgroup path for the test's pods, below the test process's own memory
@@ -45,7 +46,14 @@ func Root(t testing.TB) string {
 	}
 	t.Cleanup(func() {
 		for _, dir := range made {
-			if err := removeTree(dir); err != nil {
+			// Processes killed as the test ended may still be leaving (EBUSY): poll a while.
+			deadline := time.Now().Add(10 * time.Second)
+			err := removeTree(dir)
+			for err != nil && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+				err = removeTree(dir)
+			}
+			if err != nil {
 				t.Errorf("cgroup %s left behind: %v", dir, err)
 			}
 		}

@@ -126,7 +126,9 @@ func (r *Runtime) concludeCgroup(ctx context.Context, id string) {
 	if len(pids) > 0 {
 		r.killCgroup(ctx, rec)
 	}
-	if ooms, err := r.cgroups.OOMKills(rec.Cgroups); err == nil && ooms > 0 && st.ExitCode != 0 && st.Reason == "" {
+	// As containerd: any OOM kill in the container's cgroup is the reason, whatever the exit code
+	// (a shell whose child was killed may exit 0).
+	if ooms, err := r.cgroups.OOMKills(rec.Cgroups); err == nil && ooms > 0 && st.Reason == "" {
 		st.Reason = ReasonOOMKilled
 		_ = r.recordEnd(ctx, id, st) // reported there when it fails
 		logger(ctx).V(2).Info("Container OOM-killed", "container", id, "name", rec.Config.Name, "oomKills", ooms, "exitCode", st.ExitCode)

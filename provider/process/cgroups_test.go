@@ -102,7 +102,7 @@ func TestCgroupCPUQuotaThrottles(t *testing.T) {
 // node and the runtime go on, and stopping the container ends every process.
 func TestCgroupPidsLimitStopsForkBomb(t *testing.T) {
 	r, _ := cgroupRuntime(t, 16)
-	_, id, _ := runInPod(t, r, limits("", ""), `i=0; while [ $i -lt 200 ]; do sleep 600 & i=$((i+1)); done; wait`)
+	_, id, _ := runInPod(t, r, limits("", ""), `(i=0; while [ $i -lt 200 ]; do sleep 600 & i=$((i+1)); done) & exec sleep 1000`)
 	rec, err := r.loadContainer(id)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {

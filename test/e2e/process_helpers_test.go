@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/internal/agentproc"
+	"github.com/vk-static/vk-static/internal/cgrouptest"
 )
 
 // startProcessAgent runs an agent with --provider process (and extraArgs). Container processes
@@ -26,7 +28,13 @@ import (
 // waits for noContainerProcesses itself.
 func startProcessAgent(t *testing.T, extraArgs ...string) *agent {
 	t.Helper()
-	a := startAgent(t, agentOptions{extraArgs: append([]string{"--provider", "process"}, extraArgs...)})
+	args := []string{"--provider", "process"}
+	if os.Geteuid() == 0 && !slices.Contains(extraArgs, "--cgroup-root") {
+		// Pods' cgroups under the test's own, removed when it ends, rather than at the
+		// hierarchy's root where the kubelet's default puts them.
+		args = append(args, "--cgroup-root", cgrouptest.Root(t))
+	}
+	a := startAgent(t, agentOptions{extraArgs: append(args, extraArgs...)})
 	t.Cleanup(func() { // runs before startAgent's: stop the agent first, or it restarts what is killed
 		a.Stop()
 		agentproc.FailOnLeaks(t, a.Dir)

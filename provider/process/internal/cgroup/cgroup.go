@@ -3,6 +3,7 @@ package cgroup
 import (
 	"errors"
 	"fmt"
+	iofs "io/fs"
 	"os"
 	"path"
 	"syscall"
@@ -255,6 +256,9 @@ func (h *Hierarchy) KillAll(paths Paths) error {
 	}
 	frozen := m.Freeze(cgroups.Frozen) == nil
 	pids, err := m.GetAllPids()
+	if errors.Is(err, iofs.ErrNotExist) {
+		return nil // removed meanwhile: nothing left to kill
+	}
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
