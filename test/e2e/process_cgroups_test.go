@@ -2,15 +2,24 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/internal/cgrouptest"
@@ -54,4 +63,94 @@ func TestProcessMemoryLimitOOMKilled(t *testing.T) {
 	a.mirrorGone("oom")
 	a.noContainerProcesses(10 * time.Second)
 	require.Eventually(t, func() bool { return !cgrouptest.Exists(podCgroup) }, 20*time.Second, 100*time.Millisecond, "the pod's cgroup is removed with the pod")
+}
+
+// A process that calls setsid leaves the workload's session, not its cgroup: the memory it
+// holds is in the container's stats (/stats/summary, as metrics-server reads it); after a kill -9
+// and restart of the agent, which finds the cgroups again from its records, removing the pod
+// kills it too, and leaves no cgroup behind.
+func TestProcessSetsidChildInCgroupAcrossRestart(t *testing.T) {
+	t.Parallel()
+	root := cgrouptest.Root(t)
+	a := startProcessAgent(t, "--cgroup-root", root)
+	dir := sharedDir(t)
+	// ($$$$ is the kubelet's escape of $$.) The escaped session holds 64 MB: dd's buffer, filled from /dev/zero, while it waits on
+	// a pipe nobody reads.
+	a.writePod(staticPod("escaper", shell(`setsid sh -c 'echo $$$$ > `+dir+`/escaped; dd if=/dev/zero bs=64M count=1 | sleep 1000' & exec sleep 1000`)...))
+	mirror := a.waitMirror("escaper", 30*time.Second, "Running", mainRunning)
+	uid := mirror.Annotations[podutil.ConfigMirrorAnnotationKey]
+	podCgroup := root + "/kubepods/besteffort/pod" + uid
+	var escaped int
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		data, err := os.ReadFile(filepath.Join(dir, "escaped"))
+		require.NoError(c, err)
+		escaped, err = strconv.Atoi(strings.TrimSpace(string(data)))
+		require.NoError(c, err)
+	}, 10*time.Second, 50*time.Millisecond, "the setsid child's pid")
+	sid, err := unix.Getsid(escaped)
+	require.NoError(t, err)
+	assert.Equal(t, escaped, sid, "a session of its own")
+	cg, err := os.ReadFile("/proc/" + strconv.Itoa(escaped) + "/cgroup")
+	require.NoError(t, err)
+	assert.Contains(t, string(cg), podCgroup+"/", "the setsid child is in its container's cgroup")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		ws := containerWorkingSet(c, a, mirror.Namespace, mirror.Name, "main")
+		assert.Greater(c, ws, uint64(60<<20), "the container's working set counts the setsid child's 64 MB")
+	}, 20*time.Second, 500*time.Millisecond, "stats")
+
+	a.Kill()
+	a.restart()
+	a.removePod("escaper")
+	a.mirrorGone("escaper")
+	require.Eventually(t, func() bool {
+		_, err := os.Stat("/proc/" + strconv.Itoa(escaped))
+		return err != nil || processZombie(escaped)
+	}, 10*time.Second, 50*time.Millisecond, "the setsid child outlived its pod")
+	a.noContainerProcesses(10 * time.Second)
+	require.Eventually(t, func() bool { return !cgrouptest.Exists(podCgroup) }, 20*time.Second, 100*time.Millisecond, "the pod's cgroup is removed with the pod")
+}
+
+// processZombie reports whether pid has ended and waits to be reaped.
+func processZombie(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(data), ')')
+	return i > 0 && i+2 < len(data) && data[i+2] == 'Z'
+}
+
+// containerWorkingSet is a container's memory working set in the agent's /stats/summary.
+func containerWorkingSet(c require.TestingT, a *agent, namespace, pod, container string) uint64 {
+	certPEM, keyPEM, err := env.IssueClientCert("e2e-metrics", "system:masters")
+	require.NoError(c, err)
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	require.NoError(c, err)
+	client := &http.Client{
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{
+			Certificates:       []tls.Certificate{cert},
+			InsecureSkipVerify: true, //nolint:gosec // the agent's self-signed certificate; only the answer matters
+		}},
+		Timeout: 10 * time.Second,
+	}
+	defer client.CloseIdleConnections()
+	resp, err := client.Get("https://127.0.0.1:" + strconv.Itoa(a.APIPort) + "/stats/summary")
+	require.NoError(c, err)
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(c, err)
+	var summary statsv1alpha1.Summary
+	require.NoError(c, json.Unmarshal(raw, &summary), "%s", raw)
+	for _, p := range summary.Pods {
+		if p.PodRef.Namespace != namespace || p.PodRef.Name != pod {
+			continue
+		}
+		for _, cs := range p.Containers {
+			if cs.Name == container && cs.Memory != nil && cs.Memory.WorkingSetBytes != nil {
+				return *cs.Memory.WorkingSetBytes
+			}
+		}
+	}
+	require.Fail(c, "no memory stats", "%s/%s %s in %s", namespace, pod, container, raw)
+	return 0
 }
