@@ -25,12 +25,16 @@ const rootlessAgentEnv = "PROCESS_TEST_ROOTLESS_DIR"
 // user and mount namespace of its own), and prints what the container printed, its exit code, and
 // whether a container as root was refused.
 func rootlessAgent(dir string) int {
-	r, err := New(Config{StateDir: filepath.Join(dir, "state")})
+	// Asked for cgroups it cannot have, it says why, and runs its containers without.
+	r, err := New(Config{StateDir: filepath.Join(dir, "state"), Cgroups: &Cgroups{Root: "/vk-static-rootless-test", PerQOS: true}})
 	if err != nil {
 		fmt.Println("error:", err)
 		return 1
 	}
 	defer r.Close()
+	fmt.Println(r.CgroupsUnavailable())
+	enforced, _ := r.EnforcesLimits()
+	fmt.Println("limits enforced:", enforced)
 	ctx := context.Background()
 	sb, err := r.RunSandbox(ctx, &lifecycle.SandboxConfig{Name: "rootless"})
 	if err != nil {
@@ -80,7 +84,8 @@ func rootlessAgent(dir string) int {
 	return 0
 }
 
-// An agent that is not root runs its containers as itself, with mounts in a user namespace.
+// An agent that is not root runs its containers as itself, with mounts in a user namespace,
+// and without cgroups, which it says.
 func TestRootlessAgent(t *testing.T) {
 	requireRoot(t) // to become another user
 	const nobody = 65534
@@ -107,7 +112,7 @@ func TestRootlessAgent(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	// The workload has no capabilities although its supervisor mounted with one.
-	assert.Equal(t, "exit 0\nlog stdout 65534\nlog stdout CapEff:\t0000000000000000\nlog stdout mounted\nlog stdout ro-refused\nas root: true\n", string(out))
+	assert.Equal(t, "cgroups cannot be used: the agent is not root\nlimits enforced: false\nexit 0\nlog stdout 65534\nlog stdout CapEff:\t0000000000000000\nlog stdout mounted\nlog stdout ro-refused\nas root: true\n", string(out))
 }
 
 func copyFile(t *testing.T, from, to string) {
