@@ -154,3 +154,69 @@ func containerWorkingSet(c require.TestingT, a *agent, namespace, pod, container
 	require.Fail(c, "no memory stats", "%s/%s %s in %s", namespace, pod, container, raw)
 	return 0
 }
+
+// A CPU limit throttles a busy loop, as the container cgroup's cpu.stat shows; --pod-pids-limit
+// stops a fork bomb at the pod's cgroup, and the node goes on: the bomb's own container and a
+// bystander keep running, and removing the pods leaves nothing.
+func TestProcessCPUQuotaAndPidsLimit(t *testing.T) {
+	t.Parallel()
+	root := cgrouptest.Root(t)
+	a := startProcessAgent(t, "--cgroup-root", root, "--pod-pids-limit", "24")
+	spinner := staticPod("spinner", shell(`while :; do :; done`)...)
+	spinner.Spec.Containers[0].Resources = corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}}
+	a.writePod(spinner)
+	a.writePod(staticPod("bomb", shell(`(while :; do sleep 600 & done) 2>/dev/null & exec sleep 1000`)...))
+	a.writePod(staticPod("bystander", shell(`exec sleep 1000`)...))
+
+	sp := a.waitMirror("spinner", 30*time.Second, "Running", mainRunning)
+	dir := "kubepods/burstable/pod" + sp.Annotations[podutil.ConfigMirrorAnnotationKey] + "/" + strings.TrimPrefix(mainStatus(sp).ContainerID, "process://")
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		stat := cgroupFile(c, root+"/"+dir, "cpu.stat")
+		var throttled int
+		for _, line := range strings.Split(stat, "\n") {
+			if n, ok := strings.CutPrefix(line, "nr_throttled "); ok {
+				throttled, _ = strconv.Atoi(n)
+			}
+		}
+		assert.Positive(c, throttled, "cpu.stat:\n%s", stat)
+	}, 20*time.Second, 200*time.Millisecond, "the quota throttles the loop")
+
+	bomb := a.waitMirror("bomb", 30*time.Second, "Running", mainRunning)
+	bombCgroup := root + "/kubepods/besteffort/pod" + bomb.Annotations[podutil.ConfigMirrorAnnotationKey]
+	assert.Equal(t, "24", strings.TrimSpace(cgroupFile(t, bombCgroup, "pids.max")))
+	// The loop forks forever: it stops at the limit, which it reaches.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		current, err := strconv.Atoi(strings.TrimSpace(cgroupFile(c, bombCgroup, "pids.current")))
+		require.NoError(c, err)
+		assert.GreaterOrEqual(c, current, 20)
+	}, 20*time.Second, 200*time.Millisecond, "the bomb reaches the pids limit")
+	for range 5 { // and stays there
+		current, err := strconv.Atoi(strings.TrimSpace(cgroupFile(t, bombCgroup, "pids.current")))
+		require.NoError(t, err)
+		assert.LessOrEqual(t, current, 24)
+	}
+	for _, name := range []string{"bomb", "bystander", "spinner"} {
+		a.waitMirror(name, 10*time.Second, "still Running", mainRunning)
+	}
+
+	for _, name := range []string{"bomb", "bystander", "spinner"} {
+		a.removePod(name)
+	}
+	for _, name := range []string{"bomb", "bystander", "spinner"} {
+		a.mirrorGone(name)
+	}
+	a.noContainerProcesses(10 * time.Second)
+	require.Eventually(t, func() bool { return !cgrouptest.Exists(bombCgroup) && !cgrouptest.Exists(root+"/"+dir) }, 20*time.Second, 100*time.Millisecond, "the pods' cgroups are removed")
+}
+
+// cgroupFile is the content of a controller's file of the cgroup p, in whichever hierarchy has
+// it (v1's controllers, or v2).
+func cgroupFile(c require.TestingT, p, file string) string {
+	for _, mnt := range cgrouptest.Mounts() {
+		if data, err := os.ReadFile(filepath.Join(mnt, p, file)); err == nil {
+			return string(data)
+		}
+	}
+	require.Fail(c, "no such cgroup file", "%s/%s", p, file)
+	return ""
+}
