@@ -1,0 +1,170 @@
+package eviction
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// DefaultHousekeeping is the kubelet's housekeeping interval (evictionMonitoringPeriod, 10 s).
+const DefaultHousekeeping = 10 * time.Second
+
+// Config configures a Manager. Measure is required.
+type Config struct {
+	// Thresholds are what ParseThresholdConfig returned; none reports no pressure ever.
+	Thresholds []Threshold
+	// PressureTransitionPeriod is how long a condition stays True after its last threshold
+	// stopped being met; default DefaultPressureTransitionPeriod.
+	PressureTransitionPeriod time.Duration
+	// Housekeeping is how often the signals are measured; default DefaultHousekeeping.
+	Housekeeping time.Duration
+	// Measure observes the signals (Host.Measure); a signal it leaves out meets no threshold.
+	Measure func(ctx context.Context) (Observations, error)
+	// Clock is the time source; nil is the real clock.
+	Clock clock.WithTicker
+}
+
+// Manager holds the node's signals against its thresholds. Build it with NewManager, run it
+// with Run; it is safe for concurrent use.
+type Manager struct {
+	cfg Config
+
+	reporting sync.Mutex // one report at a time, in order
+
+	mu                  sync.Mutex
+	conditions          []corev1.NodeConditionType // under pressure now
+	met                 []Threshold                // met, grace periods satisfied: what eviction acts on
+	firstObservedAt     map[thresholdKey]time.Time
+	conditionObservedAt map[corev1.NodeConditionType]time.Time
+	observations        Observations
+	notify              func(*corev1.Node)
+	reported            []corev1.NodeCondition
+}
+
+// NewManager returns a Manager of cfg; until its first housekeeping it reports no pressure.
+func NewManager(cfg Config) *Manager {
+	if cfg.PressureTransitionPeriod <= 0 {
+		cfg.PressureTransitionPeriod = DefaultPressureTransitionPeriod
+	}
+	if cfg.Housekeeping <= 0 {
+		cfg.Housekeeping = DefaultHousekeeping
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	return &Manager{cfg: cfg}
+}
+
+// Run measures at once and then every housekeeping period until ctx ends.
+func (m *Manager) Run(ctx context.Context) error {
+	ticker := m.cfg.Clock.NewTicker(m.cfg.Housekeeping)
+	defer ticker.Stop()
+	for {
+		m.Synchronize(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticker.C():
+		}
+	}
+}
+
+// Synchronize measures the signals once, as the kubelet's synchronize does up to reclaiming,
+// and reports the pressure conditions if they changed. A failed measurement changes nothing.
+func (m *Manager) Synchronize(ctx context.Context) {
+	logger := klog.FromContext(ctx)
+	if len(m.cfg.Thresholds) == 0 {
+		m.report(logger)
+		return
+	}
+	observations, err := m.cfg.Measure(ctx)
+	if err != nil {
+		logger.Error(err, "Eviction manager: failed to measure the node's signals")
+		return
+	}
+	now := m.cfg.Clock.Now()
+	m.mu.Lock()
+	thresholds := thresholdsMet(m.cfg.Thresholds, observations, false)
+	if len(m.met) > 0 {
+		thresholds = mergeThresholds(thresholds, thresholdsMet(m.met, observations, true))
+	}
+	m.firstObservedAt = thresholdsFirstObservedAt(thresholds, m.firstObservedAt, now)
+	conditions := nodeConditions(thresholds)
+	m.conditionObservedAt = nodeConditionsLastObservedAt(conditions, m.conditionObservedAt, now)
+	m.conditions = nodeConditionsObservedSince(m.conditionObservedAt, m.cfg.PressureTransitionPeriod, now)
+	m.met = thresholdsMetGracePeriod(thresholds, m.firstObservedAt, now)
+	m.observations = observations
+	met := m.met
+	m.mu.Unlock()
+	for _, t := range met {
+		o := observations[t.Signal]
+		logger.V(2).Info("Eviction manager: threshold met", "threshold", t.String(), "available", o.Available.String(), "capacity", o.Capacity.String())
+	}
+	m.report(logger)
+}
+
+// Conditions are the node conditions under pressure now (MemoryPressure, DiskPressure,
+// PIDPressure), the transition period included.
+func (m *Manager) Conditions() []corev1.NodeConditionType {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.conditions)
+}
+
+// IsUnderMemoryPressure reports MemoryPressure, as the kubelet's admission asks it.
+func (m *Manager) IsUnderMemoryPressure() bool {
+	return hasCondition(m.Conditions(), corev1.NodeMemoryPressure)
+}
+
+// IsUnderDiskPressure reports DiskPressure.
+func (m *Manager) IsUnderDiskPressure() bool {
+	return hasCondition(m.Conditions(), corev1.NodeDiskPressure)
+}
+
+// IsUnderPIDPressure reports PIDPressure.
+func (m *Manager) IsUnderPIDPressure() bool {
+	return hasCondition(m.Conditions(), corev1.NodePIDPressure)
+}
+
+// Met are the thresholds met for their grace periods at the last housekeeping, with what was
+// observed then: what eviction reclaims for.
+func (m *Manager) Met() ([]Threshold, Observations) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.met), m.observations
+}
+
+// NotifyNodeStatus registers cb, which receives a Node holding the three pressure conditions
+// now and whenever one changes. cb is called once before NotifyNodeStatus returns.
+func (m *Manager) NotifyNodeStatus(ctx context.Context, cb func(*corev1.Node)) {
+	m.mu.Lock()
+	m.notify, m.reported = cb, nil
+	m.mu.Unlock()
+	m.report(klog.FromContext(ctx))
+}
+
+func (m *Manager) report(logger klog.Logger) {
+	m.reporting.Lock()
+	defer m.reporting.Unlock()
+	m.mu.Lock()
+	conds := pressureConditions(m.conditions)
+	cb := m.notify
+	if cb == nil || slices.Equal(conds, m.reported) {
+		m.mu.Unlock()
+		return
+	}
+	previous := m.reported
+	m.reported = conds
+	m.mu.Unlock()
+	for i, c := range conds {
+		if previous != nil && previous[i].Status != c.Status {
+			logger.Info("Node condition changed", "condition", c.Type, "status", c.Status, "reason", c.Reason)
+		}
+	}
+	cb(&corev1.Node{Status: corev1.NodeStatus{Conditions: conds}})
+}
