@@ -32,29 +32,38 @@ func Root(t testing.TB) string {
 	buf := make([]byte, 4)
 	_, _ = rand.Read(buf)
 	root := path.Join(own, "vk-static-test-"+hex.EncodeToString(buf))
-	// The first directory that does not exist yet in each hierarchy: removed with all below it.
-	var made []string
+	// In each hierarchy: the test's own directory, removed with everything below it, and the
+	// parents that did not exist yet (other tests may make and use them at the same time:
+	// each is removed only if it is empty by then).
+	type made struct {
+		own     string
+		parents []string // deepest first
+	}
+	var dirs []made
 	for _, mnt := range mounts {
-		dir := mnt
-		for _, part := range strings.Split(strings.Trim(root, "/"), "/") {
-			dir = filepath.Join(dir, part)
-			if _, err := os.Stat(dir); err != nil {
-				made = append(made, dir)
+		m := made{own: filepath.Join(mnt, root)}
+		for dir := filepath.Dir(m.own); dir != mnt && len(dir) > len(mnt); dir = filepath.Dir(dir) {
+			if _, err := os.Stat(dir); err == nil {
 				break
 			}
+			m.parents = append(m.parents, dir)
 		}
+		dirs = append(dirs, m)
 	}
 	t.Cleanup(func() {
-		for _, dir := range made {
+		for _, m := range dirs {
 			// Processes killed as the test ended may still be leaving (EBUSY): poll a while.
 			deadline := time.Now().Add(10 * time.Second)
-			err := removeTree(dir)
+			err := removeTree(m.own)
 			for err != nil && time.Now().Before(deadline) {
 				time.Sleep(50 * time.Millisecond)
-				err = removeTree(dir)
+				err = removeTree(m.own)
 			}
 			if err != nil {
-				t.Errorf("cgroup %s left behind: %v", dir, err)
+				t.Errorf("cgroup %s left behind: %v", m.own, err)
+			}
+			for _, p := range m.parents {
+				_ = os.Remove(p) // in use by another test: its cleanup removes it
 			}
 		}
 	})

@@ -119,11 +119,10 @@ func (r *Runtime) concludeCgroup(ctx context.Context, id string) {
 	if err != nil || st == nil || st.State != records.StateExited {
 		return
 	}
-	pids, err := r.cgroups.Pids(rec.Cgroups)
-	if err != nil {
-		return // gone: concluded before
+	if !r.cgroups.Exists(rec.Cgroups) {
+		return // concluded before
 	}
-	if len(pids) > 0 {
+	if pids, err := r.cgroups.Pids(rec.Cgroups); err != nil || len(pids) > 0 {
 		r.killCgroup(ctx, rec)
 	}
 	// As containerd: any OOM kill in the container's cgroup is the reason, whatever the exit code

@@ -230,6 +230,16 @@ func (h *Hierarchy) OOMKills(paths Paths) (uint64, error) {
 	return m.OOMKillCount()
 }
 
+// Exists reports whether any directory of the cgroup is still there.
+func (h *Hierarchy) Exists(paths Paths) bool {
+	for _, dir := range paths {
+		if _, err := os.Stat(dir); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
 // Pids are the processes in the cgroup and below.
 func (h *Hierarchy) Pids(paths Paths) ([]int, error) {
 	m, err := h.load(paths)
