@@ -32,20 +32,19 @@ func Root(t testing.TB) string {
 	buf := make([]byte, 4)
 	_, _ = rand.Read(buf)
 	root := path.Join(own, "vk-static-test-"+hex.EncodeToString(buf))
-	// In each hierarchy: the test's own directory, removed with everything below it, and the
-	// parents that did not exist yet (other tests may make and use them at the same time:
-	// each is removed only if it is empty by then).
+	// In each hierarchy: the test's own directory, removed with everything below it, and its
+	// parents below the test process's own cgroup in that hierarchy — made for the test where
+	// they were missing (the memory cgroup's path in the cpu hierarchy, say) — each removed
+	// only if empty by then: parallel tests make and use the same parents.
 	type made struct {
 		own     string
 		parents []string // deepest first
 	}
 	var dirs []made
-	for _, mnt := range mounts {
-		m := made{own: filepath.Join(mnt, root)}
-		for dir := filepath.Dir(m.own); dir != mnt && len(dir) > len(mnt); dir = filepath.Dir(dir) {
-			if _, err := os.Stat(dir); err == nil {
-				break
-			}
+	for _, h := range hierarchies() {
+		m := made{own: filepath.Join(h.mount, root)}
+		stop := filepath.Join(h.mount, h.self)
+		for dir := filepath.Dir(m.own); dir != stop && len(dir) > len(stop); dir = filepath.Dir(dir) {
 			m.parents = append(m.parents, dir)
 		}
 		dirs = append(dirs, m)
@@ -89,6 +88,57 @@ func Mounts() []string {
 		if fs := fields[i+1]; fs == "cgroup" || fs == "cgroup2" {
 			out = append(out, fields[4])
 		}
+	}
+	return out
+}
+
+// hierarchy is a mounted cgroup hierarchy and the test process's cgroup in it.
+type hierarchy struct {
+	mount, self string
+}
+
+// hierarchies pairs each mount (its controllers from the mount's options) with the line of
+// /proc/self/cgroup that names the same controllers.
+func hierarchies() []hierarchy {
+	self := map[string]string{} // controller (or "" for v2) -> the process's cgroup
+	if data, err := os.ReadFile("/proc/self/cgroup"); err == nil {
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			if parts := strings.SplitN(line, ":", 3); len(parts) == 3 {
+				for _, c := range strings.Split(parts[1], ",") {
+					self[c] = parts[2]
+				}
+			}
+		}
+	}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []hierarchy
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		fields := strings.Fields(s.Text())
+		i := slices.Index(fields, "-")
+		if i < 0 || i+3 >= len(fields) || len(fields) < 5 {
+			continue
+		}
+		h := hierarchy{mount: fields[4], self: "/"}
+		switch fields[i+1] {
+		case "cgroup2":
+			if p, ok := self[""]; ok {
+				h.self = p
+			}
+		case "cgroup":
+			for _, opt := range strings.Split(fields[i+3], ",") {
+				if p, ok := self[opt]; ok && opt != "" {
+					h.self = p
+				}
+			}
+		default:
+			continue
+		}
+		out = append(out, h)
 	}
 	return out
 }
