@@ -11,6 +11,7 @@ import (
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/clock"
 
+	"github.com/vk-static/vk-static/eviction"
 	"github.com/vk-static/vk-static/lifecycle/env"
 	"github.com/vk-static/vk-static/lifecycle/volume"
 )
@@ -75,6 +76,11 @@ type Config struct {
 	// 30 s, which it does not let be configured.
 	RuntimeStatusPeriod    time.Duration
 	RuntimeStatusThreshold time.Duration
+	// Eviction, when set, measures the node's eviction signals against its thresholds and
+	// reports MemoryPressure, DiskPressure and PIDPressure (package eviction); its Measure
+	// defaults to the host's, with RootDir as the nodefs and the runtime's image filesystem
+	// (ImageFsDir) as the imagefs. Nil reports no pressure conditions.
+	Eviction *eviction.Config
 	// Registerer receives the lifecycle's metrics (metrics.go); nil registers them nowhere.
 	Registerer prometheus.Registerer
 	// Clock is the time source; nil is the real clock.

@@ -2,9 +2,11 @@ package lifecycle
 
 import (
 	"context"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/vk-static/vk-static/eviction"
 	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/node/health"
 )
@@ -36,10 +38,14 @@ func newHealthMonitor(cfg Config) *health.Monitor {
 func (p *Provider) Ping(context.Context) error { return nil }
 
 // NotifyNodeStatus registers cb for the Node conditions the provider computes: Ready from the
-// runtime's health. A runtime that reports no health leaves Ready to the node controller.
+// runtime's health, and the pressure conditions with Config.Eviction. A runtime that reports
+// no health leaves Ready to the node controller.
 func (p *Provider) NotifyNodeStatus(ctx context.Context, cb func(*corev1.Node)) {
 	if p.health != nil {
 		p.health.NotifyNodeStatus(ctx, cb)
+	}
+	if m := p.evictionManager(); m != nil {
+		m.NotifyNodeStatus(ctx, cb)
 	}
 }
 
@@ -53,11 +59,45 @@ func (p *Provider) RuntimeHealth() error {
 	return p.health.RuntimeErr()
 }
 
-// runHealth follows the runtime's health until ctx ends.
+// runHealth follows the runtime's health and the node's eviction signals until ctx ends.
 func (p *Provider) runHealth(ctx context.Context) {
+	var wg sync.WaitGroup
 	if p.health != nil {
-		_ = p.health.Run(ctx)
+		wg.Go(func() { _ = p.health.Run(ctx) })
 	}
+	if m := p.evictionManager(); m != nil {
+		wg.Go(func() { _ = m.Run(ctx) })
+	}
+	wg.Wait()
+}
+
+// ImageFsDir is implemented by a Runtime with an image filesystem of its own (CRI
+// ImageFsInfo): a directory on it, measured for the imagefs eviction signals.
+type ImageFsDir interface {
+	ImageFsDir(ctx context.Context) (string, error)
+}
+
+// evictionManager is the provider's eviction manager; nil without Config.Eviction.
+func (p *Provider) evictionManager() *eviction.Manager { return p.eviction }
+
+// newEvictionManager builds the eviction manager of cfg.Eviction, measuring the host with
+// cfg.RootDir as the nodefs and the runtime's image filesystem, if it has one, as the imagefs.
+func newEvictionManager(cfg Config) *eviction.Manager {
+	if cfg.Eviction == nil {
+		return nil
+	}
+	ec := *cfg.Eviction
+	if ec.Measure == nil {
+		host := &eviction.Host{RootDir: cfg.RootDir}
+		if fs, ok := cfg.Runtime.(ImageFsDir); ok {
+			host.ImageFs = fs.ImageFsDir
+		}
+		ec.Measure = host.Measure
+	}
+	if ec.Clock == nil {
+		ec.Clock = cfg.Clock
+	}
+	return eviction.NewManager(ec)
 }
 
 // The defaults of Config.RuntimeStatusPeriod and Config.RuntimeStatusThreshold, the kubelet's.

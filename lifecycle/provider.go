@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
+	"github.com/vk-static/vk-static/eviction"
 	"github.com/vk-static/vk-static/lifecycle/probe"
 	"github.com/vk-static/vk-static/lifecycle/volume"
 	"github.com/vk-static/vk-static/node"
@@ -48,6 +49,9 @@ type Provider struct {
 	// health follows the runtime's health for the Node's Ready condition (health.go); nil
 	// for a runtime that reports none.
 	health *health.Monitor
+	// eviction measures the node's eviction signals for the pressure conditions (health.go);
+	// nil without Config.Eviction.
+	eviction *eviction.Manager
 }
 
 var (
@@ -97,6 +101,7 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 		sysctls:  sysctls,
 		kept:     map[types.UID]*keptPod{},
 		health:   newHealthMonitor(cfg),
+		eviction: newEvictionManager(cfg),
 	}
 	p.metrics = newMetrics(cfg.Registerer, p)
 	p.probes = probe.NewManager(cfg.Clock, p.onProbe, probe.WithEvents(p.onProbeEvent))

@@ -132,6 +132,7 @@ func applyConfigFile(path string, o *options, fs *pflag.FlagSet) error {
 	}
 	applyKubeletAPIConfig(&cfg, o, set)
 	applyCRIConfig(&cfg, o, set)
+	applyEvictionConfig(&cfg, o, set)
 	applySysctlConfig(&cfg, o, set)
 	applyCgroupConfig(&cfg, o, set)
 	if ignored := ignoredConfigFields(data); len(ignored) > 0 {
@@ -157,6 +158,8 @@ var supportedConfigFields = map[string]bool{
 	"containerRuntimeEndpoint": true, "imageServiceEndpoint": true,
 	"imageGCHighThresholdPercent": true, "imageGCLowThresholdPercent": true,
 	"clusterDomain": true, "cgroupRoot": true, "cgroupsPerQOS": true, "cgroupDriver": true, "podPidsLimit": true,
+	"evictionHard": true, "evictionSoft": true, "evictionSoftGracePeriod": true, "evictionMinimumReclaim": true,
+	"evictionPressureTransitionPeriod": true,
 }
 
 // ignoredConfigFields lists the top-level keys of a KubeletConfiguration file that are valid

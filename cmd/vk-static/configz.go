@@ -71,6 +71,12 @@ func (o *options) kubeletConfiguration() kubeletv1beta1.KubeletConfiguration {
 		ImageGCLowThresholdPercent:  ptr.To(o.CRI.ImageGCLowThreshold),
 		ClusterDomain:               o.ClusterDomain,
 
+		EvictionHard:                     o.NodeHealth.EvictionHard,
+		EvictionSoft:                     o.NodeHealth.EvictionSoft,
+		EvictionSoftGracePeriod:          o.NodeHealth.EvictionSoftGracePeriod,
+		EvictionMinimumReclaim:           o.NodeHealth.EvictionMinimumReclaim,
+		EvictionPressureTransitionPeriod: metav1.Duration{Duration: o.NodeHealth.EvictionPressureTransitionPeriod},
+
 		TLSCertFile:       o.TLSCertFile,
 		TLSPrivateKeyFile: o.TLSPrivateKeyFile,
 		TLSMinVersion:     o.TLSMinVersion,

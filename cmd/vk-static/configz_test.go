@@ -29,6 +29,8 @@ var configzArgs = []string{
 	"--cluster-domain", "cluster.example",
 	"--cgroup-root", "/vk", "--cgroups-per-qos=false", "--cgroup-driver", "systemd", "--pod-pids-limit", "100",
 	"--allowed-unsafe-sysctls", "kernel.msg*,net.core.somaxconn",
+	"--eviction-hard", "memory.available<1Gi", "--eviction-soft", "memory.available<2Gi", "--eviction-soft-grace-period", "memory.available=1m",
+	"--eviction-minimum-reclaim", "memory.available=100Mi", "--eviction-pressure-transition-period", "1m",
 }
 
 // What /configz serves is the configuration the agent runs with: read back as a --config file,

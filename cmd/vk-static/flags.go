@@ -86,6 +86,11 @@ var kubeletConfigFields = map[string]string{
 	"image-gc-low-threshold":                       "imageGCLowThresholdPercent",
 	"cluster-domain":                               "clusterDomain",
 	"allowed-unsafe-sysctls":                       "allowedUnsafeSysctls",
+	"eviction-hard":                                "evictionHard",
+	"eviction-soft":                                "evictionSoft",
+	"eviction-soft-grace-period":                   "evictionSoftGracePeriod",
+	"eviction-minimum-reclaim":                     "evictionMinimumReclaim",
+	"eviction-pressure-transition-period":          "evictionPressureTransitionPeriod",
 }
 
 // flagSections are the agent's flags, bound to o, in the sections --help prints them in; each

@@ -121,6 +121,11 @@ func TestKubeletConfigFieldsAreTheOnesApplied(t *testing.T) {
 		"imageGCLowThresholdPercent":                 "imageGCLowThresholdPercent: 70",
 		"clusterDomain":                              "clusterDomain: cluster.local",
 		"allowedUnsafeSysctls":                       "allowedUnsafeSysctls: [kernel.msg*]",
+		"evictionHard":                               "evictionHard: {memory.available: 1Gi}",
+		"evictionSoft":                               "evictionSoft: {memory.available: 2Gi}",
+		"evictionSoftGracePeriod":                    "evictionSoftGracePeriod: {memory.available: 1m}",
+		"evictionMinimumReclaim":                     "evictionMinimumReclaim: {memory.available: 100Mi}",
+		"evictionPressureTransitionPeriod":           "evictionPressureTransitionPeriod: 1m",
 	}
 	named := map[string]bool{}
 	for flagName, field := range kubeletConfigFields {

@@ -2,7 +2,9 @@ package cri
 
 import (
 	"context"
+	"fmt"
 
+	"github.com/vk-static/vk-static/lifecycle"
 	"github.com/vk-static/vk-static/node/health"
 )
 
@@ -23,4 +25,19 @@ func (r *Runtime) Status(ctx context.Context) (*health.Status, error) {
 		})
 	}
 	return st, nil
+}
+
+var _ lifecycle.ImageFsDir = (*Runtime)(nil)
+
+// ImageFsDir is the mountpoint of the runtime's image filesystem (CRI ImageFsInfo), whose
+// statfs gives the imagefs eviction signals as the kubelet's stats of it do.
+func (r *Runtime) ImageFsDir(ctx context.Context) (string, error) {
+	fs, err := r.is.ImageFsInfo(ctx)
+	if err != nil {
+		return "", fmt.Errorf("image filesystem info: %w", err)
+	}
+	if len(fs.GetImageFilesystems()) == 0 {
+		return "", fmt.Errorf("image filesystem info: the runtime reports no image filesystem")
+	}
+	return fs.GetImageFilesystems()[0].GetFsId().GetMountpoint(), nil
 }
