@@ -136,6 +136,7 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 	p.mu.Lock()
 	rec.started = c.StartupProbe == nil
 	rec.ready = rec.started && c.ReadinessProbe == nil
+	rec.everStarted = rec.everStarted || (rec.started && rec.running())
 	startedAt := p.cfg.Clock.Now()
 	if rec.current.ID == id && !rec.current.StartedAt.IsZero() {
 		startedAt = rec.current.StartedAt

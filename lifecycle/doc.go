@@ -11,11 +11,12 @@
 //     a probe result or a timer it set (a back-off ending, the active deadline, the volume
 //     refresh) asks for it; nothing polls;
 //   - what a sync does is decided by planPod from the pod's state alone: init containers one at
-//     a time in order (a sidecar — a restartable init container — counts once started), then
-//     every main container; exited containers restarted as restartPolicy says, the first restart
-//     at once, then after 10 s doubling to 5 min from the exit, reset after 10 min running
-//     (CrashLoopBackOff); a failed liveness or startup probe or postStart hook stops the
-//     container with its grace; sidecars stop once the main containers have finished for good;
+//     a time in order (a sidecar — a restartable init container — counts once started: running
+//     and past its startup probe, as the kubelet), then every main container; exited containers
+//     restarted as restartPolicy says, the first restart at once, then after 10 s doubling to
+//     5 min from the exit, reset after 10 min running (CrashLoopBackOff); a failed liveness or
+//     startup probe or postStart hook stops the container with its grace; sidecars stop once the
+//     main containers have finished for good;
 //   - status is built by podStatus from the same state, as the kubelet's generateAPIPodStatus:
 //     container states with exit codes and reasons, restart counts, last states, the phase and
 //     conditions; statuses reach NotifyPods in the order they were built, coalesced per pod;

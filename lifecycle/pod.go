@@ -113,6 +113,7 @@ func (p *Provider) onProbe(u probe.Update) {
 	switch u.Kind {
 	case probe.Startup:
 		rec.started = u.Result == probe.Success
+		rec.everStarted = rec.everStarted || (rec.started && rec.running())
 		rec.unhealthy = rec.unhealthy || u.Result == probe.Failure
 		c := containerSpec(st.pod, u.Container)
 		rec.ready = rec.started && c != nil && c.ReadinessProbe == nil

@@ -78,8 +78,11 @@ type containerRecord struct {
 	// readiness probe has (true without one, once started).
 	started bool
 	ready   bool
-	// everStarted is set once any instance has started (a sidecar then no longer holds up the
-	// init containers after it).
+	// everStarted is set once any instance has started as the container status's started
+	// means it — running and past its startup probe, if it has one: a sidecar then no longer
+	// holds up the init and main containers after it. The kubelet starts what follows a sidecar
+	// only once its startup probe has passed (computeInitContainerActions), so a sidecar that is
+	// merely running, its startup probe still failing, holds them up.
 	everStarted bool
 	// unhealthy is set when a liveness or startup probe failed for current: it is killed and
 	// restarted as the restart policy says.

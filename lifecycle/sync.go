@@ -166,7 +166,7 @@ func (p *Provider) observeLocked(uid types.UID, cs *ContainerStatus) {
 			keep.LogPath = rec.current.LogPath
 		}
 		rec.current = &keep
-		if cs.State == ContainerRunning {
+		if cs.State == ContainerRunning && rec.started {
 			rec.everStarted = true
 		}
 		if cs.State == ContainerExited {

@@ -297,7 +297,9 @@ func (m *Manager) started(key instanceKey) bool {
 
 // record stores a worker's verdict and reports it if it changed. A startup probe's pass sets
 // the instance's readiness worker to probe now rather than at its next tick, as the kubelet's
-// status sync does for a started container that is not ready.
+// status sync does for a started container that is not ready — after the startup Update has
+// been delivered, so that a caller that keeps its own started flag has it set before the
+// readiness Update that depends on it can arrive.
 func (m *Manager) record(w *worker, r Result, msg string) {
 	m.mu.Lock()
 	inst, ok := m.instances[w.key]
@@ -314,11 +316,11 @@ func (m *Manager) record(w *worker, r Result, msg string) {
 	}
 	m.mu.Unlock()
 
-	if readiness != nil {
-		readiness.triggerNow()
-	}
 	if prev != r && m.onChange != nil {
 		m.onChange(Update{PodUID: w.key.pod, Container: w.key.container, Instance: w.key.instance, Kind: w.kind, Result: r, Message: msg})
+	}
+	if readiness != nil {
+		readiness.triggerNow()
 	}
 }
 

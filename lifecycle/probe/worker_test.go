@@ -141,6 +141,23 @@ func TestWorkerStartupGatesLivenessAndReadiness(t *testing.T) {
 	assert.True(t, h.m.Ready(podUID, "app", instanceID))
 }
 
+// The startup Update reaches the caller before readiness is asked to probe: a caller that keeps
+// its own started flag (the lifecycle's) has it set before the readiness Update can come, and
+// does not take that readiness for a container not yet started.
+func TestWorkerStartupUpdateBeforeReadinessTrigger(t *testing.T) {
+	c := &corev1.Container{Name: "app", StartupProbe: probeSpec("startup", 1, 0, 1, 5), ReadinessProbe: probeSpec("ready", 10, 0, 1, 1)}
+	h := newWorkerHarness(t, c, map[string][]int{"startup": {0}, "ready": {0}})
+	triggeredAtUpdate := -1
+	h.m.onChange = func(u Update) {
+		if u.Kind == Startup {
+			triggeredAtUpdate = len(h.workers[Readiness].trigger)
+		}
+	}
+	require.False(t, h.probe(Startup))
+	assert.Equal(t, 0, triggeredAtUpdate, "readiness not yet triggered when the startup Update is delivered")
+	assert.Len(t, h.workers[Readiness].trigger, 1, "and triggered after it")
+}
+
 func TestWorkerStartupFailure(t *testing.T) {
 	c := &corev1.Container{Name: "app", StartupProbe: probeSpec("startup", 1, 0, 1, 2), LivenessProbe: probeSpec("live", 10, 0, 1, 1)}
 	h := newWorkerHarness(t, c, map[string][]int{"startup": {1}, "live": {0}})
