@@ -57,6 +57,20 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 	if rec.current != nil {
 		attempt = rec.current.Attempt + 1
 	}
+	ephemeral := isEphemeral(pod, c.Name)
+	var targetID string
+	var targetErr error
+	if ephemeral {
+		if err := p.admitEphemeral(pod, c.Name); err != nil {
+			// Final: the runtime will not run it; the rest of the pod runs on.
+			st.waiting[c.Name] = waitingReason{reason: reasonEphemeralNotSupported, message: err.Error(), final: true}
+			p.mu.Unlock()
+			p.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "Failed", "Error: %v", err)
+			logger.V(2).Info("Cannot run the ephemeral container", "err", err)
+			return
+		}
+		targetID, targetErr = ephemeralTarget(st, c.Name)
+	}
 	p.mu.Unlock()
 
 	imageRef, ok := p.ensureImage(ctx, uid, pod, c)
@@ -64,6 +78,9 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 		return
 	}
 	cfg, err := p.containerConfig(ctx, pod, c, vols, facts, attempt)
+	if err == nil && targetErr != nil {
+		err = targetErr
+	}
 	if err == nil {
 		err = p.verifyRunAsNonRoot(ctx, pod, c)
 	}
@@ -83,6 +100,7 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 		return
 	}
 	cfg.ImageRef = imageRef
+	cfg.TargetContainerID = targetID
 	id, err := p.rt.CreateContainer(ctx, sandboxID, cfg)
 	if err != nil {
 		p.mu.Lock()
@@ -352,7 +370,8 @@ func specChanged(c *corev1.Container, rec *containerRecord) bool {
 	return ok && hash != containerHash(c)
 }
 
-// containerSpec finds a container (init or main) by name.
+// containerSpec finds a container (init, main or ephemeral) by name; an ephemeral one is a
+// copy, as a Container.
 func containerSpec(pod *corev1.Pod, name string) *corev1.Container {
 	for i := range pod.Spec.InitContainers {
 		if pod.Spec.InitContainers[i].Name == name {
@@ -364,5 +383,6 @@ func containerSpec(pod *corev1.Pod, name string) *corev1.Container {
 			return &pod.Spec.Containers[i]
 		}
 	}
-	return nil
+	c, _, _ := ephemeralSpec(pod, name)
+	return c
 }

@@ -46,6 +46,15 @@
 //     Config.AllowedUnsafeSysctls: admission.go) or the Runtime refuses (Admit) is Failed as the
 //     kubelet rejects a pod — its reason (PodOSNotSupported, SysctlForbidden, NotAdmitted for
 //     the Runtime's), "Pod was rejected: <message>" — and never started;
+//   - ephemeral containers (ephemeral.go) are started once each, in the pod's existing sandbox,
+//     before and whatever the init containers do, as the kubelet's EphemeralContainersToStart;
+//     never restarted nor killed before the pod stops; with a targetContainerName, given the
+//     target's current instance (ContainerConfig.TargetContainerID) to share its process
+//     namespace, and waiting with CreateContainerConfigError until the target has one. Their
+//     status is status.ephemeralContainerStatuses, never ready, outside the phase and the
+//     conditions. Only a Runtime that implements EphemeralRuntime runs them; on another, each
+//     waits for good (EphemeralContainersNotSupported, naming spec.ephemeralContainers[i] and
+//     the provider) and the pod runs on;
 //   - a container's environment gets the kubelet's service variables (Config.Services,
 //     service_env.go); with runAsNonRoot and no runAsUser, a Runtime that knows its images'
 //     users (ImageUserService) holds the container to its image's (runasnonroot.go);

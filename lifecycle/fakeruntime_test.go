@@ -294,3 +294,8 @@ func (f *fakeObjects) GetSecret(_ context.Context, _, name string) (*corev1.Secr
 	}
 	return nil, apierrors.NewNotFound(corev1.Resource("secrets"), name)
 }
+
+// AdmitEphemeral runs every ephemeral container, as CRI's runtime does.
+func (f *fakeRuntime) AdmitEphemeral(*corev1.Pod, *corev1.EphemeralContainer, string) error {
+	return nil
+}

@@ -60,6 +60,10 @@ func planPod(st *podState, now time.Time) plan {
 		}
 	}
 
+	// Ephemeral containers first, as the kubelet: they may start whatever the init
+	// containers do (a debugger for a pod stuck initializing).
+	p.planEphemeral(st)
+
 	initDone := true
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]

@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"strings"
 	"syscall"
@@ -22,9 +21,8 @@ func (p *Provider) admit(pod *corev1.Pod) error {
 	if err := p.kubeletAdmit(pod); err != nil {
 		return err
 	}
-	for i := range pod.Spec.EphemeralContainers {
-		return fmt.Errorf("spec.ephemeralContainers[%d]: ephemeral containers are not supported by this node", i)
-	}
+	// Ephemeral containers are not refused here: they arrive on a running pod, and each is
+	// admitted on its own before it starts (ephemeral.go).
 	return p.rt.Admit(pod)
 }
 

@@ -192,6 +192,11 @@ type ContainerConfig struct {
 	LogPath string
 	// StopSignal is the signal StopContainer sends first; 0 means SIGTERM.
 	StopSignal int
+	// TargetContainerID is, for an ephemeral container with a targetContainerName, the ID of
+	// the target's current instance, whose process namespace this one joins where the runtime
+	// can (CRI: NamespaceMode TARGET); "" otherwise. Only a runtime that implements
+	// EphemeralRuntime is given one.
+	TargetContainerID string
 	// Labels identify the container for the lifecycle after an agent restart; the runtime
 	// keeps them and returns them in ContainerStatus.
 	Labels map[string]string

@@ -75,6 +75,7 @@ func podStatus(st *podState, in statusInput) *corev1.PodStatus {
 		c := &pod.Spec.Containers[i]
 		out.ContainerStatuses = append(out.ContainerStatuses, containerStatus(st, c, waitReason, in))
 	}
+	out.EphemeralContainerStatuses = ephemeralStatuses(st, waitReason, in)
 
 	out.Phase = phase(st, out)
 	switch {
@@ -196,6 +197,9 @@ func terminated(c *ContainerStatus, runtimeName string) *corev1.ContainerStateTe
 
 // willRestart reports whether an exited container is to be started again.
 func willRestart(st *podState, c *corev1.Container, rec *containerRecord) bool {
+	if isEphemeral(st.pod, c.Name) {
+		return false // never restarted
+	}
 	for i := range st.pod.Spec.InitContainers {
 		if &st.pod.Spec.InitContainers[i] != c {
 			continue

@@ -43,6 +43,12 @@ func (p *Provider) stopPod(ctx context.Context, uid types.UID) {
 		return out
 	}
 	mains := collect(pod.Spec.Containers)
+	// Ephemeral containers stop with the main containers, as the kubelet's killContainersWithSyncResult.
+	ephemerals := make([]corev1.Container, len(pod.Spec.EphemeralContainers))
+	for i := range pod.Spec.EphemeralContainers {
+		ephemerals[i] = corev1.Container(pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
+	}
+	mains = append(mains, collect(ephemerals)...)
 	var sidecars, inits []victim
 	for _, v := range collect(pod.Spec.InitContainers) {
 		if isSidecar(v.c) {

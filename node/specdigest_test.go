@@ -51,6 +51,12 @@ func TestDigestSpec(t *testing.T) {
 			p.Spec.Containers[0].Env = []corev1.EnvVar{}
 		}},
 		{name: "image", edit: func(p *corev1.Pod) { p.Spec.Containers[0].Image = "nginx:2" }},
+		// The ephemeralcontainers subresource (kubectl debug) changes only the spec's
+		// ephemeralContainers: the provider must be told, to start them.
+		{name: "an ephemeral container added", edit: func(p *corev1.Pod) {
+			p.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{
+				Name: "debugger", Image: "busybox"}, TargetContainerName: "main"}}
+		}},
 		{name: "a request", edit: func(p *corev1.Pod) {
 			p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("2")
 		}},

@@ -92,6 +92,7 @@ func containerConfig(cfg *lifecycle.ContainerConfig, sc *runtimeapi.PodSandboxCo
 		Resources:       resources(c),
 		SecurityContext: containerSecurityContext(pod, c, hostNetwork, seccompRoot),
 	}
+	targetNamespace(cc.Linux.SecurityContext.GetNamespaceOptions(), cfg.TargetContainerID)
 	if cfg.StopSignal != 0 {
 		cc.StopSignal = stopSignal(cfg.StopSignal)
 	}
