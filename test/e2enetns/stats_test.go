@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/internal/agentproc"
+	"github.com/vk-static/vk-static/internal/cgrouptest"
 	"github.com/vk-static/vk-static/internal/testenv"
 )
 
@@ -30,7 +31,8 @@ import (
 // /metrics/resource carry the process provider's real numbers for a pod it runs.
 func TestNodeProxyStats(t *testing.T) {
 	ctx := context.Background()
-	a := startAgent(t, "node-a", "--node-ip", NodeIP.String(), "--address", NodeIP.String(), "--provider", "process")
+	// Its pods' cgroups under the test's own (the numbers come from them), removed afterwards.
+	a := startAgent(t, "node-a", "--node-ip", NodeIP.String(), "--address", NodeIP.String(), "--provider", "process", "--cgroup-root", cgrouptest.Root(t))
 	ns := env.Namespace(t)
 	// Some CPU time first (a tick is 10 ms), then a process that stays.
 	pod := &corev1.Pod{
