@@ -26,12 +26,13 @@
 // is a new instance to Add), and so does a startup verdict either way. StopLivenessAndStartup is
 // for a pod being killed: readiness keeps being probed during the grace period, as the kubelet.
 //
+// Actions, as the kubelet's: exec, httpGet, tcpSocket and grpc (grpc.health.v1.Health/Check on
+// the pod's address, plaintext; SERVING passes, anything else fails — see Run).
+//
 // Errors: an attempt that gets no answer from the container (a port name it does not declare,
-// a command the runtime could not start, a grpc probe — ErrGRPCUnsupported, this agent has no
-// gRPC health client) is tried three times, then reported as an Unhealthy event and not counted,
-// exactly as the kubelet throws such results away. So a grpc readiness probe leaves the container
-// not ready, a grpc startup probe leaves it never started, and a grpc liveness probe never
-// restarts it; the events say why, every period.
+// a command the runtime could not start, no address to reach it at) is tried three times, then
+// reported as an Unhealthy event and not counted, exactly as the kubelet throws such results
+// away; the events say why, every period.
 //
 // After an agent restart, WithPriorStatus carries over the started and ready the API server
 // holds for an instance that was already running, as the kubelet does.

@@ -45,10 +45,12 @@ func withDefaults(p *corev1.Probe) *corev1.Probe {
 //     a pass the Manager reports as a ProbeWarning event); other codes, refused connections and
 //     timeouts fail.
 //   - tcpSocket: a connection that opens passes.
-//   - grpc: ErrGRPCUnsupported.
+//   - grpc: grpc.health.v1.Health/Check on the pod's address and the action's port, asking about
+//     its service ("" when unset); SERVING passes, any other answer, an error (refused, not a
+//     health server) or the timeout — which bounds the whole call, connecting included — fails.
 //
 // A non-nil error means no verdict could be had (a port name the container does not declare, a
-// command the runtime could not run, no exec support, grpc): the Result is then Unknown. The
+// command the runtime could not run, no exec support, no address): the Result is then Unknown. The
 // kubelet reports such errors and then counts nothing; Manager does the same.
 func Run(ctx context.Context, p *corev1.Probe, t Target) (Result, string, error) {
 	if p == nil {
@@ -92,7 +94,17 @@ func runOnce(ctx context.Context, p *corev1.Probe, t Target) (outcome, string, e
 		logger.V(4).Info("TCP probe", "host", host, "port", port, "timeout", timeout)
 		return tcpProbe(ctx, host, port, timeout)
 	case p.GRPC != nil:
-		return outcomeUnknown, "", ErrGRPCUnsupported
+		// The kubelet dials the pod's IP: the action has no host field.
+		host := t.host()
+		if host == "" {
+			return outcomeUnknown, "", fmt.Errorf("gRPC probe: %w", ErrNoHost)
+		}
+		service := ""
+		if p.GRPC.Service != nil {
+			service = *p.GRPC.Service
+		}
+		logger.V(4).Info("gRPC probe", "host", host, "port", p.GRPC.Port, "service", service, "timeout", timeout)
+		return grpcProbe(ctx, host, int(p.GRPC.Port), service, timeout)
 	default:
 		return outcomeUnknown, "", fmt.Errorf("probe: %w: it names no action", ErrNoHandler)
 	}

@@ -17,12 +17,7 @@ func TestWithDefaults(t *testing.T) {
 }
 
 func TestRunUnsupported(t *testing.T) {
-	grpc := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9000}}}
-	got, _, err := Run(t.Context(), grpc, Target{Host: "127.0.0.1"})
-	require.ErrorIs(t, err, ErrGRPCUnsupported)
-	assert.Equal(t, Unknown, got)
-
-	got, _, err = Run(t.Context(), &corev1.Probe{}, Target{})
+	got, _, err := Run(t.Context(), &corev1.Probe{}, Target{})
 	require.ErrorIs(t, err, ErrNoHandler)
 	assert.Equal(t, Unknown, got)
 }

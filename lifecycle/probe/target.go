@@ -13,10 +13,10 @@ import (
 // Target is how to reach one running container instance: what the kubelet finds in the pod's
 // status and the container's spec when it probes or runs a hook.
 type Target struct {
-	// Host is the address for httpGet and tcpSocket actions that name no host: the pod IP (the
-	// node's for a pod on the host's network — the caller decides). When it is empty, PodIP
-	// is asked each time such an action runs (the pod's address may become known after the
-	// target was made); empty from both is an error (ErrNoHost).
+	// Host is the address for grpc actions and for httpGet and tcpSocket actions that name no
+	// host: the pod IP (the node's for a pod on the host's network — the caller decides). When
+	// it is empty, PodIP is asked each time such an action runs (the pod's address may become
+	// known after the target was made); empty from both is an error (ErrNoHost).
 	Host  string
 	PodIP func() string
 	// Ports are the container's declared ports, for ports named by an intstr name.
@@ -46,13 +46,11 @@ func FormatPod(name, namespace string, uid types.UID) string {
 var (
 	// ErrExecUnsupported is an exec action on a Target without Exec.
 	ErrExecUnsupported = errors.New("exec is not supported by this container runtime")
-	// ErrGRPCUnsupported is a grpc probe: this agent does not run them. The Manager handles it
-	// as the kubelet handles any probe error — an Unhealthy event, and no verdict (see doc.go).
-	ErrGRPCUnsupported = errors.New("grpc probes are not supported by this agent")
 	// ErrNoHandler is a probe or hook that names no action this agent runs (a hook's tcpSocket
 	// is one: the API keeps the field but the kubelet fails such hooks at runtime).
 	ErrNoHandler = errors.New("invalid handler")
-	// ErrNoHost is an httpGet or tcpSocket action naming no host, on a Target without Host or PodIP.
+	// ErrNoHost is an httpGet, tcpSocket or grpc action naming no host, on a Target without Host
+	// or PodIP.
 	ErrNoHost = errors.New("no host to reach the container: the action names none and the pod has no IP")
 )
 

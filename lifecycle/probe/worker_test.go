@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 )
 
 const (
@@ -201,14 +202,21 @@ func TestWorkerErrorsAreReportedNotCounted(t *testing.T) {
 	assert.Equal(t, `Liveness probe errored and resulted in unknown state: exec probe "missing": no script for "missing"`, h.events[0].Message)
 }
 
-func TestWorkerGRPCIsNeverAVerdict(t *testing.T) {
-	grpc := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9000}}, FailureThreshold: 1}
-	c := &corev1.Container{Name: "app", ReadinessProbe: grpc}
+// A gRPC liveness probe whose service is not SERVING is a failure like any other: at its
+// threshold the instance is to be restarted (the upstream "should be restarted with a GRPC
+// liveness probe").
+func TestWorkerGRPCLivenessFailure(t *testing.T) {
+	live := grpcSpec(healthServer(t), ptr.To("down"))
+	live.FailureThreshold = 2
+	c := &corev1.Container{Name: "app", LivenessProbe: live}
 	h := newWorkerHarness(t, c, nil)
-	require.True(t, h.probe(Readiness))
-	assert.Equal(t, Failure, h.result(Readiness), "stays not ready")
-	require.Len(t, h.events, 1)
-	assert.Equal(t, "Readiness probe errored and resulted in unknown state: grpc probes are not supported by this agent", h.events[0].Message)
+	require.True(t, h.probe(Liveness))
+	assert.Empty(t, h.takeUpdates(), "one failure, below the threshold")
+	require.False(t, h.probe(Liveness), "the worker ends at the liveness failure")
+	assert.Equal(t, []Update{update(Liveness, Failure, `service unhealthy (responded with "NOT_SERVING")`)}, h.takeUpdates())
+	require.Len(t, h.events, 2)
+	assert.Equal(t, Event{PodUID: podUID, Container: "app", Instance: instanceID, Kind: Liveness, Reason: ReasonUnhealthy,
+		Message: `Liveness probe failed: service unhealthy (responded with "NOT_SERVING")`}, h.events[1])
 }
 
 func TestWorkerWarningPassesWithAnEvent(t *testing.T) {
