@@ -24,6 +24,19 @@ func TestNodeFollowsTheRuntime(t *testing.T) {
 	a.writePod(imagePod("survivor", workloadImage, "sleep"))
 	ids := a.runningIDs([]string{"survivor"}, 90*time.Second)
 	waitNodeReady(t, a.Node, corev1.ConditionTrue, "KubeletReady", 30*time.Second)
+	// Measured, not hard-coded: this machine is under no pressure by the kubelet's defaults;
+	// nodeInfo names the runtime as the kubelet does.
+	n, err := env.Admin.CoreV1().Nodes().Get(context.Background(), a.Node, metav1.GetOptions{})
+	require.NoError(t, err)
+	reasons := map[corev1.NodeConditionType]string{}
+	for _, c := range n.Status.Conditions {
+		reasons[c.Type] = string(c.Status) + " " + c.Reason
+	}
+	assert.Equal(t, "False KubeletHasSufficientMemory", reasons[corev1.NodeMemoryPressure])
+	assert.Equal(t, "False KubeletHasNoDiskPressure", reasons[corev1.NodeDiskPressure])
+	assert.Equal(t, "False KubeletHasSufficientPID", reasons[corev1.NodePIDPressure])
+	assert.True(t, strings.HasPrefix(n.Status.NodeInfo.ContainerRuntimeVersion, "containerd://"), n.Status.NodeInfo.ContainerRuntimeVersion)
+	assert.NotEmpty(t, n.Status.NodeInfo.KernelVersion)
 
 	killed := time.Now()
 	cd.Kill()
