@@ -129,6 +129,12 @@
 // the host for a pod. Its termination message comes from its log only
 // (terminationMessagePolicy FallbackToLogsOnError), as the lifecycle reads it.
 //
+// Ephemeral containers are not run: the Runtime does not implement lifecycle.EphemeralRuntime,
+// so each waits for good, its message naming spec.ephemeralContainers[i] and this provider,
+// while the rest of the pod runs on. A host process has no image to debug with and no process
+// namespace of its own for targetContainerName to join, and one added to a running pod would
+// bypass Admit, which saw the pod only when it was created.
+//
 // # Streams
 //
 // Exec and Attach hand pipes (or, for Exec with a TTY, a pty slave) to the supervisor over its
