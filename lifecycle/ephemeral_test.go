@@ -164,3 +164,35 @@ func TestEphemeralContainerOnARuntimeWithoutThemWaitsAndThePodRunsOn(t *testing.
 	}))
 	assert.Equal(t, []string{"start app#0"}, h.rt.calls(), "nothing else started, nothing restarted")
 }
+
+// A restarted agent takes up a running ephemeral container as it is, and does not start a
+// finished one again.
+func TestRestartedAgentKeepsEphemeralContainers(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("e4", corev1.RestartPolicyAlways, ctr("app", "serve"))
+	require.NoError(t, h.p.CreatePod(context.Background(), pod))
+	h.eventually(pod.UID, "running", func(s *corev1.PodStatus) bool { return mainState(s, 0).Running != nil })
+	updated := pod.DeepCopy()
+	updated.Spec.EphemeralContainers = []corev1.EphemeralContainer{ephemeral("done", "", "true"), ephemeral("shell", "app", "sleep")}
+	require.NoError(t, h.p.UpdatePod(context.Background(), updated))
+	h.eventually(pod.UID, "both running", func(s *corev1.PodStatus) bool {
+		return len(s.EphemeralContainerStatuses) == 2 && s.EphemeralContainerStatuses[0].State.Running != nil &&
+			s.EphemeralContainerStatuses[1].State.Running != nil
+	})
+	h.rt.exit(h.rt.running("done"), 0)
+	h.eventually(pod.UID, "one finished", func(s *corev1.PodStatus) bool { return s.EphemeralContainerStatuses[0].State.Terminated != nil })
+	shellID := h.rt.running("shell")
+
+	h.stop()
+	h.start()
+	require.NoError(t, h.p.CreatePod(context.Background(), updated), "the controller creating it again is no restart")
+	got, err := h.p.GetPodStatus(context.Background(), pod.Namespace, pod.Name)
+	require.NoError(t, err)
+	require.Len(t, got.EphemeralContainerStatuses, 2)
+	assert.NotNil(t, got.EphemeralContainerStatuses[0].State.Terminated, "still finished")
+	require.NotNil(t, got.EphemeralContainerStatuses[1].State.Running, "still running")
+	assert.Equal(t, "fake://"+shellID, got.EphemeralContainerStatuses[1].ContainerID)
+	require.NoError(t, h.p.UpdatePod(context.Background(), updated)) // a sync
+	h.eventually(pod.UID, "synced", func(s *corev1.PodStatus) bool { return len(s.EphemeralContainerStatuses) == 2 })
+	assert.Equal(t, []string{"start app#0", "start done#0", "start shell#0"}, h.rt.calls(), "nothing started again")
+}
