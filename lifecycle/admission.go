@@ -52,6 +52,9 @@ func (p *Provider) kubeletAdmit(pod *corev1.Pod) error {
 		return &Refusal{Reason: ReasonPodOSSelectorNodeLabelDoesNotMatch,
 			Message: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"}
 	}
+	if err := p.pressureAdmit(pod); err != nil {
+		return err
+	}
 	return p.sysctls.admit(pod)
 }
 

@@ -1,0 +1,89 @@
+package lifecycle
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vk-static/vk-static/podutil"
+)
+
+// ReasonEvicted is the kubelet's reason for a pod refused, or evicted, for the node's pressure.
+const ReasonEvicted = "Evicted"
+
+// systemCriticalPriority is the kubelet's scheduling.SystemCriticalPriority: a pod at or above
+// it is critical.
+const systemCriticalPriority = 2000000000
+
+// pressureAdmit is the kubelet's eviction admission (its eviction manager's Admit): under
+// pressure (Config.Eviction's conditions) a critical pod (static, mirror, or of system-critical
+// priority) is admitted; under memory pressure alone, a pod that is not BestEffort, or a
+// BestEffort one that tolerates the memory-pressure taint; under any other pressure, none.
+// The refusal is the kubelet's: reason Evicted, "The node had condition: [DiskPressure]. ".
+func (p *Provider) pressureAdmit(pod *corev1.Pod) error {
+	if p.eviction == nil {
+		return nil
+	}
+	conditions := p.eviction.Conditions()
+	if len(conditions) == 0 || criticalPod(pod) {
+		return nil
+	}
+	if len(conditions) == 1 && conditions[0] == corev1.NodeMemoryPressure {
+		if !bestEffort(pod) || toleratesMemoryPressure(pod) {
+			return nil
+		}
+	}
+	return &Refusal{Reason: ReasonEvicted, Message: fmt.Sprintf("The node had condition: %v. ", conditions)}
+}
+
+// criticalPod is the kubelet's IsCriticalPod.
+func criticalPod(pod *corev1.Pod) bool {
+	if podutil.IsStaticPod(pod) {
+		return true
+	}
+	if _, mirror := pod.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
+		return true
+	}
+	return pod.Spec.Priority != nil && *pod.Spec.Priority >= systemCriticalPriority
+}
+
+// bestEffort is the kubelet's QoS class BestEffort: no container (init ones included) requests
+// or limits CPU or memory.
+func bestEffort(pod *corev1.Pod) bool {
+	if pod.Status.QOSClass != "" {
+		return pod.Status.QOSClass == corev1.PodQOSBestEffort
+	}
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			for _, l := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
+				for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+					if q, ok := l[name]; ok && !q.IsZero() {
+						return false
+					}
+				}
+			}
+		}
+	}
+	return true
+}
+
+// toleratesMemoryPressure is whether a toleration of the pod tolerates the NoSchedule taint
+// node.kubernetes.io/memory-pressure (which has no value), as the scheduler matches them.
+func toleratesMemoryPressure(pod *corev1.Pod) bool {
+	for _, t := range pod.Spec.Tolerations {
+		if t.Effect != "" && t.Effect != corev1.TaintEffectNoSchedule {
+			continue
+		}
+		switch t.Operator {
+		case corev1.TolerationOpExists:
+			if t.Key == "" || t.Key == corev1.TaintNodeMemoryPressure {
+				return true
+			}
+		case corev1.TolerationOpEqual, "":
+			if t.Key == corev1.TaintNodeMemoryPressure && t.Value == "" {
+				return true
+			}
+		}
+	}
+	return false
+}
