@@ -180,7 +180,7 @@ clean:
 #
 # The suite, ginkgo, kube-scheduler, the kubelet and the test images' binaries are built from
 # test/conformance/tools (a module of its own) into a cache directory keyed by its go.sum, as the
-# control plane is (first build about 10 minutes on two cores after the control plane's).
+# control plane is (the first build took about 40 minutes on two cores shared with other builds).
 AGENT     ?= vk-static
 PROVIDER  ?= cri
 FOCUS     ?= \[NodeConformance\]
