@@ -46,9 +46,16 @@ func TestServiceWatchAsANode(t *testing.T) {
 	got := vars()
 	assert.Equal(t, web.Spec.ClusterIP, got["WEB_SERVICE_HOST"])
 	assert.Equal(t, "8080", got["WEB_SERVICE_PORT_HTTP"])
-	kubernetes, err := env.Admin.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
-	require.NoError(t, err)
-	assert.Equal(t, kubernetes.Spec.ClusterIP, got["KUBERNETES_SERVICE_HOST"], "the master service, from the default namespace")
+	// The API server makes its own service a moment after it answers: wait for it, then for
+	// the watch to show it.
+	var kubernetes *corev1.Service
+	require.Eventually(t, func() bool {
+		var err error
+		kubernetes, err = env.Admin.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+		return err == nil
+	}, 30*time.Second, 10*time.Millisecond, "the API server's own service")
+	require.Eventually(t, func() bool { return vars()["KUBERNETES_SERVICE_HOST"] == kubernetes.Spec.ClusterIP }, 30*time.Second, 10*time.Millisecond,
+		"the master service, from the default namespace")
 
 	db := create("db")
 	require.Eventually(t, func() bool { return vars()["DB_SERVICE_HOST"] == db.Spec.ClusterIP }, 30*time.Second, 10*time.Millisecond,
