@@ -90,10 +90,24 @@ func TestKubeletAPIServesLogsAndStats(t *testing.T) {
 	// nodes/proxy refuses a node at a loopback address ("address not allowed"). A client
 	// certificate of the cluster CA authenticates, and the agent's SubjectAccessReview allows
 	// system:masters.
+	summary, raw := a.statsSummary(t)
+	assert.Equal(t, a.Node, summary.Node.NodeName)
+	pods := map[string]bool{}
+	for _, p := range summary.Pods {
+		pods[p.PodRef.Namespace+"/"+p.PodRef.Name] = true
+	}
+	assert.Equal(t, map[string]bool{ns + "/web": true, mirror.Namespace + "/" + mirror.Name: true}, pods, "%s", raw)
+}
+
+// statsSummary is the agent's /stats/summary read straight from it with a client certificate
+// of the cluster CA for system:masters (the agent's SubjectAccessReview allows it), and the
+// raw answer for messages.
+func (a *agent) statsSummary(c require.TestingT) (statsv1alpha1.Summary, []byte) {
+	var summary statsv1alpha1.Summary
 	certPEM, keyPEM, err := env.IssueClientCert("e2e-metrics", "system:masters")
-	require.NoError(t, err)
+	require.NoError(c, err)
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	require.NoError(t, err)
+	require.NoError(c, err)
 	client := &http.Client{
 		Transport: &http.Transport{TLSClientConfig: &tls.Config{
 			Certificates:       []tls.Certificate{cert},
@@ -103,17 +117,11 @@ func TestKubeletAPIServesLogsAndStats(t *testing.T) {
 	}
 	defer client.CloseIdleConnections()
 	resp, err := client.Get("https://127.0.0.1:" + strconv.Itoa(a.APIPort) + "/stats/summary")
-	require.NoError(t, err)
+	require.NoError(c, err)
 	raw, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, resp.StatusCode, "%s", raw)
-	var summary statsv1alpha1.Summary
-	require.NoError(t, json.Unmarshal(raw, &summary), "%s", raw)
-	assert.Equal(t, a.Node, summary.Node.NodeName)
-	pods := map[string]bool{}
-	for _, p := range summary.Pods {
-		pods[p.PodRef.Namespace+"/"+p.PodRef.Name] = true
-	}
-	assert.Equal(t, map[string]bool{ns + "/web": true, mirror.Namespace + "/" + mirror.Name: true}, pods, "%s", raw)
+	require.NoError(c, err)
+	require.Equal(c, http.StatusOK, resp.StatusCode, "%s", raw)
+	require.NoError(c, json.Unmarshal(raw, &summary), "%s", raw)
+	return summary, raw
 }

@@ -2,11 +2,7 @@ package e2e
 
 import (
 	"context"
-	"crypto/tls"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -19,7 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/internal/cgrouptest"
@@ -122,25 +117,7 @@ func processZombie(pid int) bool {
 
 // containerWorkingSet is a container's memory working set in the agent's /stats/summary.
 func containerWorkingSet(c require.TestingT, a *agent, namespace, pod, container string) uint64 {
-	certPEM, keyPEM, err := env.IssueClientCert("e2e-metrics", "system:masters")
-	require.NoError(c, err)
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	require.NoError(c, err)
-	client := &http.Client{
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{
-			Certificates:       []tls.Certificate{cert},
-			InsecureSkipVerify: true, //nolint:gosec // the agent's self-signed certificate; only the answer matters
-		}},
-		Timeout: 10 * time.Second,
-	}
-	defer client.CloseIdleConnections()
-	resp, err := client.Get("https://127.0.0.1:" + strconv.Itoa(a.APIPort) + "/stats/summary")
-	require.NoError(c, err)
-	raw, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	require.NoError(c, err)
-	var summary statsv1alpha1.Summary
-	require.NoError(c, json.Unmarshal(raw, &summary), "%s", raw)
+	summary, raw := a.statsSummary(c)
 	for _, p := range summary.Pods {
 		if p.PodRef.Namespace != namespace || p.PodRef.Name != pod {
 			continue
