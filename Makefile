@@ -5,7 +5,7 @@ BIN       := bin
 # The test control plane is built from Go modules (hack/tools) into a cache directory that
 # survives `git clean` and is shared by every checkout on the machine. The directory is keyed by
 # hack/tools/go.sum, so changing the tools module rebuilds and nothing else does
-# (internal/testenv computes the same key when run outside make).
+# (test/support/testenv computes the same key when run outside make).
 KUBE_VERSION := v1.36.3
 TOOLS_KEY := $(shell sha256sum hack/tools/go.sum | cut -c1-12)
 TESTBIN   ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/vk-static/testbin/$(KUBE_VERSION)-$(TOOLS_KEY)
@@ -20,7 +20,7 @@ VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo de
 LDFLAGS   := -X github.com/vk-static/vk-static/internal/version.Version=$(VERSION)
 # grpcnotrace leaves gRPC's x/net/trace (and its html/template) out of the agent: with it the
 # linker keeps every exported method of every type, 30 MB of binary and ~10 MB of resident
-# memory (docs/performance.md, "The binary"). internal/agentproc.BuildTags is the same list.
+# memory (docs/performance.md, "The binary"). test/support/agentproc.BuildTags is the same list.
 BUILD_TAGS := grpcnotrace
 FUZZTIME  ?= 20s
 # The kubelet API's handlers are fuzzed for less: each input is a whole request through the
@@ -75,7 +75,7 @@ fuzz:
 testbin: $(APISERVER) $(CONTROLLER_MANAGER) $(ETCD) $(KUBECTL) cri-testbin
 
 # cri-testbin: the CRI provider's tests start a throwaway containerd of their own
-# (internal/testcontainerd) that runs containers with runc, is driven by ctr (it comes with
+# (test/support/testcontainerd) that runs containers with runc, is driven by ctr (it comes with
 # containerd) for image imports, and reports NetworkReady through the loopback CNI plugin
 # (containernetworking-plugins). Debian packages them; apt-get installs what is missing, as root
 # only. Quiet when everything is there.
@@ -100,7 +100,7 @@ $(APISERVER):
 	cd hack/tools && CGO_ENABLED=0 $(GO) build -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-apiserver
 
 # kube-controller-manager signs and approves the certificate requests of a joining agent
-# (test/e2ejoin); internal/testenv starts it only for the packages that ask for it.
+# (test/e2ejoin); test/support/testenv starts it only for the packages that ask for it.
 $(CONTROLLER_MANAGER):
 	cd hack/tools && CGO_ENABLED=0 $(GO) build -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-controller-manager
 

@@ -15,9 +15,9 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/vk-static/vk-static/agent"
-	"github.com/vk-static/vk-static/internal/testenv"
 	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/node/api"
+	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
 // The agent serves the kubelet API and its Node advertises the port, so what kubectl logs asks

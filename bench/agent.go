@@ -12,7 +12,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/vk-static/vk-static/internal/agentproc"
+	"github.com/vk-static/vk-static/test/support/agentproc"
 )
 
 // agentProcess is one vk-static process under test, with its own node name, manifest

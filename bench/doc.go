@@ -5,7 +5,7 @@
 //
 // Contract: the agent under test is the built binary (bin/vk-static) running as its own
 // process with its node identity (system:node:<name>) against the real control plane from
-// internal/testenv. Load reaches it only through the API server (pods bound to its node, and
+// test/support/testenv. Load reaches it only through the API server (pods bound to its node, and
 // for api-latency their pods/log and pods/exec, which the API server passes to the agent's
 // kubelet API with its kubelet client certificate) and its manifest directory; the harness reads the agent only from the outside: /proc for CPU
 // and peak RSS, its healthz port for /metrics and (with profiling) /debug/pprof, and the API
@@ -28,7 +28,7 @@
 // cri-50 applies with the kubelet itself (bench/kubelet, started through bench/cmd/kubeletpeer
 // on a containerd of the same configuration, one fresh containerd per run): the kubelet
 // refuses a loopback node IP, so vkbench -peers kubelet runs everything in a network namespace
-// of its own (internal/netns) and Runner.NodeIP gives every agent its second address on lo.
+// of its own (test/support/netns) and Runner.NodeIP gives every agent its second address on lo.
 // agents-20 runs 20 agents with node identities of their own on one control plane and reports
 // the API requests per second each costs, at rest and under load, beside their CPU and RSS.
 // Performance is reported, never asserted: Result.Goals says which issue-6 goal was met.

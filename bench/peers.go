@@ -23,7 +23,7 @@ const (
 )
 
 // Peer is an agent a scenario runs against: Binary takes vk-static's node flags as
-// internal/agentproc passes them, the scenario's (e.g. cri-50's runtime endpoint), then Args,
+// test/support/agentproc passes them, the scenario's (e.g. cri-50's runtime endpoint), then Args,
 // and serves ReadyPath on --healthz-port.
 type Peer struct {
 	Name   string

@@ -18,8 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/vk-static/vk-static/internal/agentproc"
-	"github.com/vk-static/vk-static/internal/testenv"
+	"github.com/vk-static/vk-static/test/support/agentproc"
+	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
 // Defaults for Runner.
@@ -52,7 +52,7 @@ type Runner struct {
 	// Idle is idle-1k's measuring window; 0 means 60 s.
 	Idle time.Duration
 	// NodeIP, when set, is every agent's --node-ip and --address instead of 127.0.0.1: an
-	// address on lo of the network namespace the run is in (internal/netns), for the kubelet,
+	// address on lo of the network namespace the run is in (test/support/netns), for the kubelet,
 	// which refuses a loopback node IP.
 	NodeIP string
 	// Log receives progress lines; nil discards them.

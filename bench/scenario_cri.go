@@ -9,8 +9,8 @@ import (
 
 	criclient "k8s.io/cri-client/pkg"
 
-	"github.com/vk-static/vk-static/internal/testcontainerd"
-	"github.com/vk-static/vk-static/internal/testimage"
+	"github.com/vk-static/vk-static/test/support/testcontainerd"
+	"github.com/vk-static/vk-static/test/support/testimage"
 )
 
 // criQuiet is cri-50's quiet window, as process-100's.
@@ -69,7 +69,7 @@ spec:
 }
 
 // runCRIPods runs n static pods from one image on the CRI provider (or the kubelet, a peer),
-// on a throwaway containerd of the run's own (internal/testcontainerd): every mirror Running,
+// on a throwaway containerd of the run's own (test/support/testcontainerd): every mirror Running,
 // a quiet window in which the agent, containerd and the shims are measured, then the
 // manifests removed and every container, sandbox and shim gone.
 func runCRIPods(ctx context.Context, s *session, n int, quiet time.Duration) (_ *Result, err error) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vk-static/vk-static/internal/agentproc"
+	"github.com/vk-static/vk-static/test/support/agentproc"
 )
 
 // processQuiet is process-100's quiet window: long enough for the agent's per-pod work to

@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/vk-static/vk-static/internal/agentproc"
+	"github.com/vk-static/vk-static/test/support/agentproc"
 )
 
 func TestParsePss(t *testing.T) {

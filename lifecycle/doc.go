@@ -2,7 +2,7 @@
 // kubelet's kuberuntime in small. Provider is a node.PodLifecycleHandler and node.PodNotifier
 // with every optional capability (logs, exec, attach, port-forward, stats), built on a narrow
 // Runtime interface (runtime.go) that a backend implements — host processes
-// (provider/process) today, CRI next. The backend runs containers; the lifecycle decides
+// (runtime/process) today, CRI next. The backend runs containers; the lifecycle decides
 // everything else.
 //
 // Its guarantees:

@@ -8,7 +8,7 @@
 // static pods from its own manifest directory, its API served on a loopback-namespace address
 // with webhook authentication and authorization as a real node's. Args is its command line
 // (node identity, node IP, root and certificate directories). The kubelet refuses a loopback
-// node IP, so it runs only in a network namespace with another address on lo (internal/netns;
+// node IP, so it runs only in a network namespace with another address on lo (test/support/netns;
 // vkbench -peers kubelet puts the whole run there), and it writes a few host paths whatever
 // it is told (HostPaths), which MaskHostPaths hides behind tmpfs mounts in the run's own mount
 // namespace (MissingDirs and RemoveDirs take away the empty mount points it had to create).

@@ -42,7 +42,7 @@ func MissingDirs(paths []string) []string {
 
 // MaskHostPaths mounts an empty tmpfs on each of paths, creating the directory if need be.
 // It must run in a mount namespace of the run's own whose mounts do not propagate to the
-// machine's (internal/netns.Enter makes them private): the mounts go with that namespace.
+// machine's (test/support/netns.Enter makes them private): the mounts go with that namespace.
 func MaskHostPaths(paths []string) error {
 	for _, p := range paths {
 		if err := os.MkdirAll(p, 0o755); err != nil {

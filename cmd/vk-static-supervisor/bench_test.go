@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vk-static/vk-static/lifecycle"
-	"github.com/vk-static/vk-static/provider/process"
+	"github.com/vk-static/vk-static/runtime/process"
 )
 
 // TestMain lets BenchmarkStart compare with the fallback, the test binary re-executed — it

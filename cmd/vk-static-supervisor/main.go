@@ -1,8 +1,8 @@
 // Command vk-static-supervisor is the process provider's container supervisor: vk-static
-// starts one per container (provider/process/supervisor), and it outlives the agent. Install it
+// starts one per container (runtime/process/supervisor), and it outlives the agent. Install it
 // beside vk-static, which uses it when it finds it there. Re-executed by a supervisor as
 // vk-static-init, it is the init helper that puts a workload in its container's cgroup and then
-// executes it (provider/process/supervisor, init.go).
+// executes it (runtime/process/supervisor, init.go).
 //
 // It links only the supervisor, the standard library and golang.org/x/sys, so that each of
 // the many supervisors on a node costs about a megabyte and a millisecond to start rather than
@@ -13,7 +13,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/vk-static/vk-static/provider/process/supervisor"
+	"github.com/vk-static/vk-static/runtime/process/supervisor"
 )
 
 func main() {

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vk-static/vk-static/lifecycle"
-	"github.com/vk-static/vk-static/provider/process"
+	"github.com/vk-static/vk-static/runtime/process"
 )
 
 const module = "github.com/vk-static/vk-static/"
@@ -25,8 +25,8 @@ const module = "github.com/vk-static/vk-static/"
 // client-go and its kin along.
 var allowedPackages = []string{
 	"cmd/vk-static-supervisor",
-	"provider/process/supervisor",
-	"provider/process/internal/",
+	"runtime/process/supervisor",
+	"runtime/process/internal/",
 	"containerlog/logwriter",
 	"internal/crilog",
 	"internal/atomicfile",
@@ -40,7 +40,7 @@ func TestImports(t *testing.T) {
 	out, err := exec.Command(goTool, "list", "-deps", ".").Output()
 	require.NoError(t, err, "go list -deps")
 	deps := strings.Fields(string(out))
-	require.Contains(t, deps, module+"provider/process/supervisor")
+	require.Contains(t, deps, module+"runtime/process/supervisor")
 	for _, pkg := range deps {
 		first, _, _ := strings.Cut(pkg, "/")
 		switch {
@@ -52,7 +52,7 @@ func TestImports(t *testing.T) {
 			for _, allowed := range allowedPackages {
 				ok = ok || rel == allowed || (strings.HasSuffix(allowed, "/") && strings.HasPrefix(rel, allowed))
 			}
-			assert.True(t, ok, "the supervisor links %s: keep it to leaf packages (see provider/process/supervisor's doc)", pkg)
+			assert.True(t, ok, "the supervisor links %s: keep it to leaf packages (see runtime/process/supervisor's doc)", pkg)
 		default:
 			assert.Fail(t, "the supervisor links a dependency", "%s: only the standard library and golang.org/x/sys may be linked", pkg)
 		}

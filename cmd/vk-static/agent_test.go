@@ -17,8 +17,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/vk-static/vk-static/agent"
-	"github.com/vk-static/vk-static/internal/cgrouptest"
-	"github.com/vk-static/vk-static/internal/testenv"
+	"github.com/vk-static/vk-static/test/support/cgrouptest"
+	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
 // registeredNode runs the agent the arguments describe, with a fake API server, until it has

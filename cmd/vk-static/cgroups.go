@@ -8,7 +8,7 @@ import (
 	"k8s.io/klog/v2"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
-	"github.com/vk-static/vk-static/provider/process"
+	"github.com/vk-static/vk-static/runtime/process"
 )
 
 // cgroupOptions are the kubelet's cgroup flags, for --provider process (the CRI runtime makes

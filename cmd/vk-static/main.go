@@ -21,7 +21,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 
-	"github.com/vk-static/vk-static/provider/process"
+	"github.com/vk-static/vk-static/runtime/process"
 )
 
 func main() {

@@ -22,9 +22,9 @@ import (
 	"github.com/vk-static/vk-static/lifecycle/env"
 	"github.com/vk-static/vk-static/lifecycle/volume"
 	"github.com/vk-static/vk-static/node"
-	"github.com/vk-static/vk-static/provider/cri"
 	"github.com/vk-static/vk-static/provider/mock"
-	"github.com/vk-static/vk-static/provider/process"
+	"github.com/vk-static/vk-static/runtime/cri"
+	"github.com/vk-static/vk-static/runtime/process"
 )
 
 // providers are the values --provider takes.

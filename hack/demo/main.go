@@ -1,4 +1,4 @@
-// Command demo starts the test control plane (internal/testenv) and bin/vk-static with a node
+// Command demo starts the test control plane (test/support/testenv) and bin/vk-static with a node
 // identity on the example manifests, prints the kubectl commands to look at the node and its
 // mirror pods, and runs until Ctrl-C. Run it with `make demo`.
 package main
@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/vk-static/vk-static/internal/testenv"
+	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
 func main() {

@@ -19,9 +19,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/vk-static/vk-static/internal/testenv"
 	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/podutil"
+	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
 var env *testenv.Env

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/vk-static/vk-static/internal/testenv"
+	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
 // env is the package's control plane, shared by its tests.

@@ -14,9 +14,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2/ktesting"
 
-	"github.com/vk-static/vk-static/internal/testenv"
 	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/sources"
+	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
 var env *testenv.Env

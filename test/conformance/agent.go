@@ -12,9 +12,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/vk-static/vk-static/bench/kubelet"
-	"github.com/vk-static/vk-static/internal/agentproc"
-	"github.com/vk-static/vk-static/internal/netns"
-	"github.com/vk-static/vk-static/internal/testenv"
+	"github.com/vk-static/vk-static/test/support/agentproc"
+	"github.com/vk-static/vk-static/test/support/netns"
+	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
 // The agents under test.

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
-	"github.com/vk-static/vk-static/internal/testenv"
+	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
 // The cluster's networks: the pods' (the controller-manager gives the first node the first

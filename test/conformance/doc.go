@@ -6,21 +6,21 @@
 // the kubelet takes about 15 minutes on two cores, and every spec an agent fails waits out a
 // pod-start timeout.
 //
-// Run must be called in network and mount namespaces of the run's own (internal/netns, with
+// Run must be called in network and mount namespaces of the run's own (test/support/netns, with
 // netns.NodeIP on lo: the kubelet refuses a loopback node address and the API server will not
 // proxy to one). There it starts, and on return stops and removes, whatever happens:
 //
 //   - the look-alike images of what the specs pull (Images: busybox from Debian's
 //     busybox-static, agnhost and nonewprivs built from their Go source, pause, nonroot, an
 //     nginx that is busybox's httpd, …), pushed to a registry served in process on 127.0.0.1
-//     (internal/testimage), and KUBE_TEST_REPO_LIST mapping every upstream registry to it
+//     (test/support/testimage), and KUBE_TEST_REPO_LIST mapping every upstream registry to it
 //     (RepoList);
-//   - a containerd with a bridge CNI network on the node's pod CIDR (internal/testcontainerd's
+//   - a containerd with a bridge CNI network on the node's pod CIDR (test/support/testcontainerd's
 //     Bridge: cni0, isGateway, host-local, portmap, loopback), its pods' network namespaces
 //     under its own state directory;
 //   - etcd, kube-apiserver (Node and RBAC authorization, NodeRestriction) and
 //     kube-controller-manager with every default controller and node IPAM
-//     (--allocate-node-cidrs, ClusterCIDR) from internal/testenv, and kube-scheduler;
+//     (--allocate-node-cidrs, ClusterCIDR) from test/support/testenv, and kube-scheduler;
 //   - the agent with a node identity (system:node:NAME, a client certificate of the cluster's
 //     CA), its kubelet API on the node address's port 10250;
 //   - ginkgo running e2e.test in parallel processes.

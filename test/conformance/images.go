@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"k8s.io/klog/v2"
 
-	"github.com/vk-static/vk-static/internal/testimage"
+	"github.com/vk-static/vk-static/test/support/testimage"
 )
 
 // ImageSources are the files the look-alike images are made of: the machine's (Debian's
@@ -191,7 +191,7 @@ func Images(ctx context.Context, src ImageSources) (map[string]v1.Image, error) 
 	if err := top("e2e-test-images/glibc-dns-testing:2.0.0", v1.Config{Cmd: []string{"sh"}}, glibc, busybox); err != nil {
 		return nil, err
 	}
-	// pause: the sandbox image's program (internal/testimage's workload, "pause").
+	// pause: the sandbox image's program (test/support/testimage's workload, "pause").
 	pause, err := testimage.Build(testimage.Options{Cmd: []string{"pause"}})
 	if err != nil {
 		return nil, err

@@ -15,8 +15,8 @@ import (
 
 	"github.com/vk-static/vk-static/bench/kubelet"
 	"github.com/vk-static/vk-static/internal/mounts"
-	"github.com/vk-static/vk-static/internal/testcontainerd"
-	"github.com/vk-static/vk-static/internal/testimage"
+	"github.com/vk-static/vk-static/test/support/testcontainerd"
+	"github.com/vk-static/vk-static/test/support/testimage"
 )
 
 // The kubelet's usual selection for a node: the node conformance specs, without those that
@@ -147,7 +147,7 @@ func (o *Options) validate() error {
 }
 
 // Run runs the suite once, in the network and mount namespaces the caller is in (which must
-// be the run's own: internal/netns), and cleans up everything it started, whatever happens.
+// be the run's own: test/support/netns), and cleans up everything it started, whatever happens.
 func Run(ctx context.Context, o Options) (_ *Result, err error) {
 	if err := o.validate(); err != nil {
 		return nil, err

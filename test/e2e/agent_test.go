@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/vk-static/vk-static/internal/agentproc"
-	"github.com/vk-static/vk-static/internal/testenv"
+	"github.com/vk-static/vk-static/test/support/agentproc"
+	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
 // agent is one vk-static process for one test, with the test's own node name.

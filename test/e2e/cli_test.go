@@ -17,7 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/vk-static/vk-static/internal/agentproc"
+	"github.com/vk-static/vk-static/test/support/agentproc"
 )
 
 // The standalone user's view (issue 11, item 4): an agent with no API server, as `make run`

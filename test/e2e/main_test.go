@@ -5,9 +5,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/vk-static/vk-static/internal/agentproc"
-	"github.com/vk-static/vk-static/internal/testenv"
-	"github.com/vk-static/vk-static/internal/testimage"
+	"github.com/vk-static/vk-static/test/support/agentproc"
+	"github.com/vk-static/vk-static/test/support/testenv"
+	"github.com/vk-static/vk-static/test/support/testimage"
 )
 
 var (
@@ -15,7 +15,7 @@ var (
 	// agentBinary is vk-static built with -race for this test run, with vk-static-supervisor
 	// beside it, where the agent finds it.
 	agentBinary string
-	// workloadBinary is internal/testimage's workload program, for containers that serve HTTP:
+	// workloadBinary is test/support/testimage's workload program, for containers that serve HTTP:
 	// the process provider runs host commands, and nothing else the tests need (python3) may be
 	// assumed installed. API pods run it as nobody.
 	workloadBinary string

@@ -17,8 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 
-	"github.com/vk-static/vk-static/internal/cgrouptest"
 	"github.com/vk-static/vk-static/podutil"
+	"github.com/vk-static/vk-static/test/support/cgrouptest"
 )
 
 // Limits enforced by cgroups, as under the kubelet: a container that reads 200 MB into memory

@@ -21,7 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/vk-static/vk-static/internal/agentproc"
+	"github.com/vk-static/vk-static/test/support/agentproc"
 )
 
 // The process provider (the default) against the real control plane: each test runs its own

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/vk-static/vk-static/deploy"
-	"github.com/vk-static/vk-static/internal/testenv"
+	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
 // A control plane set up as a hardened kubeadm cluster is, and the agent deployed as

@@ -23,8 +23,8 @@ import (
 	criclient "k8s.io/cri-client/pkg"
 	"k8s.io/utils/ptr"
 
-	"github.com/vk-static/vk-static/internal/agentproc"
-	"github.com/vk-static/vk-static/internal/testcontainerd"
+	"github.com/vk-static/vk-static/test/support/agentproc"
+	"github.com/vk-static/vk-static/test/support/testcontainerd"
 )
 
 // agent is one vk-static process with --provider cri on the package's containerd.

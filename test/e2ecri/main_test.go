@@ -7,11 +7,11 @@ import (
 	"os"
 	"testing"
 
-	"github.com/vk-static/vk-static/internal/agentproc"
-	"github.com/vk-static/vk-static/internal/netns"
-	"github.com/vk-static/vk-static/internal/testcontainerd"
-	"github.com/vk-static/vk-static/internal/testenv"
-	"github.com/vk-static/vk-static/internal/testimage"
+	"github.com/vk-static/vk-static/test/support/agentproc"
+	"github.com/vk-static/vk-static/test/support/netns"
+	"github.com/vk-static/vk-static/test/support/testcontainerd"
+	"github.com/vk-static/vk-static/test/support/testenv"
+	"github.com/vk-static/vk-static/test/support/testimage"
 )
 
 // podSubnet is the bridge network's: pods get addresses of it, the bridge (in the test's own
@@ -33,7 +33,7 @@ var (
 )
 
 // TestMain builds the agent, then runs the tests again in network and mount namespaces of
-// their own (internal/netns): the containerd's bridge network, its pods' veths and portmap's
+// their own (test/support/netns): the containerd's bridge network, its pods' veths and portmap's
 // rules exist there only, and the machine's network is untouched.
 func TestMain(m *testing.M) {
 	if netns.InChild() {

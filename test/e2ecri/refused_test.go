@@ -12,7 +12,7 @@ import (
 	criclient "k8s.io/cri-client/pkg"
 	"k8s.io/utils/ptr"
 
-	"github.com/vk-static/vk-static/internal/testcontainerd"
+	"github.com/vk-static/vk-static/test/support/testcontainerd"
 )
 
 // TestRefusedUpFront: what the runtime cannot or may not run is refused before a sandbox is

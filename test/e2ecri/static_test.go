@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/vk-static/vk-static/internal/testenv"
-	"github.com/vk-static/vk-static/internal/testimage"
+	"github.com/vk-static/vk-static/test/support/testenv"
+	"github.com/vk-static/vk-static/test/support/testimage"
 )
 
 // TestStaticPodFromRegistry: a static pod whose image comes from the 127.0.0.1 registry runs

@@ -12,8 +12,8 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/vk-static/vk-static/internal/agentproc"
-	"github.com/vk-static/vk-static/internal/testenv"
+	"github.com/vk-static/vk-static/test/support/agentproc"
+	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
 // joiningAgent is an agent started with a bootstrap kubeconfig and no node credentials.

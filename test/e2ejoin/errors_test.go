@@ -14,7 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/vk-static/vk-static/internal/testenv"
+	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
 // TestBootstrapTokenRefused: a wrong or expired token is refused by the API server; the agent

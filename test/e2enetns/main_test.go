@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/vk-static/vk-static/internal/agentproc"
-	"github.com/vk-static/vk-static/internal/netns"
-	"github.com/vk-static/vk-static/internal/testenv"
+	"github.com/vk-static/vk-static/test/support/agentproc"
+	"github.com/vk-static/vk-static/test/support/netns"
+	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
 // NodeIP is the agents' address, on lo in the test's network namespace only.

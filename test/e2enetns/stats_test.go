@@ -20,9 +20,9 @@ import (
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/ptr"
 
-	"github.com/vk-static/vk-static/internal/agentproc"
-	"github.com/vk-static/vk-static/internal/cgrouptest"
-	"github.com/vk-static/vk-static/internal/testenv"
+	"github.com/vk-static/vk-static/test/support/agentproc"
+	"github.com/vk-static/vk-static/test/support/cgrouptest"
+	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
 // kubectl get --raw on the node's proxy subresource, as metrics-server and users read a

@@ -1,5 +1,5 @@
 // Command floor runs bench/floor: the least work any node agent can do, for vkbench's -peers
-// floor. It takes vk-static's flags as internal/agentproc passes them (those it has no use
+// floor. It takes vk-static's flags as test/support/agentproc passes them (those it has no use
 // for are accepted and ignored), serves /readyz and /healthz on the healthz port, and with
 // --profiling /debug/pprof there too.
 package main

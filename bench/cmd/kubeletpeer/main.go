@@ -1,6 +1,6 @@
 // Command kubeletpeer starts the kubelet as a vkbench peer (vkbench -peers kubelet, scenario
 // cri-50). It takes the command line vkbench gives every agent (vk-static's flags, as
-// internal/agentproc passes them, the scenario's --container-runtime-endpoint among them)
+// test/support/agentproc passes them, the scenario's --container-runtime-endpoint among them)
 // plus --kubelet, writes the kubelet's configuration (bench/kubelet) under --root-dir and then
 // replaces itself with the kubelet (exec), so that the process the bench measures and stops
 // is the kubelet's own. The kubelet serves /healthz, not /readyz, on vk-static's healthz

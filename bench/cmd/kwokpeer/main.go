@@ -1,5 +1,5 @@
 // Command kwokpeer starts KWOK as a vkbench peer (vkbench -peers kwok). It takes the command
-// line vkbench gives every agent (vk-static's flags, as internal/agentproc passes them) plus
+// line vkbench gives every agent (vk-static's flags, as test/support/agentproc passes them) plus
 // --kwok and --admin-kubeconfig, registers the Node as a KWOK user would, writes KWOK's
 // configuration (bench/kwok: its fast stages) under --root-dir and then replaces itself with
 // KWOK (exec), so the process the bench measures and stops is KWOK's own. KWOK serves

@@ -21,8 +21,8 @@ import (
 	"github.com/vk-static/vk-static/bench"
 	"github.com/vk-static/vk-static/bench/kubelet"
 	"github.com/vk-static/vk-static/internal/mounts"
-	"github.com/vk-static/vk-static/internal/netns"
-	"github.com/vk-static/vk-static/internal/testenv"
+	"github.com/vk-static/vk-static/test/support/netns"
+	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
 func main() {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/vk-static/vk-static/internal/netns"
+	"github.com/vk-static/vk-static/test/support/netns"
 )
 
 // runInNamespace runs this vkbench again, with the same arguments, in network and mount

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/vk-static/vk-static/internal/testenv"
+	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
 var env *testenv.Env

@@ -1,5 +1,5 @@
 // Package integration tests package volume against a real kube-apiserver and etcd
-// (internal/testenv), as the node identity (system:node:<name>) under the Node authorizer and
+// (test/support/testenv), as the node identity (system:node:<name>) under the Node authorizer and
 // NodeRestriction admission: an API pod's kube-api-access-* volume, as the ServiceAccount
 // admission injects it, is set up with a token the node requests for the pod through the
 // TokenRequest API; and package lifecycle/env's ServiceWatch lists and watches every

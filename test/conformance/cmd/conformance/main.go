@@ -1,7 +1,7 @@
 // Command conformance runs the upstream Kubernetes e2e [NodeConformance] specs against a
 // one-node cluster whose node is vk-static or, as the reference, the kubelet (package
 // test/conformance; make conformance is the way to call it). As root only: the run goes into
-// network and mount namespaces of its own (internal/netns) with the node's address on their
+// network and mount namespaces of its own (test/support/netns) with the node's address on their
 // lo, where the control plane, containerd's bridge network, the registry and the agent live
 // and die. `conformance compare A.json B.json` prints two runs' summaries side by side
 // (Markdown). It prints a one-line verdict and exits 0 when every selected spec passed or was
@@ -23,8 +23,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/bench/kubelet"
-	"github.com/vk-static/vk-static/internal/netns"
 	"github.com/vk-static/vk-static/test/conformance"
+	"github.com/vk-static/vk-static/test/support/netns"
 )
 
 func main() { os.Exit(run(os.Args[1:])) }

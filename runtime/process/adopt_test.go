@@ -1,0 +1,124 @@
+package process
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/runtime/process/internal/procfs"
+	"github.com/vk-static/vk-static/runtime/process/internal/records"
+)
+
+// A restarted agent (a second Runtime on the same StateDir) finds the running container, stops
+// it and hears of its exit.
+func TestReadoption(t *testing.T) {
+	dir := t.TempDir()
+	first := newTestRuntime(t, Config{StateDir: dir})
+	id := run(t, first, lifecycle.ContainerConfig{Command: []string{"sleep", "1000"}, Labels: map[string]string{"app": "x"}})
+	before := status(t, first, id)
+
+	second := newTestRuntime(t, Config{StateDir: dir})
+	events := make(chan lifecycle.ContainerEvent, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	second.NotifyContainers(ctx, func(ev lifecycle.ContainerEvent) { events <- ev })
+
+	list, err := second.ListContainers(context.Background())
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, id, list[0].ID)
+	assert.Equal(t, lifecycle.ContainerRunning, list[0].State)
+	assert.True(t, before.StartedAt.Equal(list[0].StartedAt))
+	assert.Equal(t, map[string]string{"app": "x"}, list[0].Labels)
+
+	require.NoError(t, second.StopContainer(context.Background(), id, 5*time.Second))
+	ev := <-events
+	assert.Equal(t, lifecycle.ContainerExitedEvent, ev.Type)
+	assert.Equal(t, id, ev.ContainerID)
+	s := status(t, second, id)
+	assert.Equal(t, int32(143), s.ExitCode)
+	// The first runtime, the supervisor's parent, saw it too (and reaped it).
+	require.Eventually(t, func() bool { return first.watchOf(id) == nil }, waitFor, tick)
+}
+
+// Killing the agent (-9) leaves the supervisor and the workload running; the next agent takes
+// the container up.
+func TestSupervisorOutlivesTheAgent(t *testing.T) {
+	dir := t.TempDir()
+	self, err := os.Executable()
+	require.NoError(t, err)
+	agent := exec.Command(self)
+	agent.Env = append(os.Environ(), agentChildEnv+"="+dir)
+	stdout, err := agent.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, agent.Start())
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	id := strings.TrimSpace(line)
+	require.NoError(t, validID(id), "the agent said %q", line)
+	st, err := records.ReadState(filepath.Join(dir, containersDir, id))
+	require.NoError(t, err)
+	require.NotNil(t, st)
+
+	require.NoError(t, agent.Process.Signal(syscall.SIGKILL))
+	_ = agent.Wait()
+
+	require.NoError(t, procfs.SameProcess(st.Pid, st.PidStartTime), "the workload runs on")
+	require.NoError(t, syscall.Kill(st.SupervisorPID, 0), "the supervisor runs on")
+	logSize := func() int64 {
+		fi, err := os.Stat(dirLog(dir))
+		require.NoError(t, err)
+		return fi.Size()
+	}
+	size := logSize()
+	require.Eventually(t, func() bool { return logSize() > size }, waitFor, tick, "the log keeps growing")
+
+	r := newTestRuntime(t, Config{StateDir: dir})
+	s := status(t, r, id)
+	assert.Equal(t, lifecycle.ContainerRunning, s.State)
+	require.NoError(t, r.StopContainer(context.Background(), id, 5*time.Second))
+	s = status(t, r, id)
+	assert.Equal(t, lifecycle.ContainerExited, s.State)
+	assert.Equal(t, int32(143), s.ExitCode)
+}
+
+// A supervisor killed while its workload runs: the workload is killed and the container
+// recorded as lost, whether the runtime watches it then or only learns of it when it starts.
+func TestSupervisorLost(t *testing.T) {
+	for _, watching := range []bool{true, false} {
+		name := map[bool]string{true: "while watched", false: "found by a new runtime"}[watching]
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			r := newTestRuntime(t, Config{StateDir: dir})
+			id := run(t, r, lifecycle.ContainerConfig{Command: []string{"sleep", "1000"}})
+			st, err := records.ReadState(r.containerDir(id))
+			require.NoError(t, err)
+			if !watching {
+				require.NoError(t, r.Close())
+			}
+			require.NoError(t, syscall.Kill(st.SupervisorPID, syscall.SIGKILL))
+			if !watching {
+				// The closed runtime no longer reaps its child: do it here.
+				var ws syscall.WaitStatus
+				_, err := syscall.Wait4(st.SupervisorPID, &ws, 0, nil)
+				require.NoError(t, err)
+				r = newTestRuntime(t, Config{StateDir: dir})
+			}
+			require.Eventually(t, func() bool { return status(t, r, id).State == lifecycle.ContainerExited }, 2*time.Second, tick, "%+v", status(t, r, id))
+			s := status(t, r, id)
+			assert.Equal(t, "SupervisorLost", s.Reason)
+			assert.Equal(t, int32(255), s.ExitCode)
+			require.Eventually(t, func() bool { return procfs.SameProcess(st.Pid, st.PidStartTime) != nil }, waitFor, tick, "the workload is killed")
+		})
+	}
+}

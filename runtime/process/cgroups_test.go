@@ -1,0 +1,169 @@
+package process
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/test/support/cgrouptest"
+)
+
+// cgroupRuntime is a runtime with cgroups under a root of the test's own.
+func cgroupRuntime(t *testing.T, pidsLimit int64) (*Runtime, string) {
+	t.Helper()
+	root := cgrouptest.Root(t)
+	r := newTestRuntime(t, Config{Cgroups: &Cgroups{Root: root, PerQOS: true, PodPidsLimit: pidsLimit}})
+	require.NoError(t, r.CgroupsUnavailable())
+	return r, root
+}
+
+// runInPod creates a sandbox for a one-container pod with resources res and runs script in it.
+func runInPod(t *testing.T, r *Runtime, res corev1.ResourceRequirements, script string) (sandboxID, id string, pod *corev1.Pod) {
+	t.Helper()
+	pod = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: types.UID("uid-" + strconv.FormatInt(time.Now().UnixNano(), 36))},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: res}}}}
+	sandboxID, err := r.RunSandbox(context.Background(), &lifecycle.SandboxConfig{PodUID: pod.UID, Namespace: "ns", Name: "p", Pod: pod})
+	require.NoError(t, err)
+	cfg := &lifecycle.ContainerConfig{Name: "c", Command: []string{"sh", "-c", script}, Env: []string{testPath},
+		LogPath: filepath.Join(t.TempDir(), "c.log"), Pod: pod, Container: &pod.Spec.Containers[0]}
+	id, err = r.CreateContainer(context.Background(), sandboxID, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+		defer cancel()
+		_ = r.StopContainer(ctx, id, 0)
+		_ = r.RemoveContainer(ctx, id)
+		_ = r.RemoveSandbox(ctx, sandboxID)
+	})
+	require.NoError(t, r.StartContainer(context.Background(), id))
+	return sandboxID, id, pod
+}
+
+func limits(cpu, memory string) corev1.ResourceRequirements {
+	l := corev1.ResourceList{}
+	if cpu != "" {
+		l[corev1.ResourceCPU] = resource.MustParse(cpu)
+	}
+	if memory != "" {
+		l[corev1.ResourceMemory] = resource.MustParse(memory)
+	}
+	return corev1.ResourceRequirements{Limits: l, Requests: l}
+}
+
+// A container that allocates past its memory limit is killed by the kernel and reported as the
+// kubelet reports it: exit code 137, reason OOMKilled. Its cgroup is gone once it ended.
+func TestCgroupMemoryLimitOOMKilled(t *testing.T) {
+	r, _ := cgroupRuntime(t, 0)
+	_, id, _ := runInPod(t, r, limits("", "48Mi"), `dd if=/dev/zero of=/dev/null bs=200M count=1`)
+	rec, err := r.loadContainer(id)
+	require.NoError(t, err)
+	require.NotEmpty(t, rec.Cgroups)
+	s := waitExited(t, r, id)
+	assert.Equal(t, int32(137), s.ExitCode)
+	require.Eventually(t, func() bool { return status(t, r, id).Reason == ReasonOOMKilled }, waitFor, tick, "reason %q", status(t, r, id).Reason)
+	for _, dir := range rec.Cgroups {
+		require.Eventually(t, func() bool { _, err := os.Stat(dir); return os.IsNotExist(err) }, waitFor, tick, "the ended container's cgroup %s", dir)
+	}
+}
+
+// A CPU limit is a CFS quota: a busy loop under 100m is throttled, as the cgroup's stats show.
+func TestCgroupCPUQuotaThrottles(t *testing.T) {
+	r, _ := cgroupRuntime(t, 0)
+	_, id, _ := runInPod(t, r, limits("100m", ""), `while :; do :; done`)
+	rec, err := r.loadContainer(id)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		u, err := r.cgroups.Stats(rec.Cgroups)
+		return err == nil && u.ThrottledPeriods > 0
+	}, waitFor, 50*time.Millisecond, "the quota throttles the loop")
+	data, err := os.ReadFile(filepath.Join(rec.Cgroups["cpu"], "cpu.cfs_quota_us"))
+	if err == nil { // v1
+		assert.Equal(t, "10000", strings.TrimSpace(string(data)))
+	}
+	st, err := r.ContainerStats(context.Background(), id)
+	require.NoError(t, err)
+	assert.Positive(t, st.CPUUsageCoreNanoSeconds)
+}
+
+// --pod-pids-limit holds a fork bomb to the pod's cgroup: the forks past the limit fail, the
+// node and the runtime go on, and stopping the container ends every process.
+func TestCgroupPidsLimitStopsForkBomb(t *testing.T) {
+	r, _ := cgroupRuntime(t, 16)
+	_, id, _ := runInPod(t, r, limits("", ""), `(i=0; while [ $i -lt 200 ]; do sleep 600 & i=$((i+1)); done) & exec sleep 1000`)
+	rec, err := r.loadContainer(id)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		return strings.Contains(strings.ToLower(strings.Join(logContents(t, rec.Config.LogPath, "stderr"), "\n")), "fork")
+	}, waitFor, tick, "sh reports the forks that failed: %q", logContents(t, rec.Config.LogPath, "stderr"))
+	pids, err := r.cgroups.Pids(rec.Cgroups)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(pids), 16, "the pids limit holds")
+	require.NoError(t, r.StopContainer(context.Background(), id, 0))
+	for _, pid := range pids {
+		require.Eventually(t, func() bool { return ended(pid) }, waitFor, tick, "pid %d outlived the stop", pid)
+	}
+}
+
+// ended reports whether pid is gone or a zombie (killed, not yet reaped by whoever inherited it).
+func ended(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(data), ')')
+	return i < 0 || i+2 >= len(data) || data[i+2] == 'Z'
+}
+
+// A process that calls setsid leaves the workload's process group but not its cgroup: it is
+// counted in the stats, killed by the stop, found again by a restarted runtime; removing the
+// container and the sandbox leaves no cgroup behind.
+func TestCgroupSetsidCountedKilledReadopted(t *testing.T) {
+	r, root := cgroupRuntime(t, 0)
+	sandboxID, id, pod := runInPod(t, r, limits("", "64Mi"), `setsid sh -c 'echo $$; exec sleep 1000' & exec sleep 1000`)
+	rec, err := r.loadContainer(id)
+	require.NoError(t, err)
+	var escaped int
+	require.Eventually(t, func() bool {
+		lines := logContents(t, rec.Config.LogPath, "stdout")
+		if len(lines) == 0 {
+			return false
+		}
+		escaped, err = strconv.Atoi(strings.TrimSpace(lines[0]))
+		return err == nil
+	}, waitFor, tick)
+	st, err := r.readState(id)
+	require.NoError(t, err)
+	pgid, _ := syscall.Getpgid(escaped)
+	assert.NotEqual(t, st.Pid, pgid, "the child left the workload's process group")
+
+	// A restarted agent finds the cgroup in the records.
+	require.NoError(t, r.Close())
+	r2 := newTestRuntime(t, Config{StateDir: r.cfg.StateDir, Cgroups: r.cfg.Cgroups})
+	require.Eventually(t, func() bool {
+		pids, err := r2.cgroups.Pids(rec.Cgroups)
+		return err == nil && len(pids) == 2
+	}, waitFor, tick, "the workload and the setsid child, counted in the cgroup")
+	stats, err := r2.ContainerStats(context.Background(), id)
+	require.NoError(t, err)
+	assert.Positive(t, stats.MemoryUsageBytes)
+
+	require.NoError(t, r2.StopContainer(context.Background(), id, time.Second))
+	require.Eventually(t, func() bool { return ended(escaped) }, waitFor, tick, "the setsid child outlived the stop")
+	require.NoError(t, r2.RemoveContainer(context.Background(), id))
+	require.NoError(t, r2.RemoveSandbox(context.Background(), sandboxID))
+	assert.False(t, cgrouptest.Exists(r2.cgroups.PodPath(pod)), "the pod's cgroup is gone")
+	assert.True(t, cgrouptest.Exists(root), "the QoS cgroups stay")
+}

@@ -1,0 +1,163 @@
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/runtime/process/internal/cgroup"
+	"github.com/vk-static/vk-static/runtime/process/internal/records"
+)
+
+var _ lifecycle.Runtime = (*Runtime)(nil)
+
+// Runtime runs containers as host processes, each under a supervisor process that outlives
+// the agent. See the package documentation.
+type Runtime struct {
+	cfg         Config
+	clock       clock.Clock
+	root        bool            // the agent is root: workloads get the configured users
+	defaultUser *lifecycle.User // who runs a container whose config names nobody
+	// supervisor is the binary StartContainer starts as a container's supervisor.
+	supervisor string
+	// cgroups is the pods' cgroup hierarchy; nil without, and then cgroupsErr says why.
+	cgroups    *cgroup.Hierarchy
+	cgroupsErr error
+
+	mu       sync.Mutex
+	closed   bool
+	watches  map[string]*watch // running containers, by id
+	starting map[string]bool
+	// unrecorded are the ends of containers that could not be written to their state.json,
+	// by id (recordEnd): reported from here until the container is removed.
+	unrecorded  map[string]*records.State
+	subscribers map[*subscriber]struct{}
+	wg          sync.WaitGroup // watch goroutines
+}
+
+// New opens (creating if needed) the runtime's state directory and takes up watching every
+// container a previous agent left running; call Close when done.
+func New(cfg Config) (*Runtime, error) {
+	if cfg.StateDir == "" {
+		return nil, errors.New("process runtime: StateDir is required")
+	}
+	if cfg.LogMaxSize < 0 || (cfg.LogMaxSize > 0 && cfg.LogMaxFiles < 2) {
+		return nil, fmt.Errorf("process runtime: log rotation of %d bytes keeping %d files: keep at least 2", cfg.LogMaxSize, cfg.LogMaxFiles)
+	}
+	r := &Runtime{
+		cfg:         cfg,
+		clock:       cfg.Clock,
+		root:        os.Geteuid() == 0,
+		watches:     map[string]*watch{},
+		starting:    map[string]bool{},
+		unrecorded:  map[string]*records.State{},
+		subscribers: map[*subscriber]struct{}{},
+	}
+	if r.clock == nil {
+		r.clock = clock.RealClock{}
+	}
+	supervisor, err := supervisorBinary(cfg.SupervisorPath)
+	if err != nil {
+		return nil, fmt.Errorf("process runtime: %w", err)
+	}
+	r.supervisor = supervisor
+	if r.root {
+		u, err := resolveUser(cfg.DefaultUser)
+		if err != nil {
+			return nil, fmt.Errorf("process runtime: default user: %w", err)
+		}
+		r.defaultUser = u
+	} else {
+		r.defaultUser = agentUser()
+	}
+	r.initCgroups()
+	for _, d := range []string{sandboxesDir, containersDir} {
+		if err := os.MkdirAll(filepath.Join(cfg.StateDir, d), 0o700); err != nil {
+			return nil, fmt.Errorf("process runtime: %w", err)
+		}
+	}
+	if err := r.adoptAll(); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Close stops watching containers. It does not stop them: their supervisors keep them running
+// and the next Runtime on the same StateDir takes them up again.
+func (r *Runtime) Close() error {
+	r.mu.Lock()
+	r.closed = true
+	for _, w := range r.watches {
+		w.conn.Close()
+	}
+	r.mu.Unlock()
+	r.wg.Wait()
+	return nil
+}
+
+func (r *Runtime) containerDir(id string) string {
+	return filepath.Join(r.cfg.StateDir, containersDir, id)
+}
+
+func (r *Runtime) sandboxDir(id string) string {
+	return filepath.Join(r.cfg.StateDir, sandboxesDir, id)
+}
+
+// loadContainer reads a container's config.json; an unknown id is NotFound.
+func (r *Runtime) loadContainer(id string) (*containerRecord, error) {
+	if validID(id) != nil {
+		return nil, node.NotFound("container %q", id)
+	}
+	var rec containerRecord
+	if err := records.ReadJSON(filepath.Join(r.containerDir(id), records.ContainerFile), &rec); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, node.NotFound("container %q", id)
+		}
+		return nil, err
+	}
+	return &rec, nil
+}
+
+// loadSandbox reads a sandbox's sandbox.json; an unknown id is NotFound.
+func (r *Runtime) loadSandbox(id string) (*sandboxRecord, error) {
+	if validID(id) != nil {
+		return nil, node.NotFound("sandbox %q", id)
+	}
+	var rec sandboxRecord
+	if err := records.ReadJSON(filepath.Join(r.sandboxDir(id), sandboxFile), &rec); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, node.NotFound("sandbox %q", id)
+		}
+		return nil, err
+	}
+	return &rec, nil
+}
+
+// listIDs returns the ids of the records under dir (sandboxes or containers).
+func (r *Runtime) listIDs(dir string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(r.cfg.StateDir, dir))
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, e := range entries {
+		if e.IsDir() && validID(e.Name()) == nil {
+			ids = append(ids, e.Name())
+		}
+	}
+	return ids, nil
+}
+
+func logger(ctx context.Context) klog.Logger {
+	return klog.FromContext(ctx).WithName("process")
+}

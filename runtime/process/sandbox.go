@@ -1,0 +1,94 @@
+package process
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/runtime/process/internal/records"
+)
+
+// RunSandbox records a pod. Its processes share the host's network and everything else but
+// their mounts, so there is nothing to create.
+func (r *Runtime) RunSandbox(ctx context.Context, cfg *lifecycle.SandboxConfig) (string, error) {
+	id := newID()
+	dir := r.sandboxDir(id)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		return "", fmt.Errorf("sandbox: %w", err)
+	}
+	rec := &sandboxRecord{ID: id, Config: *cfg, CreatedAt: r.clock.Now()}
+	cg, err := r.podCgroup(cfg.Pod)
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("sandbox: %w", err)
+	}
+	rec.Cgroups = cg
+	if err := records.WriteJSONAtomic(filepath.Join(dir, sandboxFile), rec); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("sandbox: %w", err)
+	}
+	logger(ctx).V(4).Info("Sandbox created", "sandbox", id, "pod", cfg.Namespace+"/"+cfg.Name)
+	return id, nil
+}
+
+// StopSandbox marks the sandbox NotReady.
+func (r *Runtime) StopSandbox(ctx context.Context, sandboxID string) error {
+	rec, err := r.loadSandbox(sandboxID)
+	if err != nil {
+		return err
+	}
+	if rec.Stopped {
+		return nil
+	}
+	rec.Stopped = true
+	return records.WriteJSONAtomic(filepath.Join(r.sandboxDir(sandboxID), sandboxFile), rec)
+}
+
+// RemoveSandbox forgets the sandbox, and removes its pod's cgroup when no other sandbox of the
+// pod is left.
+func (r *Runtime) RemoveSandbox(ctx context.Context, sandboxID string) error {
+	rec, err := r.loadSandbox(sandboxID)
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(r.sandboxDir(sandboxID)); err != nil {
+		return err
+	}
+	return r.removePodCgroup(ctx, rec)
+}
+
+// ListSandboxes reports every recorded sandbox.
+func (r *Runtime) ListSandboxes(ctx context.Context) ([]*lifecycle.SandboxStatus, error) {
+	ids, err := r.listIDs(sandboxesDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []*lifecycle.SandboxStatus
+	for _, id := range ids {
+		rec, err := r.loadSandbox(id)
+		if err != nil {
+			continue // removed meanwhile, or still being written
+		}
+		out = append(out, sandboxStatus(rec))
+	}
+	return out, nil
+}
+
+func sandboxStatus(rec *sandboxRecord) *lifecycle.SandboxStatus {
+	st := &lifecycle.SandboxStatus{
+		ID:        rec.ID,
+		PodUID:    rec.Config.PodUID,
+		Namespace: rec.Config.Namespace,
+		Name:      rec.Config.Name,
+		Attempt:   rec.Config.Attempt,
+		State:     lifecycle.SandboxReady,
+		CreatedAt: rec.CreatedAt,
+		Labels:    rec.Config.Labels,
+	}
+	if rec.Stopped {
+		st.State = lifecycle.SandboxNotReady
+	}
+	return st
+}
