@@ -15,6 +15,7 @@ import (
 	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/node/api"
 	"github.com/vk-static/vk-static/podmanager"
+	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/sources"
 )
 
@@ -195,7 +196,7 @@ func (a *Agent) apiServer(n *corev1.Node) (*api.Server, error) {
 // the Node from the agent's watch of it rather than from the API server.
 func (a *Agent) nodeController(n *corev1.Node, nodes *nodeWatch) (*node.NodeController, error) {
 	cfg := a.cfg
-	health, ok := cfg.Provider.(node.NodeProvider)
+	health, ok := cfg.Provider.(provider.NodeProvider)
 	if !ok {
 		health = alwaysHealthy{}
 	}

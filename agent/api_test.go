@@ -15,8 +15,8 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/vk-static/vk-static/agent"
-	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/node/api"
+	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
@@ -84,7 +84,7 @@ func TestKubeletAPIThroughTheAPIServer(t *testing.T) {
 // request's context, with the authenticated user, to the provider.
 type loggingProvider struct{ *instantProvider }
 
-func (p *loggingProvider) GetContainerLogs(ctx context.Context, namespace, podName, containerName string, _ node.ContainerLogOpts) (io.ReadCloser, error) {
+func (p *loggingProvider) GetContainerLogs(ctx context.Context, namespace, podName, containerName string, _ provider.ContainerLogOpts) (io.ReadCloser, error) {
 	u, _ := request.UserFrom(ctx)
 	return io.NopCloser(strings.NewReader(fmt.Sprintf("logs of %s/%s/%s for %s", namespace, podName, containerName, u.GetName()))), nil
 }

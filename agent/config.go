@@ -11,8 +11,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/node/api"
+	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/sources"
 )
 
@@ -22,9 +22,9 @@ type Config struct {
 	// NodeName is the node's name; with a Client it must match the client's identity
 	// (system:node:<NodeName>), or NodeRestriction refuses every write.
 	NodeName string
-	// Provider runs the pods. If it also implements node.PodNotifier it pushes status (else it
-	// is polled), node.NodeProvider reports node health, and NodeConfigurer fills in the Node.
-	Provider node.PodLifecycleHandler
+	// Provider runs the pods. If it also implements provider.PodNotifier it pushes status (else it
+	// is polled), provider.NodeProvider reports node health, and NodeConfigurer fills in the Node.
+	Provider provider.PodLifecycleHandler
 
 	// Client talks to the API server with the node's identity; nil runs standalone: static pods
 	// only, no Node, no mirrors, no events.

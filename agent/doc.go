@@ -13,7 +13,7 @@
 //
 //	a, err := agent.New(agent.Config{
 //		NodeName:        "edge-1",
-//		Provider:        myProvider, // a node.PodLifecycleHandler
+//		Provider:        myProvider, // a provider.PodLifecycleHandler
 //		Client:          clientset,
 //		PodManifestPath: "/etc/kubernetes/manifests",
 //	})

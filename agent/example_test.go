@@ -13,12 +13,12 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/vk-static/vk-static/agent"
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // instantProvider is a library user's provider in miniature: every pod "runs" the moment it is
 // created and stops the moment it is deleted. A real one would start containers, VMs or remote
-// jobs here. It pushes status (node.PodNotifier), so the agent need not poll it.
+// jobs here. It pushes status (provider.PodNotifier), so the agent need not poll it.
 type instantProvider struct {
 	mu     sync.Mutex
 	pods   map[string]*corev1.Pod // by namespace/name
@@ -58,7 +58,7 @@ func (p *instantProvider) GetPod(_ context.Context, namespace, name string) (*co
 	if pod, ok := p.pods[namespace+"/"+name]; ok {
 		return pod, nil
 	}
-	return nil, node.NotFound("pod %s/%s", namespace, name)
+	return nil, provider.NotFound("pod %s/%s", namespace, name)
 }
 
 func (p *instantProvider) GetPodStatus(ctx context.Context, namespace, name string) (*corev1.PodStatus, error) {

@@ -14,7 +14,7 @@
 //
 // Read and Open are the kubelet's side, for a provider's GetContainerLogs. They read the whole
 // retained history (the rotated files, oldest first, then the current one) and shape it with
-// ReadOptions — node.ContainerLogOpts's fields, converted by containerlog.ReadOptions(opts) —
+// ReadOptions — provider.ContainerLogOpts's fields, converted by containerlog.ReadOptions(opts) —
 // as the kubelet shapes a log:
 //
 //   - since (SinceSeconds or SinceTime, the later of the two) leaves out lines whose time (their

@@ -2,7 +2,7 @@ package containerlog
 
 import "time"
 
-// ReadOptions shape what Read and Open return. Its fields are node.ContainerLogOpts's, field
+// ReadOptions shape what Read and Open return. Its fields are provider.ContainerLogOpts's, field
 // for field, so that a provider converts with ReadOptions(opts) — and the log's writer
 // (package logwriter), which the small supervisor binary links, needs nothing of node.
 type ReadOptions struct {

@@ -24,7 +24,7 @@
 //
 // The conditions carry the kubelet's reasons (KubeletHasInsufficientMemory,
 // KubeletHasDiskPressure, KubeletHasInsufficientPID and their opposites). A Manager is a
-// node.NodeProvider's NotifyNodeStatus half: it reports the three conditions whenever one
+// provider.NodeProvider's NotifyNodeStatus half: it reports the three conditions whenever one
 // changes. A signal that cannot be measured is left out, as the kubelet leaves it out: its
 // thresholds are never met.
 //

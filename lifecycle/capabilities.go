@@ -11,22 +11,22 @@ import (
 	utilexec "k8s.io/utils/exec"
 
 	"github.com/vk-static/vk-static/containerlog"
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // GetContainerLogs streams a container's log from the files its runtime writes (package
 // containerlog reads them: since, tail, limit, timestamps, follow). Follow ends when the
 // instance exits.
-func (p *Provider) GetContainerLogs(ctx context.Context, namespace, podName, containerName string, opts node.ContainerLogOpts) (io.ReadCloser, error) {
+func (p *Provider) GetContainerLogs(ctx context.Context, namespace, podName, containerName string, opts provider.ContainerLogOpts) (io.ReadCloser, error) {
 	p.mu.Lock()
 	st, ok := p.byNameLocked(namespace, podName)
 	if !ok {
 		p.mu.Unlock()
-		return nil, node.NotFound("pod %s/%s", namespace, podName)
+		return nil, provider.NotFound("pod %s/%s", namespace, podName)
 	}
 	if containerSpec(st.pod, containerName) == nil {
 		p.mu.Unlock()
-		return nil, node.NotFound("container %q in pod %s/%s", containerName, namespace, podName)
+		return nil, provider.NotFound("container %q in pod %s/%s", containerName, namespace, podName)
 	}
 	rec := st.containers[containerName]
 	var inst *ContainerStatus
@@ -44,27 +44,27 @@ func (p *Provider) GetContainerLogs(ctx context.Context, namespace, podName, con
 	p.mu.Unlock()
 	if inst == nil {
 		if opts.Previous {
-			return nil, node.NotFound("previous terminated container %q in pod %s/%s", containerName, namespace, podName)
+			return nil, provider.NotFound("previous terminated container %q in pod %s/%s", containerName, namespace, podName)
 		}
-		return nil, node.NotFound("container %q in pod %s/%s has not started yet", containerName, namespace, podName)
+		return nil, provider.NotFound("container %q in pod %s/%s has not started yet", containerName, namespace, podName)
 	}
 	return containerlog.Open(ctx, inst.LogPath, containerlog.ReadOptions(opts), done)
 }
 
 // RunInContainer runs cmd in a running container through the runtime.
-func (p *Provider) RunInContainer(ctx context.Context, namespace, podName, containerName string, cmd []string, attach node.AttachIO) error {
+func (p *Provider) RunInContainer(ctx context.Context, namespace, podName, containerName string, cmd []string, attach provider.AttachIO) error {
 	id, err := p.runningContainer(namespace, podName, containerName)
 	if err != nil {
 		return err
 	}
 	if len(cmd) == 0 {
-		return node.InvalidInput("exec in %s/%s: no command", namespace, podName)
+		return provider.InvalidInput("exec in %s/%s: no command", namespace, podName)
 	}
 	return p.rt.Exec(ctx, id, cmd, attach)
 }
 
 // AttachToContainer joins a running container's stdio through the runtime.
-func (p *Provider) AttachToContainer(ctx context.Context, namespace, podName, containerName string, attach node.AttachIO) error {
+func (p *Provider) AttachToContainer(ctx context.Context, namespace, podName, containerName string, attach provider.AttachIO) error {
 	id, err := p.runningContainer(namespace, podName, containerName)
 	if err != nil {
 		return err
@@ -83,7 +83,7 @@ func (p *Provider) PortForward(ctx context.Context, namespace, podName string, p
 	p.mu.Unlock()
 	switch {
 	case !ok:
-		return node.NotFound("pod %s/%s", namespace, podName)
+		return provider.NotFound("pod %s/%s", namespace, podName)
 	case sandboxID == "":
 		return errors.New("the pod's sandbox is not running")
 	}
@@ -96,10 +96,10 @@ func (p *Provider) runningContainer(namespace, podName, containerName string) (s
 	defer p.mu.Unlock()
 	st, ok := p.byNameLocked(namespace, podName)
 	if !ok {
-		return "", node.NotFound("pod %s/%s", namespace, podName)
+		return "", provider.NotFound("pod %s/%s", namespace, podName)
 	}
 	if containerSpec(st.pod, containerName) == nil {
-		return "", node.NotFound("container %q in pod %s/%s", containerName, namespace, podName)
+		return "", provider.NotFound("container %q in pod %s/%s", containerName, namespace, podName)
 	}
 	rec := st.containers[containerName]
 	if !rec.running() {
@@ -126,11 +126,11 @@ func (p *Provider) execCapture(ctx context.Context, id string, cmd []string) ([]
 // captureIO is an exec's streams into one buffer, no stdin, no terminal.
 type captureIO struct{ out *lockedBuffer }
 
-func (c captureIO) Stdin() io.Reader             { return nil }
-func (c captureIO) Stdout() io.WriteCloser       { return c.out }
-func (c captureIO) Stderr() io.WriteCloser       { return c.out }
-func (c captureIO) TTY() bool                    { return false }
-func (c captureIO) Resize() <-chan node.TermSize { return nil }
+func (c captureIO) Stdin() io.Reader                 { return nil }
+func (c captureIO) Stdout() io.WriteCloser           { return c.out }
+func (c captureIO) Stderr() io.WriteCloser           { return c.out }
+func (c captureIO) TTY() bool                        { return false }
+func (c captureIO) Resize() <-chan provider.TermSize { return nil }
 
 // lockedBuffer collects stdout and stderr, written from two goroutines.
 type lockedBuffer struct {

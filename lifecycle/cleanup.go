@@ -13,7 +13,7 @@ import (
 
 	"github.com/vk-static/vk-static/backoff"
 	"github.com/vk-static/vk-static/internal/mounts"
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // cleanupRetry is how soon a stopped pod whose cleanup failed is tried again: a runtime that
@@ -83,7 +83,7 @@ func (p *Provider) forget(ctx context.Context, uid types.UID) bool {
 func (p *Provider) removePodLeftovers(ctx context.Context, uid types.UID, ids []string, sandboxID string) (step string, err error) {
 	var errs []error
 	for _, id := range ids {
-		if err := p.rt.RemoveContainer(ctx, id); err != nil && !node.IsNotFound(err) {
+		if err := p.rt.RemoveContainer(ctx, id); err != nil && !provider.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("removing container %s: %w", id, err))
 		}
 	}
@@ -91,10 +91,10 @@ func (p *Provider) removePodLeftovers(ctx context.Context, uid types.UID, ids []
 		return cleanupStepContainer, err
 	}
 	if sandboxID != "" {
-		if err := p.rt.StopSandbox(ctx, sandboxID); err != nil && !node.IsNotFound(err) {
+		if err := p.rt.StopSandbox(ctx, sandboxID); err != nil && !provider.IsNotFound(err) {
 			return cleanupStepSandbox, fmt.Errorf("stopping sandbox %s: %w", sandboxID, err)
 		}
-		if err := p.rt.RemoveSandbox(ctx, sandboxID); err != nil && !node.IsNotFound(err) {
+		if err := p.rt.RemoveSandbox(ctx, sandboxID); err != nil && !provider.IsNotFound(err) {
 			return cleanupStepSandbox, fmt.Errorf("removing sandbox %s: %w", sandboxID, err)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // deleteUntilStopped deletes pod and waits for its terminal status.
@@ -46,7 +46,7 @@ func (h *harness) waitEvent(reason string) string {
 
 func (h *harness) known(pod *corev1.Pod) bool {
 	_, err := h.p.GetPod(context.Background(), pod.Namespace, pod.Name)
-	return !node.IsNotFound(err)
+	return !provider.IsNotFound(err)
 }
 
 // A container the runtime cannot remove keeps the pod — terminating, its record in place —

@@ -17,7 +17,7 @@ import (
 	"github.com/vk-static/vk-static/lifecycle/env"
 	"github.com/vk-static/vk-static/lifecycle/probe"
 	"github.com/vk-static/vk-static/lifecycle/volume"
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // minimumGrace is the least time a container gets between its stop signal and the kill, the
@@ -128,7 +128,7 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 	p.mu.Unlock()
 	if stale != nil {
 		// The kubelet keeps one dead instance per container, for lastState and --previous.
-		if err := p.rt.RemoveContainer(ctx, stale.ID); err != nil && !node.IsNotFound(err) {
+		if err := p.rt.RemoveContainer(ctx, stale.ID); err != nil && !provider.IsNotFound(err) {
 			// Not forgotten: the pod's next syncs try again (leftovers.go).
 			logger.Error(err, "Removing an old container instance; tried again", "containerID", stale.ID)
 			p.mu.Lock()
@@ -330,7 +330,7 @@ func (p *Provider) stopContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 		cancel()
 	}
 	grace := max(deadline.Sub(p.cfg.Clock.Now()), minimumGrace)
-	if err := p.rt.StopContainer(ctx, id, grace); err != nil && !node.IsNotFound(err) {
+	if err := p.rt.StopContainer(ctx, id, grace); err != nil && !provider.IsNotFound(err) {
 		klog.FromContext(ctx).Error(err, "Stopping a container", "container", c.Name, "containerID", id)
 	}
 	if cs, err := p.rt.ContainerStatus(ctx, id); err == nil {

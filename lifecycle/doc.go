@@ -1,5 +1,5 @@
 // Package lifecycle runs pods' containers the way the kubelet does, on any Runtime: the
-// kubelet's kuberuntime in small. Provider is a node.PodLifecycleHandler and node.PodNotifier
+// kubelet's kuberuntime in small. Provider is a provider.PodLifecycleHandler and provider.PodNotifier
 // with every optional capability (logs, exec, attach, port-forward, stats), built on a narrow
 // Runtime interface (runtime.go) that a backend implements — host processes
 // (runtime/process) today, CRI next. The backend runs containers; the lifecycle decides

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 func ephemeral(name, target string, argv ...string) corev1.EphemeralContainer {
@@ -68,7 +68,7 @@ func TestEphemeralContainerStartsInTheRunningPodAndIsNeverRestarted(t *testing.T
 
 	// Exec, attach and logs find it by name.
 	debuggerID := h.rt.running("debugger")
-	require.NoError(t, h.p.RunInContainer(context.Background(), pod.Namespace, pod.Name, "debugger", []string{"true"}, node.AttachIO(nil)))
+	require.NoError(t, h.p.RunInContainer(context.Background(), pod.Namespace, pod.Name, "debugger", []string{"true"}, provider.AttachIO(nil)))
 
 	h.rt.exit(debuggerID, 0)
 	h.eventually(pod.UID, "the ephemeral container terminated", func(s *corev1.PodStatus) bool {
@@ -100,7 +100,7 @@ func TestEphemeralContainerStartsInTheRunningPodAndIsNeverRestarted(t *testing.T
 	require.NoError(t, h.p.DeletePod(context.Background(), second))
 	require.Eventually(t, func() bool {
 		_, err := h.p.GetPod(context.Background(), pod.Namespace, pod.Name)
-		return node.IsNotFound(err)
+		return provider.IsNotFound(err)
 	}, 5*time.Second, 5*time.Millisecond, "forgotten once stopped")
 	assert.Equal(t, 1, count(h.rt.calls(), "stop shell#0 grace=12s"), "stopped with the pod")
 }

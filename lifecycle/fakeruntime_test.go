@@ -14,7 +14,7 @@ import (
 	"k8s.io/utils/clock"
 	utilexec "k8s.io/utils/exec"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // fakeRuntime is a Runtime whose containers are records: a test ends them with exit and reads
@@ -135,7 +135,7 @@ func (f *fakeRuntime) StartContainer(_ context.Context, id string) error {
 	c, ok := f.containers[id]
 	if !ok {
 		f.mu.Unlock()
-		return node.NotFound("container %s", id)
+		return provider.NotFound("container %s", id)
 	}
 	f.record("start %s#%d", c.cfg.Name, c.cfg.Attempt)
 	now := f.clock.Now()
@@ -163,7 +163,7 @@ func (f *fakeRuntime) StopContainer(_ context.Context, id string, grace time.Dur
 	}
 	f.mu.Unlock()
 	if !ok {
-		return node.NotFound("container %s", id)
+		return provider.NotFound("container %s", id)
 	}
 	f.exit(id, 143)
 	return nil
@@ -206,7 +206,7 @@ func (f *fakeRuntime) RemoveContainer(_ context.Context, id string) error {
 		return fmt.Errorf("container %s: the runtime cannot remove it yet", id)
 	}
 	if _, ok := f.containers[id]; !ok {
-		return node.NotFound("container %s", id)
+		return provider.NotFound("container %s", id)
 	}
 	delete(f.containers, id)
 	return nil
@@ -217,7 +217,7 @@ func (f *fakeRuntime) ContainerStatus(_ context.Context, id string) (*ContainerS
 	defer f.mu.Unlock()
 	c, ok := f.containers[id]
 	if !ok {
-		return nil, node.NotFound("container %s", id)
+		return nil, provider.NotFound("container %s", id)
 	}
 	s := c.status
 	return &s, nil
@@ -240,7 +240,7 @@ func (f *fakeRuntime) NotifyContainers(_ context.Context, cb func(ContainerEvent
 	f.mu.Unlock()
 }
 
-func (f *fakeRuntime) Exec(_ context.Context, id string, cmd []string, _ node.AttachIO) error {
+func (f *fakeRuntime) Exec(_ context.Context, id string, cmd []string, _ provider.AttachIO) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if c, ok := f.containers[id]; !ok || c.status.State != ContainerRunning {
@@ -251,7 +251,7 @@ func (f *fakeRuntime) Exec(_ context.Context, id string, cmd []string, _ node.At
 	}
 	return nil
 }
-func (f *fakeRuntime) Attach(context.Context, string, node.AttachIO) error { return nil }
+func (f *fakeRuntime) Attach(context.Context, string, provider.AttachIO) error { return nil }
 func (f *fakeRuntime) PortForward(context.Context, string, int32, io.ReadWriteCloser) error {
 	return nil
 }

@@ -7,18 +7,18 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/vk-static/vk-static/eviction"
-	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/node/health"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // A Runtime that also implements health.Checker (Status: CRI's RuntimeService.Status, the
 // process backend's own checks) has the Node's Ready condition follow it, as the kubelet's
-// runtime state does (package health): the Provider is then a node.NodeProvider whose Ping
+// runtime state does (package health): the Provider is then a provider.NodeProvider whose Ping
 // never fails — the Lease is the agent's liveness — and whose NotifyNodeStatus reports Ready
 // False with the kubelet's message while the runtime is down or not ready. Running containers
 // are never touched for it: when the runtime is back, the node is Ready again.
 
-var _ node.NodeProvider = (*Provider)(nil)
+var _ provider.NodeProvider = (*Provider)(nil)
 
 // newHealthMonitor is the monitor of cfg.Runtime's health; nil for a runtime that reports none.
 func newHealthMonitor(cfg Config) *health.Monitor {

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // leftovers are what the runtime holds of a pod that the pod no longer tracks: an old
@@ -81,11 +81,11 @@ func (p *Provider) removeLeftovers(ctx context.Context, uid types.UID) error {
 // removed.
 func (p *Provider) removeInstance(ctx context.Context, cs *ContainerStatus) error {
 	if cs.State == ContainerRunning {
-		if err := p.rt.StopContainer(ctx, cs.ID, minimumGrace); err != nil && !node.IsNotFound(err) {
+		if err := p.rt.StopContainer(ctx, cs.ID, minimumGrace); err != nil && !provider.IsNotFound(err) {
 			return fmt.Errorf("stopping container %s: %w", cs.ID, err)
 		}
 	}
-	if err := p.rt.RemoveContainer(ctx, cs.ID); err != nil && !node.IsNotFound(err) {
+	if err := p.rt.RemoveContainer(ctx, cs.ID); err != nil && !provider.IsNotFound(err) {
 		return fmt.Errorf("removing container %s: %w", cs.ID, err)
 	}
 	return nil
@@ -93,10 +93,10 @@ func (p *Provider) removeInstance(ctx context.Context, cs *ContainerStatus) erro
 
 // dropSandbox stops and removes a sandbox; NotFound counts as removed.
 func (p *Provider) dropSandbox(ctx context.Context, id string) error {
-	if err := p.rt.StopSandbox(ctx, id); err != nil && !node.IsNotFound(err) {
+	if err := p.rt.StopSandbox(ctx, id); err != nil && !provider.IsNotFound(err) {
 		return fmt.Errorf("stopping sandbox %s: %w", id, err)
 	}
-	if err := p.rt.RemoveSandbox(ctx, id); err != nil && !node.IsNotFound(err) {
+	if err := p.rt.RemoveSandbox(ctx, id); err != nil && !provider.IsNotFound(err) {
 		return fmt.Errorf("removing sandbox %s: %w", id, err)
 	}
 	return nil

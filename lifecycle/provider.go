@@ -15,11 +15,11 @@ import (
 	"github.com/vk-static/vk-static/eviction"
 	"github.com/vk-static/vk-static/lifecycle/probe"
 	"github.com/vk-static/vk-static/lifecycle/volume"
-	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/node/health"
+	"github.com/vk-static/vk-static/provider"
 )
 
-// Provider is a node.PodLifecycleHandler and node.PodNotifier that runs pods' containers on a
+// Provider is a provider.PodLifecycleHandler and provider.PodNotifier that runs pods' containers on a
 // Runtime, with the logs, exec, attach, port-forward and stats capabilities. Build it with
 // New, run it with Run; calls made before Run are remembered and acted on when it starts.
 type Provider struct {
@@ -55,13 +55,13 @@ type Provider struct {
 }
 
 var (
-	_ node.PodLifecycleHandler    = (*Provider)(nil)
-	_ node.PodNotifier            = (*Provider)(nil)
-	_ node.ContainerLogsHandler   = (*Provider)(nil)
-	_ node.ContainerExecHandler   = (*Provider)(nil)
-	_ node.ContainerAttachHandler = (*Provider)(nil)
-	_ node.PortForwardHandler     = (*Provider)(nil)
-	_ node.StatsSummaryHandler    = (*Provider)(nil)
+	_ provider.PodLifecycleHandler    = (*Provider)(nil)
+	_ provider.PodNotifier            = (*Provider)(nil)
+	_ provider.ContainerLogsHandler   = (*Provider)(nil)
+	_ provider.ContainerExecHandler   = (*Provider)(nil)
+	_ provider.ContainerAttachHandler = (*Provider)(nil)
+	_ provider.PortForwardHandler     = (*Provider)(nil)
+	_ provider.StatsSummaryHandler    = (*Provider)(nil)
 )
 
 // New builds a provider and restores the pods a previous agent left in cfg.RootDir, with the
@@ -218,7 +218,7 @@ func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
 	defer p.mu.Unlock()
 	st, ok := p.pods[pod.UID]
 	if !ok {
-		return node.NotFound("lifecycle: pod %s (UID %s)", klog.KObj(pod), pod.UID)
+		return provider.NotFound("lifecycle: pod %s (UID %s)", klog.KObj(pod), pod.UID)
 	}
 	updated := pod.DeepCopy()
 	updated.Status = st.pod.Status
@@ -242,7 +242,7 @@ func (p *Provider) DeletePod(ctx context.Context, pod *corev1.Pod) error {
 	defer p.mu.Unlock()
 	st, ok := p.pods[pod.UID]
 	if !ok {
-		return node.NotFound("lifecycle: pod %s (UID %s)", klog.KObj(pod), pod.UID)
+		return provider.NotFound("lifecycle: pod %s (UID %s)", klog.KObj(pod), pod.UID)
 	}
 	if !st.deleting {
 		st.deleting = true
@@ -263,7 +263,7 @@ func (p *Provider) GetPod(_ context.Context, namespace, name string) (*corev1.Po
 	defer p.mu.Unlock()
 	st, ok := p.byNameLocked(namespace, name)
 	if !ok {
-		return nil, node.NotFound("lifecycle: pod %s/%s", namespace, name)
+		return nil, provider.NotFound("lifecycle: pod %s/%s", namespace, name)
 	}
 	return p.podWithStatusLocked(st), nil
 }

@@ -16,7 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/lifecycle/env"
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // harness runs a Provider on a fakeRuntime and a fake clock, and keeps the last status it
@@ -267,7 +267,7 @@ func TestDeletePodStopsWithinGraceThenForgets(t *testing.T) {
 	assert.Equal(t, "stop proxy#0 grace=12s", calls[len(calls)-1], "the sidecar stops last")
 	require.Eventually(t, func() bool {
 		_, err := h.p.GetPod(context.Background(), pod.Namespace, pod.Name)
-		return node.IsNotFound(err)
+		return provider.IsNotFound(err)
 	}, 5*time.Second, 5*time.Millisecond, "forgotten once stopped")
 	list, _ := h.rt.ListContainers(context.Background())
 	assert.Empty(t, list, "containers removed")

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // Runtime is what a backend implements: it runs containers and reports on them, and decides
@@ -18,7 +18,7 @@ import (
 //
 // Identifiers are the runtime's own; the lifecycle finds its containers again after an agent
 // restart through ListContainers and the Labels it gave them. Every method may be called
-// concurrently. Methods return an error that node.IsNotFound recognises for an unknown sandbox or
+// concurrently. Methods return an error that provider.IsNotFound recognises for an unknown sandbox or
 // container.
 type Runtime interface {
 	// Admit checks, before anything is created, that this runtime may run pod as it is written,
@@ -66,13 +66,13 @@ type Runtime interface {
 
 	// Exec runs cmd in a running container (its environment, working directory, user and
 	// mounts), with the streams of io, and blocks until the command ends. The exit code is
-	// reported as node.ContainerExecHandler describes (a k8s.io/utils/exec.ExitError).
-	Exec(ctx context.Context, containerID string, cmd []string, io node.AttachIO) error
+	// reported as provider.ContainerExecHandler describes (a k8s.io/utils/exec.ExitError).
+	Exec(ctx context.Context, containerID string, cmd []string, io provider.AttachIO) error
 	// Attach connects io to the stdio of the container's main process, as
-	// node.ContainerAttachHandler describes.
-	Attach(ctx context.Context, containerID string, io node.AttachIO) error
+	// provider.ContainerAttachHandler describes.
+	Attach(ctx context.Context, containerID string, io provider.AttachIO) error
 	// PortForward connects stream to TCP port of the sandbox's network, as
-	// node.PortForwardHandler describes.
+	// provider.PortForwardHandler describes.
 	PortForward(ctx context.Context, sandboxID string, port int32, stream io.ReadWriteCloser) error
 	// ContainerStats measures a running container: every process it started, together.
 	ContainerStats(ctx context.Context, containerID string) (*ContainerStats, error)

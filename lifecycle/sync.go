@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // retryAfter is when a step that failed for a reason outside the pod (a volume whose config
@@ -131,7 +131,7 @@ func (p *Provider) refreshContainers(ctx context.Context, uid types.UID) {
 	p.mu.Unlock()
 	for id, name := range ids {
 		cs, err := p.rt.ContainerStatus(ctx, id)
-		if node.IsNotFound(err) {
+		if provider.IsNotFound(err) {
 			// The runtime lost it (its state removed by hand): it is gone, and the restart
 			// policy decides what follows.
 			cs = &ContainerStatus{ID: id, State: ContainerExited, ExitCode: 137, Reason: "ContainerMissing",

@@ -1,11 +1,7 @@
 // Package node runs pods on a provider and keeps the API server informed.
 //
-// A provider implements PodLifecycleHandler (and, ideally, PodNotifier and NodeProvider). What
-// the kubelet HTTP API serves beyond that are optional capabilities, one interface each
-// (capabilities.go): ContainerLogsHandler (kubectl logs), ContainerExecHandler (exec),
-// ContainerAttachHandler (attach), PortForwardHandler (port-forward) and StatsSummaryHandler
-// (the Summary API and /metrics/resource, hence kubectl top). Capability finds one, or returns
-// an error IsNotImplemented recognises, which the API answers with 501.
+// Providers implement the contract in package provider (PodLifecycleHandler and its optional
+// capabilities); this package is the side that calls them.
 //
 // PodController is the lifecycle loop. It applies the merged updates from sources/ to a
 // PodManager and reconciles each pod full name — one worker at a time per name — from
@@ -58,5 +54,5 @@
 // capabilities use them too: NotFound for an unknown pod or container, InvalidInput for a request
 // that can never be served as asked):
 //
-//	return node.NotFound("pod %s/%s", ns, name)
+//	return provider.NotFound("pod %s/%s", ns, name)
 package node

@@ -19,6 +19,7 @@ import (
 
 	"github.com/vk-static/vk-static/backoff"
 	"github.com/vk-static/vk-static/mirror"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // NodeController registers the Node, keeps its status current and renews its Lease.
@@ -40,7 +41,7 @@ import (
 // a node that stopped reporting). A deleted Node is re-created, once the API server confirms
 // that it is gone.
 type NodeController struct {
-	provider NodeProvider
+	provider provider.NodeProvider
 	nodes    corev1client.NodeInterface
 	name     string
 
@@ -74,7 +75,7 @@ type NodeController struct {
 // name, labels, taints, capacity/allocatable (including pods), addresses, daemon endpoints and
 // nodeInfo. Conditions it lacks default to Ready and no pressure. nodes is a client with the
 // node's own identity; node is copied.
-func NewNodeController(p NodeProvider, node *corev1.Node, nodes corev1client.NodeInterface, opts ...NodeControllerOpt) (*NodeController, error) {
+func NewNodeController(p provider.NodeProvider, node *corev1.Node, nodes corev1client.NodeInterface, opts ...NodeControllerOpt) (*NodeController, error) {
 	if p == nil {
 		return nil, errors.New("node controller: provider is nil")
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/vk-static/vk-static/backoff"
 	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/podutil"
+	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/sources"
 )
 
@@ -51,7 +52,7 @@ func catchUpRetry() backoff.Policy {
 // required; without Client the controller runs standalone (no mirrors, no status writes).
 type PodControllerConfig struct {
 	NodeName string
-	Provider PodLifecycleHandler
+	Provider provider.PodLifecycleHandler
 	// Pods is the pod manager the controller keeps current from Updates (usually
 	// podmanager.NewBasicPodManager); its mirror.Client creates and deletes mirror pods.
 	Pods PodManager
@@ -69,7 +70,7 @@ type PodControllerConfig struct {
 
 	Workers            int           // provider syncs in parallel; default DefaultPodSyncWorkers
 	StatusWorkers      int           // status writes in parallel; default DefaultStatusWorkers
-	StatusPollInterval time.Duration // for providers that do not implement PodNotifier
+	StatusPollInterval time.Duration // for providers that do not implement provider.PodNotifier
 	// SyncFrequency is how often every pod is synced again with no event asking for it (the
 	// kubelet's --sync-frequency); default DefaultSyncFrequency.
 	SyncFrequency time.Duration
@@ -198,7 +199,7 @@ func (c *PodController) Run(ctx context.Context) (err error) {
 	}
 
 	wg.Go(func() { c.consumeUpdates(ctx) })
-	if n, ok := c.cfg.Provider.(PodNotifier); ok {
+	if n, ok := c.cfg.Provider.(provider.PodNotifier); ok {
 		n.NotifyPods(ctx, func(p *corev1.Pod) { c.onProviderStatus(ctx, p) })
 	} else {
 		wg.Go(func() { c.pollStatus(ctx) })
@@ -370,7 +371,7 @@ func (c *PodController) pollStatus(ctx context.Context) {
 			}
 			status, err := c.cfg.Provider.GetPodStatus(ctx, st.meta.Namespace, st.meta.Name)
 			switch {
-			case IsNotFound(err):
+			case provider.IsNotFound(err):
 				if st.deleting {
 					c.states.markTerminated(key, st.uid())
 					c.sync.Add(key)

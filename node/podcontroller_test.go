@@ -19,6 +19,7 @@ import (
 	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/podmanager"
 	"github.com/vk-static/vk-static/podutil"
+	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/provider/mock"
 	"github.com/vk-static/vk-static/sources"
 )
@@ -121,7 +122,7 @@ func TestAdoptedPodsWaitForTheirSource(t *testing.T) {
 	h.send(sources.PodUpdate{Op: sources.ADD, Source: podutil.FileSource, SourceSeen: true})
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		_, err := h.provider.GetPod(context.Background(), "default", dropped.Name)
-		assert.True(c, node.IsNotFound(err), "still in the provider (%v)", err)
+		assert.True(c, provider.IsNotFound(err), "still in the provider (%v)", err)
 	}, 10*time.Second, 5*time.Millisecond, "dropped stopped")
 	if c := h.calls(kept); c.Create != 1 || c.Delete != 0 {
 		t.Errorf("the wanted pod was not simply adopted: %+v", c)
@@ -196,7 +197,7 @@ func TestPodOfUnreadableManifestIsKeptAfterRestart(t *testing.T) {
 	h.send(sources.PodUpdate{Op: sources.ADD, Source: podutil.HTTPSource, Pods: []*corev1.Pod{later}})
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		_, err := h.provider.GetPod(context.Background(), "default", dropped.Name)
-		assert.True(c, node.IsNotFound(err), "dropped still in the provider (%v)", err)
+		assert.True(c, provider.IsNotFound(err), "dropped still in the provider (%v)", err)
 		assert.Equal(c, 1, h.calls(later).Create, "later: CreatePod calls")
 	}, 10*time.Second, 5*time.Millisecond, "dropped stopped and later created")
 	// kept was queued before later, so its sync is done: it was not stopped.
@@ -207,7 +208,7 @@ func TestPodOfUnreadableManifestIsKeptAfterRestart(t *testing.T) {
 	h.send(sources.PodUpdate{Op: sources.RECONCILE, Source: podutil.FileSource, Unreadable: map[string]bool{}})
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		_, err := h.provider.GetPod(context.Background(), "default", kept.Name)
-		assert.True(c, node.IsNotFound(err), "still in the provider (%v)", err)
+		assert.True(c, provider.IsNotFound(err), "still in the provider (%v)", err)
 	}, 10*time.Second, 5*time.Millisecond, "kept stopped once its file is gone")
 }
 

@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/podutil"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // syncPod reconciles one full name: it stops a provider pod that is no longer wanted, starts
@@ -108,7 +109,7 @@ func (c *PodController) create(ctx context.Context, key string, pod *corev1.Pod)
 	if err != nil {
 		c.states.forget(key, pod.UID)
 	}
-	if IsInvalidInput(err) {
+	if provider.IsInvalidInput(err) {
 		// Retrying at once will not help; the periodic resync tries again (the provider's
 		// circumstances may change), and the refusal is reported once per distinct answer.
 		if c.refusals.first(key, "create", err) {
@@ -127,7 +128,7 @@ func (c *PodController) create(ctx context.Context, key string, pod *corev1.Pod)
 
 func (c *PodController) update(ctx context.Context, key string, pod *corev1.Pod) error {
 	err := c.cfg.Metrics.timeProvider("UpdatePod", func() error { return c.cfg.Provider.UpdatePod(ctx, pod.DeepCopy()) })
-	if err != nil && !IsInvalidInput(err) {
+	if err != nil && !provider.IsInvalidInput(err) {
 		return fmt.Errorf("update pod in provider: %w", err)
 	}
 	if err != nil {
@@ -155,7 +156,7 @@ func (c *PodController) terminate(ctx context.Context, key string, running provi
 	grace := gracePeriod(running.ref(), desired)
 	pod, err := c.podToDelete(ctx, running, desired)
 	switch {
-	case IsNotFound(err):
+	case provider.IsNotFound(err):
 		c.states.markTerminated(key, running.uid())
 		c.sync.Add(key)
 		return nil
@@ -166,7 +167,7 @@ func (c *PodController) terminate(ctx context.Context, key string, running provi
 	pod.DeletionTimestamp, pod.DeletionGracePeriodSeconds = &ts, &grace
 	err = c.cfg.Metrics.timeProvider("DeletePod", func() error { return c.cfg.Provider.DeletePod(ctx, pod) })
 	switch {
-	case IsNotFound(err):
+	case provider.IsNotFound(err):
 		c.states.markTerminated(key, running.uid())
 		c.sync.Add(key)
 		return nil
@@ -195,12 +196,12 @@ func (c *PodController) podToDelete(ctx context.Context, running providerPod, de
 	}
 	pod, err := c.cfg.Provider.GetPod(ctx, running.meta.Namespace, running.meta.Name)
 	switch {
-	case IsNotFound(err):
+	case provider.IsNotFound(err):
 		return nil, err
 	case err != nil:
 		return nil, fmt.Errorf("get pod from provider before deleting it: %w", err)
 	case pod.UID != running.uid():
-		return nil, NotFound("provider runs UID %s, not %s", pod.UID, running.uid())
+		return nil, provider.NotFound("provider runs UID %s, not %s", pod.UID, running.uid())
 	}
 	return pod.DeepCopy(), nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/podmanager"
 	"github.com/vk-static/vk-static/podutil"
+	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/sources"
 )
 
@@ -119,8 +120,8 @@ func sameLines(want, got []string) bool {
 }
 
 // fakeProvider runs pods in a map and writes every command it is given to the transcript. It
-// does not implement node.PodNotifier, so the controller polls it for status. The test scripts
-// it: refuse a UID (node.InvalidInput), be slow to stop a UID (DeletePod leaves it running until
+// does not implement provider.PodNotifier, so the controller polls it for status. The test scripts
+// it: refuse a UID (provider.InvalidInput), be slow to stop a UID (DeletePod leaves it running until
 // the test stops it), fail to list.
 type fakeProvider struct {
 	log   *transcript
@@ -133,7 +134,7 @@ type fakeProvider struct {
 	listErr error
 }
 
-var _ node.PodLifecycleHandler = (*fakeProvider)(nil)
+var _ provider.PodLifecycleHandler = (*fakeProvider)(nil)
 
 func newFakeProvider(log *transcript, clk clock.PassiveClock) *fakeProvider {
 	return &fakeProvider{log: log, clock: clk, pods: map[string]*corev1.Pod{}, refuse: map[types.UID]string{}, slow: map[types.UID]bool{}}
@@ -148,7 +149,7 @@ func (p *fakeProvider) CreatePod(_ context.Context, pod *corev1.Pod) error {
 	line := fmt.Sprintf("provider: CreatePod %s %s", key, pod.UID)
 	if why, ok := p.refuse[pod.UID]; ok {
 		p.log.add("%s → invalid input: %s", line, why)
-		return node.InvalidInput("%s", why)
+		return provider.InvalidInput("%s", why)
 	}
 	if old, ok := p.pods[key]; ok && old.UID != pod.UID && !terminal(old) {
 		// What a real provider answers, and what the controller must never cause: one pod per name.
@@ -181,7 +182,7 @@ func (p *fakeProvider) DeletePod(_ context.Context, pod *corev1.Pod) error {
 	old, ok := p.pods[key]
 	if !ok || old.UID != pod.UID {
 		p.log.add("%s → not found", line)
-		return node.NotFound("pod %s %s", key, pod.UID)
+		return provider.NotFound("pod %s %s", key, pod.UID)
 	}
 	p.log.add("%s", line)
 	if !p.slow[pod.UID] {
@@ -195,7 +196,7 @@ func (p *fakeProvider) GetPod(_ context.Context, namespace, name string) (*corev
 	defer p.mu.Unlock()
 	pod, ok := p.pods[providerKey(namespace, name)]
 	if !ok {
-		return nil, node.NotFound("pod %s/%s", namespace, name)
+		return nil, provider.NotFound("pod %s/%s", namespace, name)
 	}
 	return pod.DeepCopy(), nil
 }
@@ -393,7 +394,7 @@ func (a *fakeAPI) precondition(action k8stesting.Action) error {
 	}
 	obj, err := a.client.Tracker().Get(action.GetResource(), action.GetNamespace(), del.GetName())
 	if err != nil {
-		return nil // the tracker answers NotFound
+		return nil // the tracker answers provider.NotFound
 	}
 	m, _ := meta.Accessor(obj)
 	if want := *del.GetDeleteOptions().Preconditions.UID; m.GetUID() != want {

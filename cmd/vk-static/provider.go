@@ -21,7 +21,7 @@ import (
 	"github.com/vk-static/vk-static/lifecycle"
 	"github.com/vk-static/vk-static/lifecycle/env"
 	"github.com/vk-static/vk-static/lifecycle/volume"
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/provider/mock"
 	"github.com/vk-static/vk-static/runtime/cri"
 	"github.com/vk-static/vk-static/runtime/process"
@@ -156,7 +156,7 @@ func reservation(m map[string]string) (corev1.ResourceList, error) {
 
 // builtProvider is the provider the options choose, with what the agent must run beside it.
 type builtProvider struct {
-	provider   node.PodLifecycleHandler
+	provider   provider.PodLifecycleHandler
 	components []agent.Component
 }
 

@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // attach serves /attach/{namespace}/{pod}[/{uid}]/{container}, what the API server proxies for
@@ -17,7 +17,7 @@ func (rt Routes) attach(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	attacher, ok := capability[node.ContainerAttachHandler](w, rt.Provider)
+	attacher, ok := capability[provider.ContainerAttachHandler](w, rt.Provider)
 	if !ok {
 		return
 	}
@@ -33,7 +33,7 @@ func (rt Routes) attach(w http.ResponseWriter, r *http.Request) {
 
 // providerAttacher is the provider's attach as cri-streaming calls it.
 type providerAttacher struct {
-	h         node.ContainerAttachHandler
+	h         provider.ContainerAttachHandler
 	namespace string
 }
 

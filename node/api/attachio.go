@@ -8,7 +8,7 @@ import (
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	utilexec "k8s.io/utils/exec"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // attachIO is the client's streams, as cri-streaming opened them, in the provider's terms.
@@ -16,7 +16,7 @@ type attachIO struct {
 	in       io.Reader
 	out, err io.WriteCloser
 	tty      bool
-	resize   chan node.TermSize
+	resize   chan provider.TermSize
 }
 
 func (a *attachIO) Stdin() io.Reader {
@@ -30,7 +30,7 @@ func (a *attachIO) Stdout() io.WriteCloser { return nilWriter(a.out) }
 func (a *attachIO) Stderr() io.WriteCloser { return nilWriter(a.err) }
 func (a *attachIO) TTY() bool              { return a.tty }
 
-func (a *attachIO) Resize() <-chan node.TermSize {
+func (a *attachIO) Resize() <-chan provider.TermSize {
 	if a.resize == nil {
 		return nil
 	}
@@ -51,7 +51,7 @@ func newAttachIO(ctx context.Context, in io.Reader, out, errw io.WriteCloser, tt
 	if !tty || resize == nil {
 		return aio, func() {}
 	}
-	sizes := make(chan node.TermSize, 1)
+	sizes := make(chan provider.TermSize, 1)
 	aio.resize = sizes
 	ctx, cancel := context.WithCancel(ctx)
 	go forwardSizes(ctx, resize, sizes)
@@ -60,7 +60,7 @@ func newAttachIO(ctx context.Context, in io.Reader, out, errw io.WriteCloser, tt
 
 // forwardSizes passes the client's terminal sizes on until ctx ends, dropping a size the
 // provider has not taken for a newer one: the caller never blocks on the provider.
-func forwardSizes(ctx context.Context, from <-chan remotecommand.TerminalSize, to chan node.TermSize) {
+func forwardSizes(ctx context.Context, from <-chan remotecommand.TerminalSize, to chan provider.TermSize) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -69,7 +69,7 @@ func forwardSizes(ctx context.Context, from <-chan remotecommand.TerminalSize, t
 			if !ok {
 				return
 			}
-			size := node.TermSize{Width: s.Width, Height: s.Height}
+			size := provider.TermSize{Width: s.Width, Height: s.Height}
 			select {
 			case to <- size:
 			default:

@@ -11,7 +11,7 @@ import (
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	"k8s.io/klog/v2"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // streamCreationTimeout is the time a client has to open its streams, the kubelet's (the idle
@@ -32,7 +32,7 @@ func (rt Routes) exec(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "command: Required value: the command to run", http.StatusBadRequest)
 		return
 	}
-	execer, ok := capability[node.ContainerExecHandler](w, rt.Provider)
+	execer, ok := capability[provider.ContainerExecHandler](w, rt.Provider)
 	if !ok {
 		return
 	}
@@ -48,7 +48,7 @@ func (rt Routes) exec(w http.ResponseWriter, r *http.Request) {
 
 // providerExecutor is the provider's exec as cri-streaming calls it.
 type providerExecutor struct {
-	h         node.ContainerExecHandler
+	h         provider.ContainerExecHandler
 	namespace string
 }
 

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // containerLogs serves /containerLogs/{namespace}/{pod}/{container}, what the API server
@@ -34,7 +34,7 @@ func (rt Routes) containerLogs(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	logs, ok := capability[node.ContainerLogsHandler](w, rt.Provider)
+	logs, ok := capability[provider.ContainerLogsHandler](w, rt.Provider)
 	if !ok {
 		return
 	}
@@ -100,7 +100,7 @@ func (rt Routes) containerLogs(w http.ResponseWriter, r *http.Request) {
 
 // probeLogs asks for the log (and closes it at once), so that a pod or container the provider
 // does not know is its answer even when nothing is to be read.
-func probeLogs(ctx context.Context, logs node.ContainerLogsHandler, pod *corev1.Pod, container string, opts node.ContainerLogOpts) error {
+func probeLogs(ctx context.Context, logs provider.ContainerLogsHandler, pod *corev1.Pod, container string, opts provider.ContainerLogOpts) error {
 	opts.Follow = false
 	rc, err := logs.GetContainerLogs(ctx, pod.Namespace, pod.Name, container, opts)
 	if err != nil {
@@ -110,7 +110,7 @@ func probeLogs(ctx context.Context, logs node.ContainerLogsHandler, pod *corev1.
 }
 
 // measureLogs is the size in bytes of the log as it is now, shaped like opts without a limit.
-func measureLogs(ctx context.Context, logs node.ContainerLogsHandler, pod *corev1.Pod, container string, opts node.ContainerLogOpts) (int64, error) {
+func measureLogs(ctx context.Context, logs provider.ContainerLogsHandler, pod *corev1.Pod, container string, opts provider.ContainerLogOpts) (int64, error) {
 	opts.Follow, opts.LimitBytes = false, 0
 	rc, err := logs.GetContainerLogs(ctx, pod.Namespace, pod.Name, container, opts)
 	if err != nil {
@@ -126,7 +126,7 @@ func measureLogs(ctx context.Context, logs node.ContainerLogsHandler, pod *corev
 // to kubectl ("Error from server (BadRequest): previous terminated container ..."), where a
 // 404's is replaced by "the server could not find the requested resource".
 func writeLogsError(w http.ResponseWriter, r *http.Request, err error) {
-	if node.IsNotFound(err) {
+	if provider.IsNotFound(err) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
@@ -137,11 +137,11 @@ func writeLogsError(w http.ResponseWriter, r *http.Request, err error) {
 // InvalidInput 400, anything else 500 (the provider failed).
 func writeProviderError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
-	case node.IsNotFound(err):
+	case provider.IsNotFound(err):
 		http.Error(w, err.Error(), http.StatusNotFound)
-	case node.IsInvalidInput(err):
+	case provider.IsInvalidInput(err):
 		http.Error(w, err.Error(), http.StatusBadRequest)
-	case node.IsNotImplemented(err):
+	case provider.IsNotImplemented(err):
 		http.Error(w, err.Error(), http.StatusNotImplemented)
 	default:
 		klog.FromContext(r.Context()).Error(err, "Provider request failed", "path", r.URL.Path)
@@ -195,7 +195,7 @@ func validatePodPath(namespace, pod, container string) string {
 // logQuery is a parsed log request: the provider's options, and whether the kubelet's
 // tailLines=0 (no lines) was asked, which the options cannot say.
 type logQuery struct {
-	opts    node.ContainerLogOpts
+	opts    provider.ContainerLogOpts
 	noLines bool
 }
 

@@ -10,7 +10,7 @@ import (
 	"k8s.io/klog/v2"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // The kubelet's /metrics/resource series (pkg/kubelet/metrics/collectors/resource_metrics.go),
@@ -41,7 +41,7 @@ var (
 // metrics. A provider without StatsSummaryHandler is 501; one whose Summary fails answers
 // scrape_error 1 and nothing else, as the kubelet does.
 func (rt Routes) resourceMetrics(w http.ResponseWriter, r *http.Request) {
-	stats, ok := capability[node.StatsSummaryHandler](w, rt.Provider)
+	stats, ok := capability[provider.StatsSummaryHandler](w, rt.Provider)
 	if !ok {
 		return
 	}

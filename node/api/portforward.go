@@ -7,7 +7,7 @@ import (
 
 	"k8s.io/cri-streaming/pkg/streaming/portforward"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // portForward serves /portForward/{namespace}/{pod}[/{uid}], what the API server proxies for
@@ -25,7 +25,7 @@ func (rt Routes) portForward(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	pf, ok := capability[node.PortForwardHandler](w, rt.Provider)
+	pf, ok := capability[provider.PortForwardHandler](w, rt.Provider)
 	if !ok {
 		return
 	}
@@ -41,7 +41,7 @@ func (rt Routes) portForward(w http.ResponseWriter, r *http.Request) {
 
 // providerPortForwarder is the provider's port-forward as cri-streaming calls it.
 type providerPortForwarder struct {
-	h         node.PortForwardHandler
+	h         provider.PortForwardHandler
 	namespace string
 }
 

@@ -4,19 +4,19 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/podmanager"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // Routes are the kubelet's read and stream routes, served from the agent's pod manager and its
 // provider. Optional provider capabilities (logs, stats) are looked up per request with
-// node.Capability, so a provider without one answers 501 naming it instead of failing to start.
+// provider.Capability, so a provider without one answers 501 naming it instead of failing to start.
 type Routes struct {
 	// Pods is the agent's pod manager: what is bound here, and how a name the API server knows
 	// (a mirror's) reaches the pod the provider runs.
 	Pods podmanager.Manager
 	// Provider runs the pods.
-	Provider node.PodLifecycleHandler
+	Provider provider.PodLifecycleHandler
 	// StreamIdleTimeout closes an exec, attach or port-forward connection that has carried
 	// nothing for that long (Config.StreamingConnectionIdleTimeout, the kubelet's
 	// --streaming-connection-idle-timeout); 0 is DefaultStreamingConnectionIdleTimeout,

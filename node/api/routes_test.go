@@ -16,16 +16,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/podmanager"
 	"github.com/vk-static/vk-static/podutil"
+	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/provider/mock"
 )
 
 // routeEnv serves Routes over plain HTTP (no authentication: that is the Server's, tested on
 // its own) with the mock provider and a pod manager the test fills.
 type routeEnv struct {
-	provider node.PodLifecycleHandler
+	provider provider.PodLifecycleHandler
 	mock     *mock.Provider
 	clock    *clocktesting.FakeClock
 	pods     podmanager.Manager
@@ -105,7 +105,7 @@ func mirrorOf(p *corev1.Pod, uid types.UID) *corev1.Pod {
 }
 
 // bareProvider runs pods and has none of the optional capabilities.
-type bareProvider struct{ node.PodLifecycleHandler }
+type bareProvider struct{ provider.PodLifecycleHandler }
 
 // expectPosts POSTs each path (no stream opened) and checks the status it is answered.
 func (e *routeEnv) expectPosts(t *testing.T, want map[string]int) {

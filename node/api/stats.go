@@ -3,7 +3,7 @@ package api
 import (
 	"net/http"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // statsSummary serves /stats/summary: the provider's Summary as JSON, what metrics-server and
@@ -11,7 +11,7 @@ import (
 // not its mirror's), as the kubelet's do. The kubelet's only_cpu_and_memory parameter needs no
 // handling: a StatsSummaryHandler reports CPU and memory only.
 func (rt Routes) statsSummary(w http.ResponseWriter, r *http.Request) {
-	stats, ok := capability[node.StatsSummaryHandler](w, rt.Provider)
+	stats, ok := capability[provider.StatsSummaryHandler](w, rt.Provider)
 	if !ok {
 		return
 	}

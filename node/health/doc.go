@@ -15,7 +15,7 @@
 //   - otherwise True, KubeletReady.
 //
 // Several errors are joined as the kubelet joins them ("[a, b]"). The Monitor is a
-// node.NodeProvider: its Ping never fails, so the Lease is renewed as long as the agent lives
+// provider.NodeProvider: its Ping never fails, so the Lease is renewed as long as the agent lives
 // (the cluster reads liveness from the Lease, schedulability from Ready), and it reports the
 // Ready condition through NotifyNodeStatus whenever it changes. Err is the condition's message;
 // RuntimeErr leaves the network out, as the kubelet's sync loop (and so its healthz) waits for

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // These tests run the NodeController against the package's real API server (main_test.go) as
@@ -46,7 +47,7 @@ func integrationNode(name string) *corev1.Node {
 	}
 }
 
-// fakeNodeProvider is a node.NodeProvider whose Ping result a test sets.
+// fakeNodeProvider is a provider.NodeProvider whose Ping result a test sets.
 type fakeNodeProvider struct {
 	mu      sync.Mutex
 	pingErr error
@@ -77,7 +78,7 @@ func condition(n *corev1.Node, typ corev1.NodeConditionType) corev1.NodeConditio
 
 // runIntegrationController starts a controller for node name with that node's identity and
 // stops it (checking for leaks) when the test ends.
-func runIntegrationController(t *testing.T, name string, p node.NodeProvider) (*node.NodeController, kubernetes.Interface) {
+func runIntegrationController(t *testing.T, name string, p provider.NodeProvider) (*node.NodeController, kubernetes.Interface) {
 	t.Helper()
 	_, cs, verifyNoLeaks := env.LeakCheckedNodeClient(t, name, itWait)
 	c, err := node.NewNodeController(p, integrationNode(name), cs.CoreV1().Nodes(),

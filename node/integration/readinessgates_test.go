@@ -15,6 +15,7 @@ import (
 	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/podmanager"
+	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/sources"
 )
 
@@ -77,7 +78,7 @@ func (g *gateProvider) GetPod(_ context.Context, namespace, name string) (*corev
 	if p, ok := g.pods[namespace+"/"+name]; ok {
 		return g.status(p), nil
 	}
-	return nil, node.NotFound("pod %s/%s", namespace, name)
+	return nil, provider.NotFound("pod %s/%s", namespace, name)
 }
 func (g *gateProvider) GetPodStatus(ctx context.Context, namespace, name string) (*corev1.PodStatus, error) {
 	p, err := g.GetPod(ctx, namespace, name)

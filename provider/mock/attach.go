@@ -5,16 +5,16 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
-var _ node.ContainerAttachHandler = (*Provider)(nil)
+var _ provider.ContainerAttachHandler = (*Provider)(nil)
 
 // AttachToContainer attaches to a running container's simulated process, which has no output
 // of its own: it says so in one line (on stderr, or on the terminal with a TTY), then echoes
 // stdin to stdout. It returns nil when stdin ends or the container stops, and ctx's error when
 // ctx ends; without stdin it waits for one of the latter two.
-func (p *Provider) AttachToContainer(ctx context.Context, namespace, podName, containerName string, attach node.AttachIO) error {
+func (p *Provider) AttachToContainer(ctx context.Context, namespace, podName, containerName string, attach provider.AttachIO) error {
 	rc, err := p.runningContainer(namespace, podName, containerName)
 	if err != nil {
 		return err

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 const attachNotice = "mock: container app runs no process and has no output; attached input is echoed\n"
@@ -35,8 +35,8 @@ func TestAttachToContainer(t *testing.T) {
 		name, pod, container string
 		check                func(error) bool
 	}{
-		{name: "unknown pod", pod: "ghost", container: "app", check: node.IsNotFound},
-		{name: "unknown container", pod: "web", container: "nope", check: node.IsNotFound},
+		{name: "unknown pod", pod: "ghost", container: "app", check: provider.IsNotFound},
+		{name: "unknown container", pod: "web", container: "nope", check: provider.IsNotFound},
 		{name: "completed init container", pod: "web", container: "init", check: notRunning},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

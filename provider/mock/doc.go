@@ -1,10 +1,10 @@
 // Package mock is an instant, concurrency-safe pod provider for tests and scale benchmarks.
 //
-// It implements node.PodLifecycleHandler, node.PodNotifier and node.NodeProvider, and every
+// It implements provider.PodLifecycleHandler, provider.PodNotifier and provider.NodeProvider, and every
 // optional capability of the kubelet API (below), without running anything: CreatePod reports the pod Running at once (every pod condition True, one running
 // ContainerStatus per container, podIP/hostIP from Config), DeletePod reports a terminal status
 // (every container Terminated with exit code 0, reason Completed, phase Succeeded) through
-// NotifyPods and forgets the pod, so a later GetPod returns a node.NotFound error.
+// NotifyPods and forgets the pod, so a later GetPod returns a provider.NotFound error.
 //
 // Pods are keyed by namespace/name and keep the UID they were given (a static pod keeps its
 // static UID). Every operation is O(1) under one mutex; GetPods is the only full scan.
@@ -24,7 +24,7 @@
 //	mock.vk-static.io/create-delay: 500ms      Pending (ContainerCreating) this long, then Running
 //	mock.vk-static.io/create-error: "boom"     CreatePod fails with this message (a transient error)
 //	mock.vk-static.io/create-error-times: "2"  ... only for the first N CreatePod calls of the UID
-//	mock.vk-static.io/create-invalid: "why"    CreatePod fails with node.InvalidInput (do not retry)
+//	mock.vk-static.io/create-invalid: "why"    CreatePod fails with provider.InvalidInput (do not retry)
 //	mock.vk-static.io/delete-delay: 2s         containers keep running this long after DeletePod,
 //	                                           capped at the deletion grace period; "grace" waits
 //	                                           for the whole grace period (a slow shutdown)
@@ -36,7 +36,7 @@
 //
 // # The node
 //
-// As a node.NodeProvider it reports a Ready node with the capacity in Config, and ConfigureNode
+// As a provider.NodeProvider it reports a Ready node with the capacity in Config, and ConfigureNode
 // (which fills the Node a NodeController registers) taints it
 // virtual-kubelet.io/provider=mock:NoSchedule, as virtual-kubelet taints its nodes with the
 // provider's name, alongside any taints the caller set. The simulator runs nothing, so the
@@ -45,7 +45,7 @@
 //
 // # Logs, exec, attach, port-forward and stats
 //
-// The capabilities the kubelet API serves (node.ContainerLogsHandler, ContainerExecHandler,
+// The capabilities the kubelet API serves (provider.ContainerLogsHandler, ContainerExecHandler,
 // ContainerAttachHandler, PortForwardHandler, StatsSummaryHandler) are simulated honestly: what
 // they report is what the simulator did, and nothing pretends a program ran.
 //
@@ -69,7 +69,7 @@
 //     ends.
 //   - Port-forward echoes what it receives until the client closes its side or the context ends,
 //     on a TCP port one of the pod's containers declares; any other port is refused
-//     (node.InvalidInput), since a real pod listens only where its program does.
+//     (provider.InvalidInput), since a real pod listens only where its program does.
 //   - Stats are derived from the specs, so they are deterministic: a running container uses
 //     exactly its CPU and memory requests (10m and 16Mi, DefaultContainerCPU and
 //     DefaultContainerMemory, when it requests none), its cumulative CPU time grows at that rate on

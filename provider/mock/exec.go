@@ -11,10 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	utilexec "k8s.io/utils/exec"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
-var _ node.ContainerExecHandler = (*Provider)(nil)
+var _ provider.ContainerExecHandler = (*Provider)(nil)
 
 // ExitCodeNotFound is the exit code of a command the simulator does not have, as a shell's.
 const ExitCodeNotFound = 127
@@ -26,9 +26,9 @@ const ExitCodeKilled = 137
 // RunInContainer runs one of the simulator's built-in commands (see the package documentation)
 // in a running container. The command's name is matched without its directory, so /bin/echo is
 // echo.
-func (p *Provider) RunInContainer(ctx context.Context, namespace, podName, containerName string, cmd []string, attach node.AttachIO) error {
+func (p *Provider) RunInContainer(ctx context.Context, namespace, podName, containerName string, cmd []string, attach provider.AttachIO) error {
 	if len(cmd) == 0 {
-		return node.InvalidInput("mock: exec in pod %s/%s: no command", namespace, podName)
+		return provider.InvalidInput("mock: exec in pod %s/%s: no command", namespace, podName)
 	}
 	rc, err := p.runningContainer(namespace, podName, containerName)
 	if err != nil {
@@ -75,7 +75,7 @@ func (p *Provider) RunInContainer(ctx context.Context, namespace, podName, conta
 
 // outputs returns where a command's output and errors go: the client's streams, its one
 // terminal (stdout) for both with a TTY, nowhere for a stream it did not ask for.
-func outputs(attach node.AttachIO) (stdout, stderr io.Writer) {
+func outputs(attach provider.AttachIO) (stdout, stderr io.Writer) {
 	stdout, stderr = io.Discard, io.Discard
 	if w := attach.Stdout(); w != nil {
 		stdout = w
@@ -102,7 +102,7 @@ func (p *Provider) runningContainer(namespace, podName, containerName string) (r
 	defer p.mu.Unlock()
 	e, ok := p.pods[podKey(namespace, podName)]
 	if !ok {
-		return runningContainer{}, node.NotFound("mock: pod %s/%s", namespace, podName)
+		return runningContainer{}, provider.NotFound("mock: pod %s/%s", namespace, podName)
 	}
 	pod := e.pod
 	c := findContainer(pod.Spec.Containers, containerName)
@@ -112,7 +112,7 @@ func (p *Provider) runningContainer(namespace, podName, containerName string) (r
 		cs = findStatus(pod.Status.InitContainerStatuses, containerName)
 	}
 	if c == nil {
-		return runningContainer{}, node.NotFound("mock: container %s in pod %s/%s", containerName, namespace, podName)
+		return runningContainer{}, provider.NotFound("mock: container %s in pod %s/%s", containerName, namespace, podName)
 	}
 	cl := e.logs[containerName]
 	if cs == nil || cs.State.Running == nil || cl == nil {

@@ -15,7 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	utilexec "k8s.io/utils/exec"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // output is a client's output stream.
@@ -44,7 +44,7 @@ func (o *output) String() string {
 	return o.buf.String()
 }
 
-// client is a node.AttachIO with the streams a test asked for; nil fields are streams it did
+// client is a provider.AttachIO with the streams a test asked for; nil fields are streams it did
 // not ask for.
 type client struct {
 	stdin          io.Reader
@@ -65,8 +65,8 @@ func (c *client) Stderr() io.WriteCloser {
 	}
 	return c.stderr
 }
-func (c *client) TTY() bool                    { return c.tty }
-func (c *client) Resize() <-chan node.TermSize { return nil }
+func (c *client) TTY() bool                        { return c.tty }
+func (c *client) Resize() <-chan provider.TermSize { return nil }
 
 func newClient(stdin string) *client {
 	c := &client{stdout: &output{}, stderr: &output{}}
@@ -168,9 +168,9 @@ func TestRunInContainerRefusals(t *testing.T) {
 		cmd                  []string
 		check                func(error) bool
 	}{
-		{name: "unknown pod", pod: "ghost", container: "app", cmd: []string{"echo"}, check: node.IsNotFound},
-		{name: "unknown container", pod: "web", container: "nope", cmd: []string{"echo"}, check: node.IsNotFound},
-		{name: "no command", pod: "web", container: "app", check: node.IsInvalidInput},
+		{name: "unknown pod", pod: "ghost", container: "app", cmd: []string{"echo"}, check: provider.IsNotFound},
+		{name: "unknown container", pod: "web", container: "nope", cmd: []string{"echo"}, check: provider.IsNotFound},
+		{name: "no command", pod: "web", container: "app", check: provider.IsInvalidInput},
 		{name: "pod still being created", pod: "slow", container: "app", cmd: []string{"echo"}, check: notRunning},
 		{name: "finished pod", pod: "job", container: "app", cmd: []string{"echo"}, check: notRunning},
 		{name: "completed init container", pod: "web", container: "init", cmd: []string{"echo"}, check: notRunning},
@@ -188,7 +188,7 @@ func TestRunInContainerRefusals(t *testing.T) {
 // notRunning recognises the error for a container that exists but does not run: neither
 // NotFound nor InvalidInput (it may run later).
 func notRunning(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "is not running") && !node.IsNotFound(err) && !node.IsInvalidInput(err)
+	return err != nil && strings.Contains(err.Error(), "is not running") && !provider.IsNotFound(err) && !provider.IsInvalidInput(err)
 }
 
 // cat runs until its input ends, its ctx ends, or its container stops (killed: 137).

@@ -10,10 +10,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
-var _ node.ContainerLogsHandler = (*Provider)(nil)
+var _ provider.ContainerLogsHandler = (*Provider)(nil)
 
 // A simulated container has no output of its own, so its log is what the simulator did to it:
 // one line per event, timed by the provider's clock, written when the pod's status changes
@@ -208,7 +208,7 @@ func (e *podEntry) recordContainerLocked(prev, cs *corev1.ContainerStatus, c pod
 // GetContainerLogs returns the container's simulated log (see the package documentation).
 // With opts.Follow the reader waits for the container's next events until it terminates or ctx
 // ends; it starts no goroutine, so a reader that is dropped without Close leaks nothing.
-func (p *Provider) GetContainerLogs(ctx context.Context, namespace, podName, containerName string, opts node.ContainerLogOpts) (io.ReadCloser, error) {
+func (p *Provider) GetContainerLogs(ctx context.Context, namespace, podName, containerName string, opts provider.ContainerLogOpts) (io.ReadCloser, error) {
 	now := p.cfg.Clock.Now()
 	since := opts.SinceTime
 	if opts.SinceSeconds > 0 {
@@ -221,16 +221,16 @@ func (p *Provider) GetContainerLogs(ctx context.Context, namespace, podName, con
 	defer p.mu.Unlock()
 	e, ok := p.pods[podKey(namespace, podName)]
 	if !ok {
-		return nil, node.NotFound("mock: pod %s/%s", namespace, podName)
+		return nil, provider.NotFound("mock: pod %s/%s", namespace, podName)
 	}
 	cl := e.logs[containerName]
 	if cl == nil {
-		return nil, node.NotFound("mock: container %s in pod %s/%s", containerName, namespace, podName)
+		return nil, provider.NotFound("mock: container %s in pod %s/%s", containerName, namespace, podName)
 	}
 	inst := cl.current
 	if opts.Previous {
 		if inst = cl.previous; inst == nil {
-			return nil, node.NotFound("mock: previous instance of container %s in pod %s/%s (it has not restarted)", containerName, namespace, podName)
+			return nil, provider.NotFound("mock: previous instance of container %s in pod %s/%s (it has not restarted)", containerName, namespace, podName)
 		}
 	}
 	start := 0

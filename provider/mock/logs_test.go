@@ -13,11 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // readLogs reads a whole (not followed) log.
-func readLogs(t *testing.T, p *Provider, name, container string, opts node.ContainerLogOpts) string {
+func readLogs(t *testing.T, p *Provider, name, container string, opts provider.ContainerLogOpts) string {
 	t.Helper()
 	r, err := p.GetContainerLogs(context.Background(), "ns", name, container, opts)
 	require.NoError(t, err)
@@ -76,23 +76,23 @@ func TestContainerLogOptions(t *testing.T) {
 	const started10s = 10250 * time.Millisecond
 	for _, tc := range []struct {
 		name string
-		opts node.ContainerLogOpts
+		opts provider.ContainerLogOpts
 		want string
 	}{
 		{name: "whole log", want: created + started + stopped},
-		{name: "timestamps", opts: node.ContainerLogOpts{Timestamps: true},
+		{name: "timestamps", opts: provider.ContainerLogOpts{Timestamps: true},
 			want: "2026-01-02T03:04:05Z " + created + "2026-01-02T03:04:15.25Z " + started + "2026-01-02T03:04:35.25Z " + stopped},
-		{name: "tail", opts: node.ContainerLogOpts{Tail: 2}, want: started + stopped},
-		{name: "tail longer than the log", opts: node.ContainerLogOpts{Tail: 10}, want: created + started + stopped},
-		{name: "since time is inclusive", opts: node.ContainerLogOpts{SinceTime: epoch.Add(started10s)}, want: started + stopped},
-		{name: "since time just after a line", opts: node.ContainerLogOpts{SinceTime: epoch.Add(started10s + 1)}, want: stopped},
-		{name: "since time after the last line", opts: node.ContainerLogOpts{SinceTime: epoch.Add(31 * time.Second)}, want: ""},
-		{name: "since seconds, from the provider's clock", opts: node.ContainerLogOpts{SinceSeconds: 25}, want: started + stopped},
-		{name: "the later of since seconds and since time", opts: node.ContainerLogOpts{SinceSeconds: 25, SinceTime: epoch.Add(20 * time.Second)}, want: stopped},
-		{name: "since, then tail", opts: node.ContainerLogOpts{SinceTime: epoch.Add(time.Second), Tail: 5}, want: started + stopped},
-		{name: "tail, then the byte limit", opts: node.ContainerLogOpts{Tail: 2, LimitBytes: 10}, want: started[:10]},
-		{name: "byte limit longer than the log", opts: node.ContainerLogOpts{LimitBytes: 1 << 20}, want: created + started + stopped},
-		{name: "follow a terminated container ends at once", opts: node.ContainerLogOpts{Follow: true}, want: created + started + stopped},
+		{name: "tail", opts: provider.ContainerLogOpts{Tail: 2}, want: started + stopped},
+		{name: "tail longer than the log", opts: provider.ContainerLogOpts{Tail: 10}, want: created + started + stopped},
+		{name: "since time is inclusive", opts: provider.ContainerLogOpts{SinceTime: epoch.Add(started10s)}, want: started + stopped},
+		{name: "since time just after a line", opts: provider.ContainerLogOpts{SinceTime: epoch.Add(started10s + 1)}, want: stopped},
+		{name: "since time after the last line", opts: provider.ContainerLogOpts{SinceTime: epoch.Add(31 * time.Second)}, want: ""},
+		{name: "since seconds, from the provider's clock", opts: provider.ContainerLogOpts{SinceSeconds: 25}, want: started + stopped},
+		{name: "the later of since seconds and since time", opts: provider.ContainerLogOpts{SinceSeconds: 25, SinceTime: epoch.Add(20 * time.Second)}, want: stopped},
+		{name: "since, then tail", opts: provider.ContainerLogOpts{SinceTime: epoch.Add(time.Second), Tail: 5}, want: started + stopped},
+		{name: "tail, then the byte limit", opts: provider.ContainerLogOpts{Tail: 2, LimitBytes: 10}, want: started[:10]},
+		{name: "byte limit longer than the log", opts: provider.ContainerLogOpts{LimitBytes: 1 << 20}, want: created + started + stopped},
+		{name: "follow a terminated container ends at once", opts: provider.ContainerLogOpts{Follow: true}, want: created + started + stopped},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, readLogs(t, h.p, "job", "app", tc.opts))
@@ -101,20 +101,20 @@ func TestContainerLogOptions(t *testing.T) {
 
 	t.Run("init container", func(t *testing.T) {
 		want := "mock: created container init (image busybox)\nmock: started container init\nmock: stopped container init: exit code 0 (Completed)\n"
-		assert.Equal(t, want, readLogs(t, h.p, "job", "init", node.ContainerLogOpts{}))
+		assert.Equal(t, want, readLogs(t, h.p, "job", "init", provider.ContainerLogOpts{}))
 	})
 
 	for _, tc := range []struct {
 		name, pod, container string
-		opts                 node.ContainerLogOpts
+		opts                 provider.ContainerLogOpts
 	}{
 		{name: "unknown pod", pod: "ghost", container: "app"},
 		{name: "unknown container", pod: "job", container: "nope"},
-		{name: "no previous instance", pod: "job", container: "app", opts: node.ContainerLogOpts{Previous: true}},
+		{name: "no previous instance", pod: "job", container: "app", opts: provider.ContainerLogOpts{Previous: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := h.p.GetContainerLogs(ctx, "ns", tc.pod, tc.container, tc.opts)
-			assert.True(t, node.IsNotFound(err), "%v", err)
+			assert.True(t, provider.IsNotFound(err), "%v", err)
 		})
 	}
 }
@@ -126,7 +126,7 @@ func TestContainerLogsRestart(t *testing.T) {
 	ctx := context.Background()
 	pod := newPod("web", nil)
 	require.NoError(t, h.p.CreatePod(ctx, pod))
-	following, err := h.p.GetContainerLogs(ctx, "ns", "web", "app", node.ContainerLogOpts{Follow: true})
+	following, err := h.p.GetContainerLogs(ctx, "ns", "web", "app", provider.ContainerLogOpts{Follow: true})
 	require.NoError(t, err)
 	defer following.Close()
 	done := readAsync(following)
@@ -140,13 +140,13 @@ func TestContainerLogsRestart(t *testing.T) {
 	res := wait(t, done)
 	require.NoError(t, res.err)
 	assert.Equal(t, previous, res.text, "following the old instance ends with it")
-	assert.Equal(t, previous, readLogs(t, h.p, "web", "app", node.ContainerLogOpts{Previous: true}))
+	assert.Equal(t, previous, readLogs(t, h.p, "web", "app", provider.ContainerLogOpts{Previous: true}))
 	assert.Equal(t, "mock: restarted container app (restart 1, image nginx:2)\nmock: started container app\n",
-		readLogs(t, h.p, "web", "app", node.ContainerLogOpts{}))
+		readLogs(t, h.p, "web", "app", provider.ContainerLogOpts{}))
 	assert.Equal(t, epoch.Add(time.Minute).Format(time.RFC3339Nano)+" mock: started container app\n",
-		readLogs(t, h.p, "web", "app", node.ContainerLogOpts{Timestamps: true, Tail: 1}))
+		readLogs(t, h.p, "web", "app", provider.ContainerLogOpts{Timestamps: true, Tail: 1}))
 	assert.Equal(t, "mock: created container side (image busybox)\nmock: started container side\n",
-		readLogs(t, h.p, "web", "side", node.ContainerLogOpts{}), "an unchanged container did not restart")
+		readLogs(t, h.p, "web", "side", provider.ContainerLogOpts{}), "an unchanged container did not restart")
 }
 
 // Follow waits for the container's next events and ends when it terminates.
@@ -158,7 +158,7 @@ func TestContainerLogsFollow(t *testing.T) {
 	pod.Spec.TerminationGracePeriodSeconds = &grace
 	require.NoError(t, h.p.CreatePod(ctx, pod))
 
-	r, err := h.p.GetContainerLogs(ctx, "ns", "web", "app", node.ContainerLogOpts{Follow: true, Tail: 1})
+	r, err := h.p.GetContainerLogs(ctx, "ns", "web", "app", provider.ContainerLogOpts{Follow: true, Tail: 1})
 	require.NoError(t, err)
 	defer r.Close()
 	buf := make([]byte, 100)
@@ -185,7 +185,7 @@ func TestContainerLogsDeletedBeforeStart(t *testing.T) {
 	ctx := context.Background()
 	pod := newPod("slow", map[string]string{CreateDelayAnnotation: "1m"})
 	require.NoError(t, h.p.CreatePod(ctx, pod))
-	r, err := h.p.GetContainerLogs(ctx, "ns", "slow", "app", node.ContainerLogOpts{Follow: true})
+	r, err := h.p.GetContainerLogs(ctx, "ns", "slow", "app", provider.ContainerLogOpts{Follow: true})
 	require.NoError(t, err)
 	defer r.Close()
 	done := readAsync(r)
@@ -210,7 +210,7 @@ func TestContainerLogsFollowEnds(t *testing.T) {
 			require.NoError(t, h.p.CreatePod(context.Background(), newPod("web", nil)))
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			r, err := h.p.GetContainerLogs(ctx, "ns", "web", "app", node.ContainerLogOpts{Follow: true, Tail: 1})
+			r, err := h.p.GetContainerLogs(ctx, "ns", "web", "app", provider.ContainerLogOpts{Follow: true, Tail: 1})
 			require.NoError(t, err)
 			defer r.Close()
 			done := readAsync(r)
@@ -235,7 +235,7 @@ func TestContainerLogsConcurrentFollowers(t *testing.T) {
 				if !assert.NoError(t, h.p.CreatePod(ctx, pod)) {
 					return
 				}
-				r, err := h.p.GetContainerLogs(ctx, "ns", pod.Name, "side", node.ContainerLogOpts{Follow: true})
+				r, err := h.p.GetContainerLogs(ctx, "ns", pod.Name, "side", provider.ContainerLogOpts{Follow: true})
 				if !assert.NoError(t, err) {
 					return
 				}

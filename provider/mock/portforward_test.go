@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 func serving(name string, annotations map[string]string) *corev1.Pod {
@@ -74,11 +74,11 @@ func TestPortForwardRefusals(t *testing.T) {
 		check     func(error) bool
 		mention   string
 	}{
-		{name: "undeclared port", pod: "web", port: 8081, check: node.IsInvalidInput, mention: "port 8081"},
-		{name: "UDP port", pod: "web", port: 53, check: node.IsInvalidInput, mention: "port 53"},
-		{name: "unknown pod", pod: "ghost", port: 8080, check: node.IsNotFound, mention: "ns/ghost"},
+		{name: "undeclared port", pod: "web", port: 8081, check: provider.IsInvalidInput, mention: "port 8081"},
+		{name: "UDP port", pod: "web", port: 53, check: provider.IsInvalidInput, mention: "port 53"},
+		{name: "unknown pod", pod: "ghost", port: 8080, check: provider.IsNotFound, mention: "ns/ghost"},
 		{name: "pod not running", pod: "slow", port: 8080, check: func(err error) bool {
-			return err != nil && !node.IsNotFound(err) && !node.IsInvalidInput(err)
+			return err != nil && !provider.IsNotFound(err) && !provider.IsInvalidInput(err)
 		}, mention: "Pending"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

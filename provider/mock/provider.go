@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // Provider simulates pods. It is safe for concurrent use; create it with New.
@@ -43,9 +43,9 @@ type podEntry struct {
 }
 
 var (
-	_ node.PodLifecycleHandler = (*Provider)(nil)
-	_ node.PodNotifier         = (*Provider)(nil)
-	_ node.NodeProvider        = (*Provider)(nil)
+	_ provider.PodLifecycleHandler = (*Provider)(nil)
+	_ provider.PodNotifier         = (*Provider)(nil)
+	_ provider.NodeProvider        = (*Provider)(nil)
 )
 
 // New returns a provider for the node cfg describes.
@@ -84,7 +84,7 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 	key := podKey(pod.Namespace, pod.Name)
 	b, err := parseBehaviour(pod)
 	if err != nil {
-		return node.InvalidInput("mock: pod %s: %v", key, err)
+		return provider.InvalidInput("mock: pod %s: %v", key, err)
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -100,7 +100,7 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 		attempt = p.createAttempts[pod.UID]
 	}
 	if b.createInvalid != "" {
-		return node.InvalidInput("mock: pod %s: %s", key, b.createInvalid)
+		return provider.InvalidInput("mock: pod %s: %s", key, b.createInvalid)
 	}
 	if b.createError != "" && (b.createErrorTimes == 0 || attempt <= b.createErrorTimes) {
 		return fmt.Errorf("mock: create pod %s: %s", key, b.createError)
@@ -115,7 +115,7 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 		}
 	}
 
-	// The pod is the provider's to keep (node.PodLifecycleHandler): no copy.
+	// The pod is the provider's to keep (provider.PodLifecycleHandler): no copy.
 	stored := pod
 	if stored.Spec.NodeName == "" {
 		stored.Spec.NodeName = p.cfg.NodeName
@@ -154,7 +154,7 @@ func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
 	}
 	e, ok := p.pods[key]
 	if !ok || (pod.UID != "" && e.pod.UID != pod.UID) {
-		return node.NotFound("mock: pod %s (UID %s)", key, pod.UID)
+		return provider.NotFound("mock: pod %s (UID %s)", key, pod.UID)
 	}
 	if e.terminating || isTerminal(&e.pod.Status) {
 		return nil // nothing left to update
@@ -197,7 +197,7 @@ func (p *Provider) DeletePod(ctx context.Context, pod *corev1.Pod) error {
 	}
 	e, ok := p.pods[key]
 	if !ok || (pod.UID != "" && e.pod.UID != pod.UID) {
-		return node.NotFound("mock: pod %s (UID %s)", key, pod.UID)
+		return provider.NotFound("mock: pod %s (UID %s)", key, pod.UID)
 	}
 	if e.behaviour.deleteError != "" {
 		return fmt.Errorf("mock: delete pod %s: %s", key, e.behaviour.deleteError)
@@ -249,7 +249,7 @@ func (p *Provider) GetPod(ctx context.Context, namespace, name string) (*corev1.
 	}
 	p.mu.Unlock()
 	if !ok {
-		return nil, node.NotFound("mock: pod %s/%s", namespace, name)
+		return nil, provider.NotFound("mock: pod %s/%s", namespace, name)
 	}
 	return pod.DeepCopy(), nil
 }

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 var epoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -160,7 +160,7 @@ func TestCreatePodTwice(t *testing.T) {
 	edited.UID = "uid-web-2"
 	err := h.p.CreatePod(ctx, edited)
 	require.Error(t, err, "a new UID must wait for the old one to terminate")
-	assert.False(t, node.IsInvalidInput(err), "retrying after the old pod terminates will work")
+	assert.False(t, provider.IsInvalidInput(err), "retrying after the old pod terminates will work")
 
 	require.NoError(t, h.p.DeletePod(ctx, newPod("web", nil)))
 	require.NoError(t, h.p.CreatePod(ctx, edited))
@@ -199,8 +199,8 @@ func TestDeletePod(t *testing.T) {
 			}
 
 			_, err := h.p.GetPod(ctx, "ns", "web")
-			assert.True(t, node.IsNotFound(err), "a deleted pod is forgotten: %v", err)
-			assert.True(t, node.IsNotFound(h.p.DeletePod(ctx, pod)), "deleting again")
+			assert.True(t, provider.IsNotFound(err), "a deleted pod is forgotten: %v", err)
+			assert.True(t, provider.IsNotFound(h.p.DeletePod(ctx, pod)), "deleting again")
 			assert.Equal(t, Calls{Create: 1, Delete: 2}, h.p.Calls(pod.UID))
 		})
 	}
@@ -210,15 +210,15 @@ func TestUnknownPodIsNotFound(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	pod := newPod("ghost", nil)
-	assert.True(t, node.IsNotFound(h.p.DeletePod(ctx, pod)))
-	assert.True(t, node.IsNotFound(h.p.UpdatePod(ctx, pod)))
+	assert.True(t, provider.IsNotFound(h.p.DeletePod(ctx, pod)))
+	assert.True(t, provider.IsNotFound(h.p.UpdatePod(ctx, pod)))
 	_, err := h.p.GetPodStatus(ctx, "ns", "ghost")
-	assert.True(t, node.IsNotFound(err))
+	assert.True(t, provider.IsNotFound(err))
 
 	require.NoError(t, h.p.CreatePod(ctx, pod))
 	other := newPod("ghost", nil)
 	other.UID = "another"
-	assert.True(t, node.IsNotFound(h.p.DeletePod(ctx, other)), "same name, other UID")
+	assert.True(t, provider.IsNotFound(h.p.DeletePod(ctx, other)), "same name, other UID")
 }
 
 func TestFailureInjection(t *testing.T) {
@@ -226,17 +226,17 @@ func TestFailureInjection(t *testing.T) {
 	ctx := context.Background()
 
 	err := h.p.CreatePod(ctx, newPod("invalid", map[string]string{CreateInvalidAnnotation: "no such runtime"}))
-	assert.True(t, node.IsInvalidInput(err), "%v", err)
+	assert.True(t, provider.IsInvalidInput(err), "%v", err)
 
 	err = h.p.CreatePod(ctx, newPod("typo", map[string]string{CreateDelayAnnotation: "soon"}))
-	assert.True(t, node.IsInvalidInput(err), "a malformed annotation: %v", err)
+	assert.True(t, provider.IsInvalidInput(err), "a malformed annotation: %v", err)
 	assert.ErrorContains(t, err, CreateDelayAnnotation)
 
 	always := newPod("always", map[string]string{CreateErrorAnnotation: "boom"})
 	for range 3 {
 		err := h.p.CreatePod(ctx, always)
 		assert.ErrorContains(t, err, "boom")
-		assert.False(t, node.IsInvalidInput(err))
+		assert.False(t, provider.IsInvalidInput(err))
 	}
 
 	twice := newPod("twice", map[string]string{CreateErrorAnnotation: "boom", CreateErrorTimesAnnotation: "2"})
@@ -329,7 +329,7 @@ func TestDeleteDelay(t *testing.T) {
 			done := h.next(t, "web", phase(corev1.PodSucceeded))
 			assert.Equal(t, epoch.Add(tc.want), done.Status.ContainerStatuses[0].State.Terminated.FinishedAt.Time.UTC())
 			_, err = h.p.GetPod(ctx, "ns", "web")
-			assert.True(t, node.IsNotFound(err))
+			assert.True(t, provider.IsNotFound(err))
 		})
 	}
 }

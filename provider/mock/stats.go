@@ -10,10 +10,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
-var _ node.StatsSummaryHandler = (*Provider)(nil)
+var _ provider.StatsSummaryHandler = (*Provider)(nil)
 
 // What a simulated container uses when its spec requests nothing (the values below in the units
 // GetStatsSummary computes with; a test holds them equal).

@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/vk-static/vk-static/lifecycle"
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/runtime/cri"
 	"github.com/vk-static/vk-static/test/support/testimage"
 )
@@ -78,7 +78,7 @@ func TestEphemeralContainersAgainstContainerd(t *testing.T) {
 	assert.Equal(t, corev1.PodRunning, status.Phase)
 
 	logOf := func(name string) string {
-		r, err := p.GetContainerLogs(ctx, pod.Namespace, pod.Name, name, node.ContainerLogOpts{})
+		r, err := p.GetContainerLogs(ctx, pod.Namespace, pod.Name, name, provider.ContainerLogOpts{})
 		require.NoError(t, err)
 		defer r.Close()
 		b, err := io.ReadAll(r)

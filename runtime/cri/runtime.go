@@ -15,7 +15,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/vk-static/vk-static/lifecycle"
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // DefaultEndpoint is the kubelet's default --container-runtime-endpoint on Linux.
@@ -145,13 +145,13 @@ func (r *Runtime) networkReady(ctx context.Context) (bool, error) {
 	return false, nil
 }
 
-// notFound turns CRI's NotFound into the lifecycle's node.IsNotFound error.
+// notFound turns CRI's NotFound into the lifecycle's provider.IsNotFound error.
 func notFound(err error, what, id string) error {
 	if err == nil {
 		return nil
 	}
 	if status.Code(err) == codes.NotFound {
-		return node.NotFound("%s %s: %v", what, id, err)
+		return provider.NotFound("%s %s: %v", what, id, err)
 	}
 	return err
 }

@@ -20,14 +20,14 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	utilexec "k8s.io/utils/exec"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // Exec runs cmd in the container through the runtime's streaming server: CRI Exec gives its
 // URL, client-go's SPDY executor streams aio. A non-zero exit is a utilexec.CodeExitError.
-func (r *Runtime) Exec(ctx context.Context, containerID string, cmd []string, aio node.AttachIO) error {
+func (r *Runtime) Exec(ctx context.Context, containerID string, cmd []string, aio provider.AttachIO) error {
 	if len(cmd) == 0 {
-		return node.InvalidInput("exec: no command")
+		return provider.InvalidInput("exec: no command")
 	}
 	resp, err := r.rs.Exec(ctx, &runtimeapi.ExecRequest{
 		ContainerId: containerID, Cmd: cmd, Tty: aio.TTY(),
@@ -40,7 +40,7 @@ func (r *Runtime) Exec(ctx context.Context, containerID string, cmd []string, ai
 }
 
 // Attach connects aio to the container's main process through the runtime's streaming server.
-func (r *Runtime) Attach(ctx context.Context, containerID string, aio node.AttachIO) error {
+func (r *Runtime) Attach(ctx context.Context, containerID string, aio provider.AttachIO) error {
 	resp, err := r.rs.Attach(ctx, &runtimeapi.AttachRequest{
 		ContainerId: containerID, Tty: aio.TTY(),
 		Stdin: aio.Stdin() != nil, Stdout: aio.Stdout() != nil, Stderr: aio.Stderr() != nil && !aio.TTY(),
@@ -52,7 +52,7 @@ func (r *Runtime) Attach(ctx context.Context, containerID string, aio node.Attac
 }
 
 // stream runs the remote command protocol against a streaming server URL with aio's streams.
-func stream(ctx context.Context, rawURL string, aio node.AttachIO) error {
+func stream(ctx context.Context, rawURL string, aio provider.AttachIO) error {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return fmt.Errorf("streaming server URL %q: %w", rawURL, err)
@@ -85,7 +85,7 @@ func stream(ctx context.Context, rawURL string, aio node.AttachIO) error {
 // sizeQueue hands the client's terminal sizes to the executor.
 type sizeQueue struct {
 	ctx   context.Context
-	sizes <-chan node.TermSize
+	sizes <-chan provider.TermSize
 }
 
 func (q *sizeQueue) Next() *remotecommand.TerminalSize {

@@ -20,7 +20,7 @@ import (
 	utilexec "k8s.io/utils/exec"
 
 	"github.com/vk-static/vk-static/lifecycle"
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/runtime/cri"
 	"github.com/vk-static/vk-static/test/support/testimage"
 )
@@ -43,17 +43,17 @@ func (b *buffer) String() string {
 	return b.buf.String()
 }
 
-// attachIO is a node.AttachIO with stdout and stderr buffers and no terminal.
+// attachIO is a provider.AttachIO with stdout and stderr buffers and no terminal.
 type attachIO struct {
 	stdin          io.Reader
 	stdout, stderr buffer
 }
 
-func (a *attachIO) Stdin() io.Reader             { return a.stdin }
-func (a *attachIO) Stdout() io.WriteCloser       { return &a.stdout }
-func (a *attachIO) Stderr() io.WriteCloser       { return &a.stderr }
-func (a *attachIO) TTY() bool                    { return false }
-func (a *attachIO) Resize() <-chan node.TermSize { return nil }
+func (a *attachIO) Stdin() io.Reader                 { return a.stdin }
+func (a *attachIO) Stdout() io.WriteCloser           { return &a.stdout }
+func (a *attachIO) Stderr() io.WriteCloser           { return &a.stderr }
+func (a *attachIO) TTY() bool                        { return false }
+func (a *attachIO) Resize() <-chan provider.TermSize { return nil }
 
 // runContainer runs the pod's first container with args and waits until it runs.
 func runContainer(t *testing.T, rt *cri.Runtime, sandboxID string, sandbox *lifecycle.SandboxConfig, args ...string) (string, *lifecycle.ContainerConfig) {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/runtime/process/internal/protocol"
 )
 
@@ -14,7 +14,7 @@ import (
 // Stdout when the container has a TTY) as it comes from now on, and aio's Stdin to its stdin
 // when the container keeps one open (ContainerConfig.Stdin; otherwise the client's input is
 // ignored). It returns when the workload ends, the client's stdin ends, or ctx ends.
-func (r *Runtime) Attach(ctx context.Context, containerID string, aio node.AttachIO) error {
+func (r *Runtime) Attach(ctx context.Context, containerID string, aio provider.AttachIO) error {
 	rec, err := r.loadContainer(containerID)
 	if err != nil {
 		return err
@@ -39,7 +39,7 @@ func (r *Runtime) Attach(ctx context.Context, containerID string, aio node.Attac
 	defer cancel()
 	if tty {
 		enc := json.NewEncoder(conn)
-		resizeLoop(callCtx, aio, func(size node.TermSize) { _ = enc.Encode(protocol.Resize{Width: size.Width, Height: size.Height}) })
+		resizeLoop(callCtx, aio, func(size provider.TermSize) { _ = enc.Encode(protocol.Resize{Width: size.Width, Height: size.Height}) })
 	}
 	streams.start(aio)
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/vk-static/vk-static/lifecycle"
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/runtime/process/internal/procfs"
 	"github.com/vk-static/vk-static/runtime/process/internal/records"
 )
@@ -179,7 +179,7 @@ func (r *Runtime) ListContainers(ctx context.Context) ([]*lifecycle.ContainerSta
 	for _, id := range ids {
 		s, err := r.ContainerStatus(ctx, id)
 		if err != nil {
-			if node.IsNotFound(err) {
+			if provider.IsNotFound(err) {
 				continue // removed meanwhile, or still being created
 			}
 			return nil, err

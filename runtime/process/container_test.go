@@ -14,7 +14,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/vk-static/vk-static/lifecycle"
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/runtime/process/internal/protocol"
 	"github.com/vk-static/vk-static/runtime/process/internal/records"
 	"github.com/vk-static/vk-static/runtime/process/supervisor"
@@ -68,7 +68,7 @@ func TestStopSignalsTheGroup(t *testing.T) {
 	require.NoError(t, r.StopContainer(context.Background(), id, time.Second))
 	require.NoError(t, r.RemoveContainer(context.Background(), id))
 	_, err := r.ContainerStatus(context.Background(), id)
-	assert.True(t, node.IsNotFound(err), "%v", err)
+	assert.True(t, provider.IsNotFound(err), "%v", err)
 	_, err = os.Stat(s.LogPath)
 	assert.NoError(t, err, "the log stays")
 }
@@ -264,11 +264,11 @@ func TestSandboxes(t *testing.T) {
 	require.NoError(t, r.RemoveSandbox(ctx, id))
 	list, _ = r.ListSandboxes(ctx)
 	assert.Empty(t, list)
-	assert.True(t, node.IsNotFound(r.RemoveSandbox(ctx, id)))
+	assert.True(t, provider.IsNotFound(r.RemoveSandbox(ctx, id)))
 	_, err = r.CreateContainer(ctx, "0123456789abcdef", &lifecycle.ContainerConfig{})
-	assert.True(t, node.IsNotFound(err))
+	assert.True(t, provider.IsNotFound(err))
 	_, err = r.ContainerStatus(ctx, "../etc")
-	assert.True(t, node.IsNotFound(err))
+	assert.True(t, provider.IsNotFound(err))
 }
 
 func TestStats(t *testing.T) {

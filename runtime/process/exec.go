@@ -9,7 +9,7 @@ import (
 
 	utilexec "k8s.io/utils/exec"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/runtime/process/internal/protocol"
 	"github.com/vk-static/vk-static/runtime/process/internal/pty"
 	"github.com/vk-static/vk-static/runtime/process/internal/records"
@@ -19,9 +19,9 @@ import (
 // environment, working directory and user, in a session of its own — with aio's streams, and
 // returns when it ends: nil for exit code 0, a utilexec.CodeExitError for another. A command
 // that cannot be started (not found) is a plain error. When ctx ends the command is killed.
-func (r *Runtime) Exec(ctx context.Context, containerID string, cmd []string, aio node.AttachIO) error {
+func (r *Runtime) Exec(ctx context.Context, containerID string, cmd []string, aio provider.AttachIO) error {
 	if len(cmd) == 0 {
-		return node.InvalidInput("exec: no command")
+		return provider.InvalidInput("exec: no command")
 	}
 	conn, err := r.connectRunning(containerID)
 	if err != nil {
@@ -41,7 +41,7 @@ func (r *Runtime) Exec(ctx context.Context, containerID string, cmd []string, ai
 	callCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if streams.master != nil {
-		resizeLoop(callCtx, aio, func(size node.TermSize) { _ = pty.SetWinsize(streams.master, size.Width, size.Height) })
+		resizeLoop(callCtx, aio, func(size provider.TermSize) { _ = pty.SetWinsize(streams.master, size.Width, size.Height) })
 	}
 	streams.start(aio)
 

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vk-static/vk-static/lifecycle"
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/runtime/process/internal/records"
 )
 
@@ -80,7 +80,7 @@ func create(t *testing.T, r *Runtime, cfg lifecycle.ContainerConfig) string {
 		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
 		defer cancel()
 		// NotFound: the test removed the container itself.
-		if err := r.StopContainer(ctx, id, 0); err != nil && !node.IsNotFound(err) {
+		if err := r.StopContainer(ctx, id, 0); err != nil && !provider.IsNotFound(err) {
 			t.Errorf("stop container %s (%s) when the test ended: %v", id, cfg.Name, err)
 		}
 	})

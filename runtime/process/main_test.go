@@ -15,7 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/vk-static/vk-static/lifecycle"
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // The test binary plays three more parts, chosen by environment variables, before any test
@@ -104,12 +104,12 @@ func echoServer(addr string) int {
 	}
 }
 
-// testAttachIO is a node.AttachIO over buffers.
+// testAttachIO is a provider.AttachIO over buffers.
 type testAttachIO struct {
 	stdin          io.Reader
 	stdout, stderr *syncBuffer
 	tty            bool
-	resize         chan node.TermSize
+	resize         chan provider.TermSize
 }
 
 func (a *testAttachIO) Stdin() io.Reader { return a.stdin }
@@ -125,8 +125,8 @@ func (a *testAttachIO) Stderr() io.WriteCloser {
 	}
 	return a.stderr
 }
-func (a *testAttachIO) TTY() bool                    { return a.tty }
-func (a *testAttachIO) Resize() <-chan node.TermSize { return a.resize }
+func (a *testAttachIO) TTY() bool                        { return a.tty }
+func (a *testAttachIO) Resize() <-chan provider.TermSize { return a.resize }
 
 // syncBuffer is a goroutine-safe bytes buffer with a no-op Close.
 type syncBuffer struct {

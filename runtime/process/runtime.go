@@ -13,7 +13,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/vk-static/vk-static/lifecycle"
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/runtime/process/internal/cgroup"
 	"github.com/vk-static/vk-static/runtime/process/internal/records"
 )
@@ -116,12 +116,12 @@ func (r *Runtime) sandboxDir(id string) string {
 // loadContainer reads a container's config.json; an unknown id is NotFound.
 func (r *Runtime) loadContainer(id string) (*containerRecord, error) {
 	if validID(id) != nil {
-		return nil, node.NotFound("container %q", id)
+		return nil, provider.NotFound("container %q", id)
 	}
 	var rec containerRecord
 	if err := records.ReadJSON(filepath.Join(r.containerDir(id), records.ContainerFile), &rec); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, node.NotFound("container %q", id)
+			return nil, provider.NotFound("container %q", id)
 		}
 		return nil, err
 	}
@@ -131,12 +131,12 @@ func (r *Runtime) loadContainer(id string) (*containerRecord, error) {
 // loadSandbox reads a sandbox's sandbox.json; an unknown id is NotFound.
 func (r *Runtime) loadSandbox(id string) (*sandboxRecord, error) {
 	if validID(id) != nil {
-		return nil, node.NotFound("sandbox %q", id)
+		return nil, provider.NotFound("sandbox %q", id)
 	}
 	var rec sandboxRecord
 	if err := records.ReadJSON(filepath.Join(r.sandboxDir(id), sandboxFile), &rec); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, node.NotFound("sandbox %q", id)
+			return nil, provider.NotFound("sandbox %q", id)
 		}
 		return nil, err
 	}

@@ -8,14 +8,14 @@ import (
 
 	"k8s.io/utils/clock"
 
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/runtime/process/internal/protocol"
 	"github.com/vk-static/vk-static/runtime/process/internal/pty"
 	"github.com/vk-static/vk-static/runtime/process/supervisor"
 )
 
 // clientStreams are the runtime's ends of an exec's or attach's stdio: pipes (or a pty master)
-// whose other ends go to the supervisor, and the copies between them and a node.AttachIO.
+// whose other ends go to the supervisor, and the copies between them and a provider.AttachIO.
 type clientStreams struct {
 	// names and remote are what is handed to the supervisor, in order; closed once sent.
 	names  []string
@@ -30,7 +30,7 @@ type clientStreams struct {
 
 // newExecStreams makes the streams of an exec: a pty when the client asked for a terminal,
 // else a pipe for each stream it asked for.
-func newExecStreams(aio node.AttachIO) (*clientStreams, error) {
+func newExecStreams(aio provider.AttachIO) (*clientStreams, error) {
 	s := &clientStreams{}
 	if aio.TTY() {
 		master, slave, err := pty.Open()
@@ -87,8 +87,8 @@ func (s *clientStreams) closeRemote() {
 }
 
 // start copies between aio and the runtime's ends. The stdin copy is not waited for: its Read
-// of the client's stdin may stay pending until the caller closes it (node.AttachIO's contract).
-func (s *clientStreams) start(aio node.AttachIO) {
+// of the client's stdin may stay pending until the caller closes it (provider.AttachIO's contract).
+func (s *clientStreams) start(aio provider.AttachIO) {
 	if s.stdin != nil {
 		in, src := s.stdin, aio.Stdin()
 		go func() {
@@ -128,7 +128,7 @@ func (s *clientStreams) start(aio node.AttachIO) {
 }
 
 // resizeLoop applies the client's terminal sizes with apply until ctx ends.
-func resizeLoop(ctx context.Context, aio node.AttachIO, apply func(node.TermSize)) {
+func resizeLoop(ctx context.Context, aio provider.AttachIO, apply func(provider.TermSize)) {
 	sizes := aio.Resize()
 	if sizes == nil {
 		return

@@ -18,7 +18,7 @@ import (
 	utilexec "k8s.io/utils/exec"
 
 	"github.com/vk-static/vk-static/lifecycle"
-	"github.com/vk-static/vk-static/node"
+	"github.com/vk-static/vk-static/provider"
 )
 
 func TestExec(t *testing.T) {
@@ -80,8 +80,8 @@ func TestExec(t *testing.T) {
 	})
 
 	t.Run("tty", func(t *testing.T) {
-		resize := make(chan node.TermSize, 1)
-		resize <- node.TermSize{Width: 123, Height: 45}
+		resize := make(chan provider.TermSize, 1)
+		resize <- provider.TermSize{Width: 123, Height: 45}
 		stdinR, stdinW := io.Pipe()
 		defer stdinW.Close()
 		out := &syncBuffer{}
@@ -102,7 +102,7 @@ func TestExec(t *testing.T) {
 		id := create(t, r, lifecycle.ContainerConfig{Command: []string{"true"}})
 		err := r.Exec(context.Background(), id, []string{"true"}, &testAttachIO{})
 		assert.ErrorIs(t, err, ErrNotRunning)
-		assert.False(t, node.IsNotFound(err))
+		assert.False(t, provider.IsNotFound(err))
 	})
 }
 
@@ -135,8 +135,8 @@ func TestAttachTTY(t *testing.T) {
 		TTY:     true,
 	})
 	stdinR, stdinW := io.Pipe()
-	resize := make(chan node.TermSize, 1)
-	resize <- node.TermSize{Width: 99, Height: 11}
+	resize := make(chan provider.TermSize, 1)
+	resize <- provider.TermSize{Width: 99, Height: 11}
 	aio := &testAttachIO{stdin: stdinR, stdout: &syncBuffer{}, tty: true, resize: resize}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)

@@ -1,4 +1,4 @@
-package node
+package provider
 
 import (
 	"context"
@@ -28,7 +28,7 @@ func TestCapability(t *testing.T) {
 	assert.True(t, IsNotImplemented(err), "%v", err)
 	assert.True(t, IsNotImplemented(fmt.Errorf("exec: %w", err)), "through wrapping")
 	assert.False(t, IsNotFound(err) || IsInvalidInput(err), "a missing capability is no other kind")
-	assert.ErrorContains(t, err, "node.ContainerExecHandler", "the error names the capability")
+	assert.ErrorContains(t, err, "provider.ContainerExecHandler", "the error names the capability")
 	assert.ErrorContains(t, err, "node.logsOnly", "and the provider")
 
 	_, err = Capability[StatsSummaryHandler](nil)

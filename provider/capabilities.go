@@ -1,4 +1,4 @@
-package node
+package provider
 
 import (
 	"context"
@@ -133,7 +133,7 @@ type StatsSummaryHandler interface {
 // provider does not implement it, an error that IsNotImplemented recognises and that names T —
 // the API answers it with 501 Not Implemented.
 //
-//	logs, err := node.Capability[node.ContainerLogsHandler](provider)
+//	logs, err := provider.Capability[provider.ContainerLogsHandler](p)
 func Capability[T any](provider any) (T, error) {
 	if c, ok := provider.(T); ok {
 		return c, nil
