@@ -2,6 +2,8 @@ package node
 
 import (
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vk-static/vk-static/podstatus"
 )
 
 // Conditions of others. A pod's status holds conditions the agent does not own: a readiness
@@ -24,7 +26,7 @@ func withOthersConditions(status, target *corev1.PodStatus) *corev1.PodStatus {
 		if mine, ok := ours[c.Type]; ok {
 			conditions = append(conditions, mine)
 			placed[c.Type] = true
-		} else if !ownedCondition(c.Type) {
+		} else if !podstatus.IsOwned(c.Type) {
 			conditions = append(conditions, c)
 		}
 	}
@@ -44,7 +46,7 @@ func withoutOthersConditions(status, reported *corev1.PodStatus) *corev1.PodStat
 	out := *status
 	out.Conditions = nil
 	for _, c := range status.Conditions {
-		if _, byProvider := findCondition(reported.Conditions, c.Type); ownedCondition(c.Type) || byProvider {
+		if _, byProvider := podstatus.Find(reported.Conditions, c.Type); podstatus.IsOwned(c.Type) || byProvider {
 			out.Conditions = append(out.Conditions, c)
 		}
 	}

@@ -372,7 +372,7 @@ func (c *PodController) pollStatus(ctx context.Context) {
 			status, err := c.cfg.Provider.GetPodStatus(ctx, st.meta.Namespace, st.meta.Name)
 			switch {
 			case provider.IsNotFound(err):
-				if st.deleting {
+				if st.state == podTerminating {
 					c.states.markTerminated(key, st.uid())
 					c.sync.Add(key)
 				}

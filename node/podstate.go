@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vk-static/vk-static/podstatus"
 )
 
 // providerPod is what the controller knows about the one pod the provider runs under a full
@@ -28,13 +30,31 @@ type providerPod struct {
 	// status is the newest status the provider reported for meta.UID (nil until the first).
 	// Shared with the provider, which may not modify a pod it has passed on (PodNotifier).
 	status *corev1.PodStatus
-	// deleting: DeletePod was called; deadline is when the grace period runs out.
-	deleting bool
+	// state is where the pod is in its life with the provider; deadline, while it is
+	// terminating, is when its grace period (plus slack) runs out.
+	state    podWorkState
 	deadline time.Time
-	// terminated: after DeletePod, the provider reported a terminal status or forgot the pod,
-	// or the grace period ran out. The full name is then free for the next pod.
-	terminated bool
 }
+
+// podWorkState is the controller's state machine for one provider pod, the kubelet's pod
+// workers' (SyncPod, TerminatingPod, TerminatedPod in pkg/kubelet/pod_workers.go):
+//
+//	podSyncing ──DeletePod──► podTerminating ──finished, forgotten or grace over──► podTerminated
+//	    └───────────────provider no longer has it──────────────────────────────────────┘
+//
+// A terminated pod is forgotten by the next sync (after an API pod's terminal status is
+// written), which frees its full name for the next pod.
+type podWorkState int
+
+const (
+	// podSyncing: the provider runs the pod; a changed spec is passed on by UpdatePod.
+	podSyncing podWorkState = iota
+	// podTerminating: DeletePod was called; the pod has until deadline to finish.
+	podTerminating
+	// podTerminated: the provider reported it finished or forgot it, or its grace period ran
+	// out.
+	podTerminated
+)
 
 // trackPod is the state of pod as given to the provider.
 func trackPod(pod *corev1.Pod) providerPod {
@@ -104,12 +124,12 @@ func (s *podStates) forget(key string, uid types.UID) {
 	}
 }
 
-// markDeleting records that DeletePod was called for uid, until deadline.
-func (s *podStates) markDeleting(key string, uid types.UID, deadline time.Time) {
+// markTerminating records that DeletePod was called for uid, which has until deadline.
+func (s *podStates) markTerminating(key string, uid types.UID, deadline time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if st, ok := s.m[key]; ok && st.uid() == uid && !st.deleting {
-		st.deleting, st.deadline = true, deadline
+	if st, ok := s.m[key]; ok && st.uid() == uid && st.state == podSyncing {
+		st.state, st.deadline = podTerminating, deadline
 	}
 }
 
@@ -117,12 +137,12 @@ func (s *podStates) markTerminated(key string, uid types.UID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st, ok := s.m[key]; ok && st.uid() == uid {
-		st.terminated = true
+		st.state = podTerminated
 	}
 }
 
 // observe records a status the provider reported for uid. It reports whether the key needs a
-// sync (a deleting pod reached a terminal status) and whether the status is for the pod the
+// sync (a terminating pod finished: it is terminated) and whether the status is for the pod the
 // controller tracks at all (notifications for an older UID are dropped).
 func (s *podStates) observe(key string, uid types.UID, status *corev1.PodStatus) (tracked, needsSync bool) {
 	s.mu.Lock()
@@ -132,8 +152,8 @@ func (s *podStates) observe(key string, uid types.UID, status *corev1.PodStatus)
 		return false, false
 	}
 	st.status = status
-	if st.deleting && !st.terminated && isTerminal(status) {
-		st.terminated = true
+	if st.state == podTerminating && podstatus.Finished(status) {
+		st.state = podTerminated
 		return true, true
 	}
 	return true, false
@@ -153,23 +173,4 @@ func (s *podStates) keys() []string {
 		keys = append(keys, k)
 	}
 	return keys
-}
-
-// isTerminal: the pod reached Succeeded/Failed, or every container it has is terminated.
-func isTerminal(status *corev1.PodStatus) bool {
-	if status == nil {
-		return false
-	}
-	if status.Phase == corev1.PodSucceeded || status.Phase == corev1.PodFailed {
-		return true
-	}
-	if len(status.ContainerStatuses) == 0 {
-		return false
-	}
-	for _, cs := range status.ContainerStatuses {
-		if cs.State.Terminated == nil {
-			return false
-		}
-	}
-	return true
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/podmanager"
+	"github.com/vk-static/vk-static/podstatus"
 	"github.com/vk-static/vk-static/podutil"
 )
 
@@ -237,14 +238,8 @@ func normalize(s *corev1.PodStatus) *corev1.PodStatus {
 	return s
 }
 
-// podConditions are the conditions the agent owns, in the kubelet's order.
-var podConditions = []corev1.PodConditionType{
-	corev1.PodScheduled, corev1.PodReadyToStartContainers, corev1.PodInitialized,
-	corev1.ContainersReady, corev1.PodReady,
-}
-
 // buildStatus is the status to write: the provider's, with every condition the agent owns
-// present and each lastTransitionTime kept from the API object while the condition's status
+// present (derived from its container statuses where the provider reports none) and each lastTransitionTime kept from the API object while the condition's status
 // is unchanged (so it records when it really changed), and fields the provider leaves empty
 // kept from the API object.
 func buildStatus(spec *corev1.PodSpec, current, reported *corev1.PodStatus, now metav1.Time) *corev1.PodStatus {
@@ -261,79 +256,22 @@ func buildStatus(spec *corev1.PodSpec, current, reported *corev1.PodStatus, now 
 	if s.PodIP == "" {
 		s.PodIP, s.PodIPs = current.PodIP, current.PodIPs
 	}
-	derived := deriveConditions(spec, s)
-	conditions := make([]corev1.PodCondition, 0, len(s.Conditions)+len(podConditions))
-	for _, t := range podConditions {
-		cond, ok := findCondition(s.Conditions, t)
+	derived := podstatus.FromContainers(spec, s)
+	conditions := make([]corev1.PodCondition, 0, len(s.Conditions)+len(podstatus.Owned))
+	for _, t := range podstatus.Owned {
+		cond, ok := podstatus.Find(s.Conditions, t)
 		if !ok {
 			cond = corev1.PodCondition{Type: t, Status: derived[t]}
 		}
-		if old, ok := findCondition(current.Conditions, t); ok && old.Status == cond.Status {
-			cond.LastTransitionTime = old.LastTransitionTime
-		} else if cond.LastTransitionTime.IsZero() {
-			cond.LastTransitionTime = now
-		}
+		cond.LastTransitionTime = podstatus.TransitionTime(cond, current.Conditions, now)
 		cond.LastProbeTime = metav1.Time{}
 		conditions = append(conditions, cond)
 	}
 	for _, cond := range s.Conditions { // provider-specific conditions pass through
-		if !ownedCondition(cond.Type) {
+		if !podstatus.IsOwned(cond.Type) {
 			conditions = append(conditions, cond)
 		}
 	}
 	s.Conditions = conditions
 	return s
-}
-
-// deriveConditions computes the owned conditions from container statuses for providers that
-// report none.
-func deriveConditions(spec *corev1.PodSpec, s *corev1.PodStatus) map[corev1.PodConditionType]corev1.ConditionStatus {
-	b := func(v bool) corev1.ConditionStatus {
-		if v {
-			return corev1.ConditionTrue
-		}
-		return corev1.ConditionFalse
-	}
-	sidecars := make(map[string]bool, len(spec.InitContainers))
-	for _, c := range spec.InitContainers {
-		sidecars[c.Name] = c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
-	}
-	initialized := len(s.InitContainerStatuses) >= len(spec.InitContainers)
-	for _, cs := range s.InitContainerStatuses {
-		done := cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0
-		started := sidecars[cs.Name] && cs.Started != nil && *cs.Started // sidecars count once started
-		if !done && !started {
-			initialized = false
-		}
-	}
-	ready := len(s.ContainerStatuses) > 0
-	for _, cs := range s.ContainerStatuses {
-		ready = ready && cs.Ready
-	}
-	terminal := s.Phase == corev1.PodSucceeded || s.Phase == corev1.PodFailed
-	return map[corev1.PodConditionType]corev1.ConditionStatus{
-		corev1.PodScheduled:              corev1.ConditionTrue,
-		corev1.PodReadyToStartContainers: b(!terminal && (len(s.ContainerStatuses) > 0 || len(s.InitContainerStatuses) > 0)),
-		corev1.PodInitialized:            b(initialized),
-		corev1.ContainersReady:           b(ready && !terminal),
-		corev1.PodReady:                  b(ready && !terminal),
-	}
-}
-
-func findCondition(conds []corev1.PodCondition, t corev1.PodConditionType) (corev1.PodCondition, bool) {
-	for _, c := range conds {
-		if c.Type == t {
-			return c, true
-		}
-	}
-	return corev1.PodCondition{}, false
-}
-
-func ownedCondition(t corev1.PodConditionType) bool {
-	for _, o := range podConditions {
-		if o == t {
-			return true
-		}
-	}
-	return false
 }

@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/vk-static/vk-static/podstatus"
 )
 
 func TestBuildStatusConditions(t *testing.T) {
@@ -70,17 +72,17 @@ func TestBuildStatusConditions(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := buildStatus(spec, &tc.current, &tc.reported, now)
-			if len(got.Conditions) != len(podConditions) {
-				t.Fatalf("got %d conditions, want the %d owned ones: %+v", len(got.Conditions), len(podConditions), got.Conditions)
+			if len(got.Conditions) != len(podstatus.Owned) {
+				t.Fatalf("got %d conditions, want the %d owned ones: %+v", len(got.Conditions), len(podstatus.Owned), got.Conditions)
 			}
 			for typ, want := range tc.want {
-				c, _ := findCondition(got.Conditions, typ)
+				c, _ := podstatus.Find(got.Conditions, typ)
 				if c.Status != want {
 					t.Errorf("%s = %s, want %s", typ, c.Status, want)
 				}
 			}
 			for typ, want := range tc.wantLTT {
-				c, _ := findCondition(got.Conditions, typ)
+				c, _ := podstatus.Find(got.Conditions, typ)
 				if !c.LastTransitionTime.Equal(&want) {
 					t.Errorf("%s lastTransitionTime = %v, want %v", typ, c.LastTransitionTime, want)
 				}
@@ -99,26 +101,5 @@ func TestBuildStatusKeepsAPIFieldsTheProviderLeavesEmpty(t *testing.T) {
 	got = buildStatus(&corev1.PodSpec{}, current, &corev1.PodStatus{Phase: corev1.PodRunning, PodIP: "10.1.0.9"}, metav1.Now())
 	if got.PodIP != "10.1.0.9" {
 		t.Fatalf("provider's podIP not used: %q", got.PodIP)
-	}
-}
-
-func TestIsTerminal(t *testing.T) {
-	term := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{}}
-	run := corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
-	for _, tc := range []struct {
-		name   string
-		status *corev1.PodStatus
-		want   bool
-	}{
-		{"nil", nil, false},
-		{"succeeded", &corev1.PodStatus{Phase: corev1.PodSucceeded}, true},
-		{"failed", &corev1.PodStatus{Phase: corev1.PodFailed}, true},
-		{"running, no containers", &corev1.PodStatus{Phase: corev1.PodRunning}, false},
-		{"all terminated", &corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{State: term}, {State: term}}}, true},
-		{"one running", &corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{State: term}, {State: run}}}, false},
-	} {
-		if got := isTerminal(tc.status); got != tc.want {
-			t.Errorf("%s: isTerminal = %v, want %v", tc.name, got, tc.want)
-		}
 	}
 }

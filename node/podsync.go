@@ -11,38 +11,28 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	"github.com/vk-static/vk-static/podstatus"
 	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/provider"
 )
 
-// syncPod reconciles one full name: it stops a provider pod that is no longer wanted, starts
-// or updates the wanted one, finishes the API deletion of a terminated pod, and reconciles the
-// mirror. Each step that must wait (for termination, for a source to be seen) returns and
-// relies on the next event or a timed requeue; the periodic resync decides every key again in
-// any case.
+// syncPod reconciles one full name, moving its provider pod through the states of
+// podWorkState (podstate.go): a terminated pod is finished with and forgotten
+// (finishTerminated); a pod no longer wanted is stopped (terminate: podSyncing →
+// podTerminating → podTerminated); the wanted pod is created or updated (podSyncing). It then
+// finishes the API deletion of a pod the provider no longer runs and reconciles the mirror.
+// Each step that must wait (for termination, for a source to be seen) returns and relies on
+// the next event or a timed requeue; the periodic resync decides every key again in any case.
 func (c *PodController) syncPod(ctx context.Context, key string) error {
 	logger := klog.FromContext(ctx).WithValues("podFullName", key)
 	ctx = klog.NewContext(ctx, logger)
 	desired, _ := c.cfg.Pods.GetPodByFullName(key)
 	running, hasRunning := c.states.get(key)
 
-	if hasRunning && running.terminated {
-		// An API pod being deleted gets its terminal status before its DELETE, as from the
-		// kubelet's status manager: written here, while the state still holds it, and from
-		// this worker, so that the DELETE below follows at once instead of waiting for the
-		// status queue (and the status is never lost to the state being forgotten first).
-		// A status the API server refuses (Invalid, Forbidden) never holds the DELETE back;
-		// any other failure is retried before it.
-		if !c.static && desired != nil && desired.DeletionTimestamp != nil && desired.UID == running.uid() {
-			switch err := c.writer.write(ctx, key); {
-			case apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err):
-				logger.Error(err, "Terminal status refused; deleting the pod without it")
-			case err != nil:
-				return err
-			}
+	if hasRunning && running.state == podTerminated {
+		if err := c.finishTerminated(ctx, key, running, desired); err != nil {
+			return err
 		}
-		// The full name is free; an API pod being deleted is removed from the API below.
-		c.states.forget(key, running.uid())
 		hasRunning = false
 	}
 
@@ -74,7 +64,7 @@ func (c *PodController) syncPod(ctx context.Context, key string) error {
 			return err
 		}
 	case !hasRunning:
-		if isTerminal(&desired.Status) && !podutil.IsStaticPod(desired) {
+		if podstatus.Finished(&desired.Status) && !podutil.IsStaticPod(desired) {
 			break // an API pod that already finished (e.g. before an agent restart) is not rerun
 		}
 		if err := c.create(ctx, key, desired); err != nil {
@@ -88,6 +78,26 @@ func (c *PodController) syncPod(ctx context.Context, key string) error {
 		}
 	}
 	return c.syncMirror(ctx, key, desired, !hasRunning)
+}
+
+// finishTerminated forgets a terminated pod, which frees its full name (the kubelet's
+// SyncTerminatedPod). An API pod being deleted gets its terminal status before its DELETE, as
+// from the kubelet's status manager: written here, while the state still holds it, and from
+// this worker, so that the DELETE that follows in syncPod comes at once instead of waiting for
+// the status queue (and the status is never lost to the state being forgotten first). A
+// status the API server refuses (Invalid, Forbidden) never holds the DELETE back; any other
+// failure is retried before it.
+func (c *PodController) finishTerminated(ctx context.Context, key string, running providerPod, desired *corev1.Pod) error {
+	if !c.static && desired != nil && desired.DeletionTimestamp != nil && desired.UID == running.uid() {
+		switch err := c.writer.write(ctx, key); {
+		case apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err):
+			klog.FromContext(ctx).Error(err, "Terminal status refused; deleting the pod without it")
+		case err != nil:
+			return err
+		}
+	}
+	c.states.forget(key, running.uid())
+	return nil
 }
 
 // wanted: the provider's pod is the desired one and is not being deleted.
@@ -139,11 +149,13 @@ func (c *PodController) update(ctx context.Context, key string, pod *corev1.Pod)
 	return nil
 }
 
-// terminate asks the provider to stop the running pod (once) and waits for it to report a
-// terminal status, or for the grace period (plus slack) to run out.
+// terminate stops the running pod (the kubelet's SyncTerminatingPod): in podSyncing it asks
+// the provider to delete it (once) and moves it to podTerminating; in podTerminating it waits
+// for the provider to report it finished (observe), or for the grace period (plus slack) to
+// run out, and moves it to podTerminated.
 func (c *PodController) terminate(ctx context.Context, key string, running providerPod, desired *corev1.Pod) error {
 	now := c.cfg.Clock.Now()
-	if running.deleting {
+	if running.state == podTerminating {
 		if now.Before(running.deadline) {
 			c.sync.AddAfter(key, running.deadline.Sub(now))
 			return nil
@@ -175,10 +187,10 @@ func (c *PodController) terminate(ctx context.Context, key string, running provi
 		return fmt.Errorf("delete pod in provider: %w", err)
 	}
 	deadline := now.Add(time.Duration(grace)*time.Second + DefaultTerminationSlack)
-	c.states.markDeleting(key, running.uid(), deadline)
+	c.states.markTerminating(key, running.uid(), deadline)
 	klog.FromContext(ctx).V(2).Info("Stopping pod in provider", "uid", running.uid(), "gracePeriodSeconds", grace)
-	// The provider may have finished before markDeleting: look at the newest status again.
-	if st, ok := c.states.get(key); ok && isTerminal(st.status) {
+	// The provider may have finished before markTerminating: look at the newest status again.
+	if st, ok := c.states.get(key); ok && podstatus.Finished(st.status) {
 		c.states.markTerminated(key, running.uid())
 		c.sync.Add(key)
 		return nil
@@ -216,10 +228,7 @@ func gracePeriod(running, desired *corev1.Pod) int64 {
 	if !podutil.IsStaticPod(running) && desired == nil {
 		return 0
 	}
-	if g := running.Spec.TerminationGracePeriodSeconds; g != nil {
-		return *g
-	}
-	return corev1.DefaultTerminationGracePeriodSeconds
+	return int64(podutil.GracePeriod(running) / time.Second)
 }
 
 // deleteAPIPod completes a graceful deletion: grace 0, with the UID as precondition so that a

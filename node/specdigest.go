@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/vk-static/vk-static/podstatus"
 	"github.com/vk-static/vk-static/podutil"
 )
 
@@ -50,7 +51,7 @@ func digestSpec(pod *corev1.Pod) specDigest {
 	// (UpdatePod) when one changes, for the pod's Ready.
 	for _, gate := range pod.Spec.ReadinessGates {
 		status := corev1.ConditionStatus("")
-		if c, ok := findCondition(pod.Status.Conditions, gate.ConditionType); ok {
+		if c, ok := podstatus.Find(pod.Status.Conditions, gate.ConditionType); ok {
 			status = c.Status
 		}
 		h.Write([]byte(string(gate.ConditionType) + "\x00" + string(status) + "\x00"))
