@@ -1,5 +1,6 @@
 // Package cri is a lifecycle.Runtime and lifecycle.ImageService over a CRI v1 container runtime
-// (containerd, CRI-O), through the kubelet's own client (k8s.io/cri-client): what the kubelet's
+// (containerd, CRI-O), through a small client of its own with the kubelet's timeouts (client.go:
+// k8s.io/cri-client links OpenTelemetry): what the kubelet's
 // kuberuntime does below its pod workers, and nothing above. The lifecycle decides when to run,
 // restart, probe and stop; this package maps its configs to CRI the way kuberuntime does and
 // CRI's answers back.
@@ -32,7 +33,7 @@
 //
 // Container events: containerd 1.6 has no CRI event stream, so NotifyContainers is the
 // kubelet's generic relist (every second, states diffed). A runtime that stops answering
-// changes nothing: the relist reports nothing until it answers, cri-client reconnects.
+// changes nothing: the relist reports nothing until it answers, the client reconnects.
 //
 // Logs: the runtime writes each container's log (CRI format) at the lifecycle's LogPath;
 // LogRotator is the kubelet's container log manager (rename, CRI ReopenContainerLog), with the

@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc/status"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	criclient "k8s.io/cri-client/pkg"
 	"k8s.io/utils/clock"
 
 	"github.com/vk-static/vk-static/lifecycle"
@@ -100,12 +99,12 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	r := &Runtime{cfg: cfg, rs: cfg.RuntimeService, is: cfg.ImageService, sandboxConfigs: map[string]*runtimeapi.PodSandboxConfig{}}
 	var err error
 	if r.rs == nil {
-		if r.rs, err = criclient.NewRemoteRuntimeService(ctx, cfg.RuntimeEndpoint, connectionTimeout, nil, false); err != nil {
+		if r.rs, err = newRemoteRuntime(cfg.RuntimeEndpoint, connectionTimeout); err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, cfg.RuntimeEndpoint, err)
 		}
 	}
 	if r.is == nil {
-		if r.is, err = criclient.NewRemoteImageService(ctx, cfg.ImageEndpoint, connectionTimeout, nil, false); err != nil {
+		if r.is, err = newRemoteImages(cfg.ImageEndpoint, connectionTimeout); err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, cfg.ImageEndpoint, err)
 		}
 	}
