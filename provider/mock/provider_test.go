@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/vk-static/vk-static/podstatus"
 	"github.com/vk-static/vk-static/provider"
 )
 
@@ -119,7 +120,7 @@ func TestCreatePodRunsAtOnce(t *testing.T) {
 	assert.Equal(t, "10.1.2.3", pod.Status.PodIP)
 	assert.Equal(t, "10.1.2.3", pod.Status.HostIP)
 	require.NotNil(t, pod.Status.StartTime)
-	for _, typ := range podConditionTypes {
+	for _, typ := range podstatus.Owned {
 		assert.Equal(t, corev1.ConditionTrue, conditionStatus(pod, typ), "condition %s", typ)
 	}
 	require.Len(t, pod.Status.ContainerStatuses, 2)

@@ -5,35 +5,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vk-static/vk-static/podstatus"
+	"github.com/vk-static/vk-static/podutil"
 )
 
 // The status builders below write what the kubelet would report for a pod whose containers
 // are simulated; timestamps come from the provider's clock.
-
-// podConditionTypes are the conditions the kubelet reports, in its order.
-var podConditionTypes = [...]corev1.PodConditionType{
-	corev1.PodScheduled,
-	corev1.PodReadyToStartContainers,
-	corev1.PodInitialized,
-	corev1.ContainersReady,
-	corev1.PodReady,
-}
-
-// setCondition sets condition typ to status, moving lastTransitionTime only on a change.
-func setCondition(st *corev1.PodStatus, typ corev1.PodConditionType, status corev1.ConditionStatus, reason string, now metav1.Time) {
-	for i := range st.Conditions {
-		c := &st.Conditions[i]
-		if c.Type != typ {
-			continue
-		}
-		if c.Status != status {
-			c.Status, c.LastTransitionTime = status, now
-		}
-		c.Reason = reason
-		return
-	}
-	st.Conditions = append(st.Conditions, corev1.PodCondition{Type: typ, Status: status, Reason: reason, LastTransitionTime: now})
-}
 
 func (p *Provider) addresses(st *corev1.PodStatus) {
 	st.HostIP, st.HostIPs = p.cfg.InternalIP, []corev1.HostIP{{IP: p.cfg.InternalIP}}
@@ -46,21 +24,16 @@ func containerID(pod *corev1.Pod, name string) string {
 
 func imageID(image string) string { return "mock://" + image }
 
-// isSidecar reports whether an init container keeps running beside the main containers.
-func isSidecar(c *corev1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
-}
-
 // pendingStatus is a pod accepted but still creating its containers (create-delay).
 func (p *Provider) pendingStatus(pod *corev1.Pod, now metav1.Time) corev1.PodStatus {
 	st := corev1.PodStatus{Phase: corev1.PodPending, StartTime: &now}
 	p.addresses(&st)
-	for _, typ := range podConditionTypes {
+	for _, typ := range podstatus.Owned {
 		status := corev1.ConditionFalse
 		if typ == corev1.PodScheduled {
 			status = corev1.ConditionTrue
 		}
-		setCondition(&st, typ, status, "", now)
+		podstatus.Set(&st, typ, status, "", now)
 	}
 	waiting := func(c *corev1.Container) corev1.ContainerStatus {
 		return corev1.ContainerStatus{
@@ -90,8 +63,8 @@ func (p *Provider) runningStatus(pod *corev1.Pod, prev *corev1.PodStatus, now me
 	}
 	st.Phase = corev1.PodRunning
 	p.addresses(&st)
-	for _, typ := range podConditionTypes {
-		setCondition(&st, typ, corev1.ConditionTrue, "", now)
+	for _, typ := range podstatus.Owned {
+		podstatus.Set(&st, typ, corev1.ConditionTrue, "", now)
 	}
 	running := func(c *corev1.Container) corev1.ContainerStatus {
 		started := true
@@ -103,7 +76,7 @@ func (p *Provider) runningStatus(pod *corev1.Pod, prev *corev1.PodStatus, now me
 	}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		if isSidecar(c) {
+		if podutil.IsSidecar(c) {
 			st.InitContainerStatuses = append(st.InitContainerStatuses, running(c))
 			continue
 		}
@@ -151,9 +124,9 @@ func terminatedStatus(prev corev1.PodStatus, exitCode int32, now metav1.Time) co
 	for i := range st.ContainerStatuses {
 		end(&st.ContainerStatuses[i])
 	}
-	setCondition(&st, corev1.PodReadyToStartContainers, corev1.ConditionFalse, "", now)
-	setCondition(&st, corev1.ContainersReady, corev1.ConditionFalse, "PodCompleted", now)
-	setCondition(&st, corev1.PodReady, corev1.ConditionFalse, "PodCompleted", now)
+	podstatus.Set(&st, corev1.PodReadyToStartContainers, corev1.ConditionFalse, "", now)
+	podstatus.Set(&st, corev1.ContainersReady, corev1.ConditionFalse, podstatus.ReasonPodCompleted, now)
+	podstatus.Set(&st, corev1.PodReady, corev1.ConditionFalse, podstatus.ReasonPodCompleted, now)
 	return st
 }
 
