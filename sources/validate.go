@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/vk-static/vk-static/podutil"
 )
 
 // validatePod records what the API server's validation would refuse on create, for the fields a
@@ -152,7 +154,7 @@ func validateContainer(c *corev1.Container, isInit, hostNetwork bool, volumes, n
 		string(corev1.PullAlways), string(corev1.PullIfNotPresent), string(corev1.PullNever))...)
 	errs = append(errs, validateOneOf(path.Child("terminationMessagePolicy"), string(c.TerminationMessagePolicy),
 		string(corev1.TerminationMessageReadFile), string(corev1.TerminationMessageFallbackToLogsOnError))...)
-	sidecar := isInit && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+	sidecar := isInit && podutil.IsSidecar(c)
 	if c.RestartPolicy != nil && !isInit {
 		// Regular containers may set a restart policy only with the newer container restart
 		// rules; leave that to the API server, but the value must be known.

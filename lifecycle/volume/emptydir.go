@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
+
+	"github.com/vk-static/vk-static/podutil"
 )
 
 // emptyDirPerm is the kubelet's mode for an emptyDir (and for the directory of every volume
@@ -150,7 +152,7 @@ func podMemoryLimit(pod *corev1.Pod) int64 {
 		if !ok {
 			return 0
 		}
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+		if podutil.IsSidecar(c) {
 			sidecars += l
 			continue
 		}
