@@ -9,10 +9,11 @@ import (
 	"k8s.io/apiserver/pkg/authentication/request/bearertoken"
 	authnunion "k8s.io/apiserver/pkg/authentication/request/union"
 	"k8s.io/apiserver/pkg/authentication/request/websocket"
-	x509request "k8s.io/apiserver/pkg/authentication/request/x509"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/utils/clock"
+
+	"github.com/vk-static/vk-static/node/api/clientcert"
 )
 
 // newAuthenticator is the kubelet's authenticator (cmd/kubelet/app/auth.go BuildAuthn, which
@@ -21,11 +22,12 @@ import (
 // through TokenReview when there is a Client, each user of those also in system:authenticated,
 // and, when allowed, anonymous requests: those carrying no credentials, not those whose
 // credentials failed. Built here from k8s.io/apiserver's light request packages: its factory
-// brings in CEL, the webhook plugins and the egress selector, megabytes of every agent's memory.
+// brings in CEL, the webhook plugins and the egress selector, megabytes of every agent's memory;
+// client certificates are package clientcert's (its x509 one links component-base metrics).
 func newAuthenticator(c Config, clientCA dynamiccertificates.CAContentProvider) (authenticator.Request, error) {
 	var authns []authenticator.Request
 	if clientCA != nil {
-		authns = append(authns, x509request.NewDynamic(clientCA.VerifyOptions, x509request.CommonNameUserConversion))
+		authns = append(authns, clientcert.New(clientCA.VerifyOptions, clientcert.CommonNameUser))
 	}
 	if c.Client != nil && !c.DisableTokenWebhook {
 		tokens := newTokenReviewAuthenticator(c.Client.AuthenticationV1().TokenReviews(), c.AuthenticationCacheTTL, webhookRetryBackoff(), clock.RealClock{})

@@ -5,9 +5,10 @@ import (
 	"crypto/x509"
 
 	"k8s.io/apiserver/pkg/authentication/authenticator"
-	x509request "k8s.io/apiserver/pkg/authentication/request/x509"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+
+	"github.com/vk-static/vk-static/node/api/clientcert"
 )
 
 // localAdmin is the user a certificate of the local CA authenticates as. Its type, which only
@@ -26,10 +27,8 @@ func IsLocalAdmin(u user.Info) bool {
 // fails with an error, which a union of authenticators (k8s.io/apiserver's) reports only when
 // no other authenticator accepts the request.
 func (a *Authority) Authenticator() authenticator.Request {
-	opts := x509request.DefaultVerifyOptions()
-	opts.Roots = a.roots
-	verify := func() (x509.VerifyOptions, bool) { return opts, true }
-	return x509request.NewDynamic(verify, x509request.UserConversionFunc(asLocalAdmin))
+	verify := func() (x509.VerifyOptions, bool) { return x509.VerifyOptions{Roots: a.roots}, true }
+	return clientcert.New(verify, asLocalAdmin)
 }
 
 // asLocalAdmin maps a verified chain to the local administrator, when it names User.
