@@ -25,7 +25,9 @@ import (
 // NodeController registers the Node, keeps its status current and renews its Lease.
 //
 // It owns the fields of the Node its caller set (and the provider reports): labels, capacity,
-// allocatable, addresses, daemon endpoints, nodeInfo and its conditions by type. It writes
+// allocatable, addresses, daemon endpoints, nodeInfo and its conditions by type, and, with a
+// provider that is a provider.NodeImageLister, the images (listed every status update
+// interval, at most WithNodeStatusMaxImages of them). It writes
 // only those, as strategic-merge patches to the status subresource, and never touches labels,
 // conditions or resources someone else set. Taints are set at registration only.
 //
@@ -52,6 +54,7 @@ type NodeController struct {
 	pingTimeout              time.Duration
 	statusUpdateInterval     time.Duration
 	statusUpdateErrorHandler ErrorHandler
+	maxImages                int32             // status.images holds at most this many; -1: all
 	nodeGetter               mirror.NodeGetter // nil: the Node is read from the API server
 	clock                    clock.WithTicker
 
@@ -93,6 +96,7 @@ func NewNodeController(p provider.NodeProvider, node *corev1.Node, nodes corev1c
 		name:                 node.Name,
 		pingInterval:         DefaultPingInterval,
 		statusUpdateInterval: DefaultStatusUpdateInterval,
+		maxImages:            DefaultNodeStatusMaxImages,
 		report:               statusReport{frequency: DefaultStatusReportFrequency, rand: rand.Float64},
 		clock:                clock.RealClock{},
 		desired:              desired,
@@ -151,6 +155,9 @@ func (c *NodeController) Run(ctx context.Context) (err error) {
 
 	c.ping(ctx)
 	c.provider.NotifyNodeStatus(ctx, c.onProviderNodeStatus)
+	if lister, ok := c.provider.(provider.NodeImageLister); ok {
+		wg.Go(func() { c.imagesLoop(ctx, lister) })
+	}
 	if !c.register(ctx) {
 		return nil
 	}

@@ -117,6 +117,19 @@ func WithNodeStatusReportFrequency(d time.Duration) NodeControllerOpt {
 	}
 }
 
+// WithNodeStatusMaxImages caps how many images status.images lists (the kubelet's
+// nodeStatusMaxImages; default DefaultNodeStatusMaxImages): the largest n, -1 for all of them,
+// 0 for none.
+func WithNodeStatusMaxImages(n int32) NodeControllerOpt {
+	return func(c *NodeController) error {
+		if n < -1 {
+			return fmt.Errorf("node status max images %d must be -1 or more", n)
+		}
+		c.maxImages = n
+		return nil
+	}
+}
+
 // WithNodeGetter reads the Node for every status update from getter (a watch's or an
 // informer's cache, such as the agent's own Node watch) instead of GETting it from the API
 // server, as the kubelet reads its node lister. A retry after a failed write, and an update

@@ -20,6 +20,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/vk-static/vk-static/provider"
 )
 
 // fakeNodeProvider is a NodeProvider whose Ping result a test sets.
@@ -124,6 +126,7 @@ type harnessConfig struct {
 	existing []runtime.Object
 	reactors func(*fake.Clientset) // installs reactors before the controller starts
 	opts     []NodeControllerOpt   // more options
+	images   *fakeImageLister      // non-nil: the provider lists these images
 }
 
 func startController(t *testing.T, existing ...runtime.Object) *controllerHarness {
@@ -163,8 +166,13 @@ func startControllerWith(t *testing.T, cfg harnessConfig) *controllerHarness {
 		h.getter = &fakeNodeGetter{tracker: h.client.Tracker()}
 		opts = append(opts, WithNodeGetter(h.getter))
 	}
+	var p provider.NodeProvider = h.provider
+	if cfg.images != nil {
+		p = imageListingProvider{h.provider, cfg.images}
+		tickers++
+	}
 	var err error
-	h.c, err = NewNodeController(h.provider, desiredTestNode(), h.client.CoreV1().Nodes(), opts...)
+	h.c, err = NewNodeController(p, desiredTestNode(), h.client.CoreV1().Nodes(), opts...)
 	require.NoError(t, err)
 	jitter := cfg.jitter
 	if jitter == 0 {

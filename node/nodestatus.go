@@ -113,10 +113,10 @@ func nodeForCreate(desired *corev1.Node, now time.Time) *corev1.Node {
 // whether that is worth a write. Owned: desired's labels (others are kept), its capacity and
 // allocatable entries (others are kept), its daemon endpoints even when unset (the kubelet
 // port an earlier run advertised must go when this one serves no kubelet API), its addresses
-// and nodeInfo when set, and its conditions by type (others are kept). A condition's
-// lastTransitionTime moves only when its status changes. changed reports whether an owned field
-// differs (heartbeats aside); when it does, or heartbeat is set, every owned condition's
-// lastHeartbeatTime becomes now.
+// and nodeInfo when set, its images once listed (an empty list too: non-nil), and its
+// conditions by type (others are kept). A condition's lastTransitionTime moves only when its
+// status changes. changed reports whether an owned field differs (heartbeats aside); when it
+// does, or heartbeat is set, every owned condition's lastHeartbeatTime becomes now.
 func applyOwnedFields(server, desired *corev1.Node, now time.Time, heartbeat bool) (n *corev1.Node, changed bool) {
 	n = server.DeepCopy()
 	t := metav1.NewTime(now)
@@ -134,6 +134,9 @@ func applyOwnedFields(server, desired *corev1.Node, now time.Time, heartbeat boo
 	n.Status.DaemonEndpoints = desired.Status.DaemonEndpoints
 	if desired.Status.NodeInfo != (corev1.NodeSystemInfo{}) {
 		n.Status.NodeInfo = desired.Status.NodeInfo
+	}
+	if desired.Status.Images != nil {
+		n.Status.Images = desired.Status.Images
 	}
 	for _, d := range desired.Status.Conditions {
 		c := findNodeCondition(n.Status.Conditions, d.Type)
