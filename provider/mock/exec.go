@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	utilexec "k8s.io/utils/exec"
 
+	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/provider"
 )
 
@@ -100,7 +101,7 @@ type runningContainer struct {
 func (p *Provider) runningContainer(namespace, podName, containerName string) (runningContainer, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	e, ok := p.pods[podKey(namespace, podName)]
+	e, ok := p.pods[podutil.BuildFullName(podName, namespace)]
 	if !ok {
 		return runningContainer{}, provider.NotFound("mock: pod %s/%s", namespace, podName)
 	}

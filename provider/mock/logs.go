@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/provider"
 )
 
@@ -219,7 +220,7 @@ func (p *Provider) GetContainerLogs(ctx context.Context, namespace, podName, con
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	e, ok := p.pods[podKey(namespace, podName)]
+	e, ok := p.pods[podutil.BuildFullName(podName, namespace)]
 	if !ok {
 		return nil, provider.NotFound("mock: pod %s/%s", namespace, podName)
 	}

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/provider"
 )
 
@@ -18,7 +19,7 @@ type Provider struct {
 	cfg Config
 
 	mu sync.Mutex
-	// pods holds every pod the provider runs, by namespace/name. A stored *corev1.Pod is never
+	// pods holds every pod the provider runs, by podutil.FullName. A stored *corev1.Pod is never
 	// modified: a change stores a new copy, so a notification can hand out the stored pointer.
 	pods  map[string]*podEntry
 	calls map[types.UID]*Calls // only with Config.RecordCalls
@@ -67,8 +68,6 @@ func New(cfg Config) (*Provider, error) {
 	return p, nil
 }
 
-func podKey(namespace, name string) string { return namespace + "/" + name }
-
 func (p *Provider) now() metav1.Time { return metav1.NewTime(p.cfg.Clock.Now()) }
 
 // storeLocked makes pod the current state of its entry, logs what changed at now, and queues
@@ -81,7 +80,7 @@ func (p *Provider) storeLocked(key string, e *podEntry, pod *corev1.Pod, now tim
 
 // CreatePod starts pod: Running at once, or Pending for its create-delay.
 func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
-	key := podKey(pod.Namespace, pod.Name)
+	key := podutil.FullName(pod)
 	b, err := parseBehaviour(pod)
 	if err != nil {
 		return provider.InvalidInput("mock: pod %s: %v", key, err)
@@ -143,7 +142,7 @@ func (p *Provider) scheduleFinishLocked(key string, e *podEntry, pod *corev1.Pod
 
 // UpdatePod applies a spec change; a container whose image changed restarts with it.
 func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
-	key := podKey(pod.Namespace, pod.Name)
+	key := podutil.FullName(pod)
 	spec := pod.Spec.DeepCopy()
 	labels, annotations := copyMap(pod.Labels), copyMap(pod.Annotations)
 
@@ -188,7 +187,7 @@ func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
 // DeletePod stops pod: at once, or after its delete-delay (capped at its grace period). The
 // terminal status is delivered through NotifyPods and the pod is forgotten.
 func (p *Provider) DeletePod(ctx context.Context, pod *corev1.Pod) error {
-	key := podKey(pod.Namespace, pod.Name)
+	key := podutil.FullName(pod)
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -242,7 +241,7 @@ func (p *Provider) terminateLocked(key string, e *podEntry, now metav1.Time) {
 // GetPod returns a copy of the pod as the provider runs it.
 func (p *Provider) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
 	p.mu.Lock()
-	e, ok := p.pods[podKey(namespace, name)]
+	e, ok := p.pods[podutil.BuildFullName(name, namespace)]
 	var pod *corev1.Pod
 	if ok {
 		pod = e.pod // immutable: copied outside the lock
