@@ -21,6 +21,7 @@ import (
 
 	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/podutil"
+	"github.com/vk-static/vk-static/test/support/podwait"
 	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
@@ -124,19 +125,6 @@ func getPod(t *testing.T, namespace, name string) (*corev1.Pod, bool) {
 	return pod, true
 }
 
-// waitGone polls (no fixed sleep) until the pod is gone.
-func waitGone(t *testing.T, namespace, name string) {
-	t.Helper()
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		pod, err := env.Admin.CoreV1().Pods(namespace).Get(context.Background(), name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return
-		}
-		require.NoError(c, err)
-		c.Errorf("still there (deletionTimestamp %v, finalizers %v)", pod.DeletionTimestamp, pod.Finalizers)
-	}, 30*time.Second, 50*time.Millisecond, "pod %s/%s gone", namespace, name)
-}
-
 // reconcile runs one step of what the lifecycle loop does for this full name: read the
 // mirror, Decide, act. It returns the action taken.
 func (a *agent) reconcile(t *testing.T, static *corev1.Pod) mirror.Action {
@@ -223,7 +211,7 @@ func TestMirrorPodLifecycle(t *testing.T) {
 		deleted, err := a.mirrors.DeleteMirrorPod(ctx, podutil.FullName(static), ptr.To(got.UID))
 		require.NoError(t, err)
 		assert.True(t, deleted)
-		waitGone(t, ns, static.Name)
+		podwait.Gone(t, env.Admin, ns, static.Name, 30*time.Second)
 		deleted, err = a.mirrors.DeleteMirrorPod(ctx, podutil.FullName(static), ptr.To(got.UID))
 		require.NoError(t, err, "deleting what is gone is nothing to do")
 		assert.False(t, deleted)
@@ -268,7 +256,7 @@ func TestMirrorRecreatedAfterUserDeletes(t *testing.T) {
 
 			require.NoError(t, env.Admin.CoreV1().Pods(ns).Delete(ctx, static.Name, *metav1.NewDeleteOptions(tc.grace)))
 			if tc.grace == 0 {
-				waitGone(t, ns, static.Name)
+				podwait.Gone(t, env.Admin, ns, static.Name, 30*time.Second)
 			} else {
 				seen, ok := getPod(t, ns, static.Name)
 				require.True(t, ok, "a bound pod deleted gracefully waits for its node")
@@ -334,7 +322,7 @@ func TestOrphanedMirrorDeleted(t *testing.T) {
 	deleted, err := a.mirrors.DeleteMirrorPod(ctx, podutil.FullName(m), ptr.To(m.UID))
 	require.NoError(t, err)
 	assert.True(t, deleted)
-	waitGone(t, ns, static.Name)
+	podwait.Gone(t, env.Admin, ns, static.Name, 30*time.Second)
 }
 
 // TestCreateRefusedWithoutUsableNode: no mirror is sent while the Node object is missing or

@@ -2,10 +2,7 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,11 +29,11 @@ type agentOptions struct {
 }
 
 // startAgent runs vk-static for a node named after the test, waits until it is ready, and
-// stops it when the test ends; on failure its log is printed.
+// stops it when the test ends (agentproc.StartInTest); on failure its log is printed.
 func startAgent(t *testing.T, opts agentOptions) *agent {
 	t.Helper()
 	if opts.node == "" {
-		opts.node = nodeNameFor(t)
+		opts.node = agentproc.NodeName(t)
 	}
 	cfg := agentproc.Config{
 		Binary:  agentBinary,
@@ -57,32 +54,15 @@ func startAgent(t *testing.T, opts agentOptions) *agent {
 	if !opts.standalone {
 		cfg.Env = opts.env
 	}
-	p, err := agentproc.Start(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := &agent{Agent: p, t: t}
+	a := &agent{Agent: agentproc.StartInTest(t, cfg), t: t}
 	if !opts.standalone {
 		a.Client = opts.env.NodeClient(t, a.Node)
 	}
-	t.Cleanup(func() {
-		a.Stop()
-		if t.Failed() {
-			if data, err := os.ReadFile(a.LogPath); err == nil {
-				t.Logf("agent log (%s):\n%s", a.Node, tail(string(data), 200))
-			}
-		}
-	})
-	a.waitHealthy()
 	return a
 }
 
 // Stop stops the agent; an unclean exit or a data race fails the test.
-func (a *agent) Stop() {
-	if err := a.Agent.Stop(20 * time.Second); err != nil {
-		a.t.Error(err)
-	}
-}
+func (a *agent) Stop() { a.t.Helper(); a.StopInTest(a.t) }
 
 // restart stops the agent and starts it again with the same flags and directories.
 func (a *agent) restart() {
@@ -90,15 +70,6 @@ func (a *agent) restart() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := a.Restart(ctx, 20*time.Second); err != nil {
-		a.t.Fatal(err)
-	}
-}
-
-func (a *agent) waitHealthy() {
-	a.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := a.WaitReady(ctx); err != nil {
 		a.t.Fatal(err)
 	}
 }
@@ -133,32 +104,4 @@ func (a *agent) RemoveManifest(name string) {
 	if err := a.Agent.RemoveManifest(name); err != nil {
 		a.t.Fatal(err)
 	}
-}
-
-func nodeNameFor(t *testing.T) string {
-	name := strings.ToLower(t.Name())
-	var b strings.Builder
-	for _, r := range name {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	s := strings.Trim(b.String(), "-")
-	if len(s) > 40 {
-		s = s[:40]
-	}
-	// A suffix keeps runs apart (go test -count=N): mirrors and Nodes outlive an agent.
-	return strings.Trim(s, "-") + "-" + strconv.Itoa(int(nodeSeq.Add(1)))
-}
-
-var nodeSeq atomic.Int32
-
-func tail(s string, lines int) string {
-	all := strings.Split(s, "\n")
-	if len(all) > lines {
-		all = all[len(all)-lines:]
-	}
-	return strings.Join(all, "\n")
 }

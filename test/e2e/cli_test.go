@@ -16,8 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
-
-	"github.com/vk-static/vk-static/test/support/agentproc"
 )
 
 // The standalone user's view (issue 11, item 4): an agent with no API server, as `make run`
@@ -106,12 +104,7 @@ func TestStandaloneCLIPodsAndLogs(t *testing.T) {
 // startStandaloneProcessAgent is startProcessAgent without an API server.
 func startStandaloneProcessAgent(t *testing.T) *agent {
 	t.Helper()
-	a := startAgent(t, agentOptions{standalone: true, extraArgs: []string{"--provider", "process"}})
-	t.Cleanup(func() { // before startAgent's: the agent first, or it restarts what is killed
-		a.Stop()
-		agentproc.FailOnLeaks(t, a.Dir)
-	})
-	return a
+	return startAgent(t, agentOptions{standalone: true, extraArgs: []string{"--provider", "process"}})
 }
 
 // runCLI runs the vk-static binary with args: stdout, stderr and the exit code.

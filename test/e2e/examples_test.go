@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vk-static/vk-static/test/support/podwait"
 )
 
 // webServer is the example web server's command (python3's http.server, which a user's host
@@ -75,9 +77,9 @@ func TestExampleManifestsRunForReal(t *testing.T) {
 	a.waitMirror("ticker", time.Minute, "running", running("ticker"))
 	ctx := context.Background()
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		logs, err := podLogs(ctx, metav1.NamespaceDefault, a.mirrorName("ticker"), &corev1.PodLogOptions{Container: "ticker"})
+		logs, err := podLogs(ctx, metav1.NamespaceDefault, a.MirrorName("ticker"), &corev1.PodLogOptions{Container: "ticker"})
 		require.NoError(c, err)
-		assert.Contains(c, logs, "tick 2 from "+a.mirrorName("ticker")+" on "+a.Node, "the downward API names the pod and the node")
+		assert.Contains(c, logs, "tick 2 from "+a.MirrorName("ticker")+" on "+a.Node, "the downward API names the pod and the node")
 	}, 30*time.Second, 200*time.Millisecond)
 
 	a.waitMirror("once", time.Minute, "Succeeded", func(p *corev1.Pod) error {
@@ -86,7 +88,7 @@ func TestExampleManifestsRunForReal(t *testing.T) {
 		}
 		return nil
 	})
-	logs, err := podLogs(ctx, metav1.NamespaceDefault, a.mirrorName("once"), &corev1.PodLogOptions{Container: "job"})
+	logs, err := podLogs(ctx, metav1.NamespaceDefault, a.MirrorName("once"), &corev1.PodLogOptions{Container: "job"})
 	require.NoError(t, err)
 	assert.Equal(t, "started\nfinished\n", logs)
 
@@ -112,14 +114,14 @@ func TestExampleManifestsRunForReal(t *testing.T) {
 func TestUnreadableManifestAtRestartKeepsItsProcess(t *testing.T) {
 	a := startProcessAgent(t)
 	a.writePod(staticPod("keep", shell("while true; do sleep 1; done")...))
-	before := a.workload(mainStatus(a.waitMirror("keep", time.Minute, "running", mainRunning)))
+	before := a.workload(podwait.MainStatus(a.waitMirror("keep", time.Minute, "running", podwait.MainRunning)))
 
 	a.Stop()
 	a.WriteManifest("keep.json", "{ this is not a pod")
 	a.restart()
-	mirror := a.waitMirror("keep", 30*time.Second, "still running", mainRunning)
-	assert.Equal(t, before, a.workload(mainStatus(mirror)), "the same process, not a new one")
-	assert.Equal(t, int32(0), mainStatus(mirror).RestartCount)
+	mirror := a.waitMirror("keep", 30*time.Second, "still running", podwait.MainRunning)
+	assert.Equal(t, before, a.workload(podwait.MainStatus(mirror)), "the same process, not a new one")
+	assert.Equal(t, int32(0), podwait.MainStatus(mirror).RestartCount)
 	assert.True(t, before.Running(), "the workload still runs")
 
 	a.removePod("keep")

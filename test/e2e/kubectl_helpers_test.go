@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/vk-static/vk-static/test/support/podwait"
 	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
@@ -164,8 +165,8 @@ func runStaticAndAPI(t *testing.T, a *agent, name string, spec func(kind string)
 	t.Cleanup(func() {
 		_ = a.Agent.RemoveManifest(name + ".json")
 		_ = env.Admin.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{})
-		podGone(t, metav1.NamespaceDefault, a.mirrorName(name), 30*time.Second)
-		podGone(t, ns, name, 30*time.Second)
+		podwait.Gone(t, env.Admin, metav1.NamespaceDefault, a.MirrorName(name), 30*time.Second)
+		podwait.Gone(t, env.Admin, ns, name, 30*time.Second)
 		a.noContainerProcesses(15 * time.Second)
 	})
 	a.writePod(static)
@@ -173,11 +174,11 @@ func runStaticAndAPI(t *testing.T, a *agent, name string, spec func(kind string)
 	require.NoError(t, err)
 
 	pods := []kubectlPod{
-		{kind: "static", namespace: metav1.NamespaceDefault, name: a.mirrorName(name)},
+		{kind: "static", namespace: metav1.NamespaceDefault, name: a.MirrorName(name)},
 		{kind: "api", namespace: ns, name: name},
 	}
 	for _, p := range pods {
-		waitPod(t, p.namespace, p.name, 60*time.Second, "Running", mainRunning)
+		podwait.Until(t, env.Admin, p.namespace, p.name, 60*time.Second, "Running", podwait.MainRunning)
 	}
 	return pods
 }

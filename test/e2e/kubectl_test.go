@@ -21,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/test/support/agentproc"
+	"github.com/vk-static/vk-static/test/support/podwait"
 	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
@@ -123,7 +124,7 @@ func TestKubectlLogs(t *testing.T) {
 
 			// ... then, once the process was killed and the container restarted, the logs of
 			// the process before; the current logs start again at line 1 in another process.
-			cs := mainStatus(p.get(t))
+			cs := podwait.MainStatus(p.get(t))
 			w, err := agentproc.ContainerWorkload(a.Dir, cs.ContainerID)
 			require.NoError(t, err)
 			require.NotZero(t, w.Pid)
@@ -137,10 +138,10 @@ func TestKubectlLogs(t *testing.T) {
 			for _, line := range followed {
 				assert.Equal(t, pid, parseLogLine(t, line).pid, "the follower went on to another instance")
 			}
-			waitPod(t, p.namespace, p.name, 30*time.Second, "restarted", func(pod *corev1.Pod) error {
-				cs := mainStatus(pod)
+			podwait.Until(t, env.Admin, p.namespace, p.name, 30*time.Second, "restarted", func(pod *corev1.Pod) error {
+				cs := podwait.MainStatus(pod)
 				if cs == nil || cs.RestartCount != 1 || cs.State.Running == nil {
-					return fmt.Errorf("main %s", describeStatus(cs))
+					return fmt.Errorf("main %s", podwait.Describe(cs))
 				}
 				return nil
 			})
@@ -249,9 +250,9 @@ func TestKubectlExec(t *testing.T) {
 			execInTerminal(t, k, p)
 
 			// None of it disturbed the container.
-			cs := mainStatus(p.get(t))
-			assert.Zero(t, cs.RestartCount, "%s", describeStatus(cs))
-			assert.NotNil(t, cs.State.Running, "%s", describeStatus(cs))
+			cs := podwait.MainStatus(p.get(t))
+			assert.Zero(t, cs.RestartCount, "%s", podwait.Describe(cs))
+			assert.NotNil(t, cs.State.Running, "%s", podwait.Describe(cs))
 		})
 	}
 }
@@ -336,8 +337,8 @@ func TestKubectlAttach(t *testing.T) {
 				logs := k.ok(t, append([]string{"logs"}, p.args("-c", "main")...)...)
 				assert.Contains(t, logs, want+"\n", "what was typed is not in the logs")
 			}
-			cs := mainStatus(p.get(t))
-			assert.Zero(t, cs.RestartCount, "detaching restarted the container: %s", describeStatus(cs))
+			cs := podwait.MainStatus(p.get(t))
+			assert.Zero(t, cs.RestartCount, "detaching restarted the container: %s", podwait.Describe(cs))
 			logs := k.ok(t, append([]string{"logs"}, p.args("-c", "main")...)...)
 			assert.NotContains(t, logs, "stdin ended", "detaching closed the container's stdin")
 
@@ -390,8 +391,8 @@ func attachInTerminal(t *testing.T, k *kubectl, p kubectlPod) {
 	pod := p.get(t)
 	for _, cs := range pod.Status.ContainerStatuses {
 		if cs.Name == "term" {
-			assert.Zero(t, cs.RestartCount, "detaching restarted the container: %s", describeStatus(&cs))
-			assert.NotNil(t, cs.State.Running, "%s", describeStatus(&cs))
+			assert.Zero(t, cs.RestartCount, "detaching restarted the container: %s", podwait.Describe(&cs))
+			assert.NotNil(t, cs.State.Running, "%s", podwait.Describe(&cs))
 		}
 	}
 }
@@ -426,7 +427,7 @@ func TestKubectlPortForward(t *testing.T) {
 	}
 	for _, p := range runStaticAndAPI(t, a, "web", spec) {
 		t.Run(p.kind, func(t *testing.T) {
-			waitPod(t, p.namespace, p.name, 30*time.Second, "Ready", func(p *corev1.Pod) error {
+			podwait.Until(t, env.Admin, p.namespace, p.name, 30*time.Second, "Ready", func(p *corev1.Pod) error {
 				if podReady(p) != corev1.ConditionTrue {
 					return fmt.Errorf("not Ready")
 				}

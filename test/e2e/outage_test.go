@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vk-static/vk-static/podutil"
+	"github.com/vk-static/vk-static/test/support/agentproc"
 )
 
 // TestAPIServerOutage: the API server is killed, the manifest edited 3 s later and the API
@@ -25,7 +26,7 @@ import (
 // synced once left the stale mirror forever) — and the API pod that ran throughout keeps its
 // UID and start time. It must run alone: it stops the package's shared API server.
 func TestAPIServerOutage(t *testing.T) {
-	node := nodeNameFor(t)
+	node := agentproc.NodeName(t)
 	proxy := newAPIProxy(t, node)
 	a := startAgent(t, agentOptions{node: node, apiHost: proxy.URL})
 	ctx := context.Background()

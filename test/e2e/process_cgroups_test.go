@@ -19,6 +19,7 @@ import (
 
 	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/test/support/cgrouptest"
+	"github.com/vk-static/vk-static/test/support/podwait"
 )
 
 // Limits enforced by cgroups, as under the kubelet: a container that reads 200 MB into memory
@@ -36,9 +37,9 @@ func TestProcessMemoryLimitOOMKilled(t *testing.T) {
 	a.writePod(pod)
 
 	mirror := a.waitMirror("oom", 60*time.Second, "OOMKilled and restarted", func(p *corev1.Pod) error {
-		cs := mainStatus(p)
+		cs := podwait.MainStatus(p)
 		if cs == nil || cs.RestartCount < 1 || cs.LastTerminationState.Terminated == nil {
-			return fmt.Errorf("main %s", describeStatus(cs))
+			return fmt.Errorf("main %s", podwait.Describe(cs))
 		}
 		if term := cs.LastTerminationState.Terminated; term.Reason != "OOMKilled" || term.ExitCode != 137 {
 			return fmt.Errorf("last termination %+v", term)
@@ -72,7 +73,7 @@ func TestProcessSetsidChildInCgroupAcrossRestart(t *testing.T) {
 	// ($$$$ is the kubelet's escape of $$.) The escaped session holds 64 MB: dd's buffer, filled from /dev/zero, while it waits on
 	// a pipe nobody reads.
 	a.writePod(staticPod("escaper", shell(`setsid sh -c 'echo $$$$ > `+dir+`/escaped; dd if=/dev/zero bs=64M count=1 | sleep 1000' & exec sleep 1000`)...))
-	mirror := a.waitMirror("escaper", 30*time.Second, "Running", mainRunning)
+	mirror := a.waitMirror("escaper", 30*time.Second, "Running", podwait.MainRunning)
 	uid := mirror.Annotations[podutil.ConfigMirrorAnnotationKey]
 	podCgroup := root + "/kubepods/besteffort/pod" + uid
 	var escaped int
@@ -145,8 +146,8 @@ func TestProcessCPUQuotaAndPidsLimit(t *testing.T) {
 	a.writePod(staticPod("bomb", shell(`(while :; do sleep 600 & done) 2>/dev/null & exec sleep 1000`)...))
 	a.writePod(staticPod("bystander", shell(`exec sleep 1000`)...))
 
-	sp := a.waitMirror("spinner", 30*time.Second, "Running", mainRunning)
-	dir := "kubepods/burstable/pod" + sp.Annotations[podutil.ConfigMirrorAnnotationKey] + "/" + strings.TrimPrefix(mainStatus(sp).ContainerID, "process://")
+	sp := a.waitMirror("spinner", 30*time.Second, "Running", podwait.MainRunning)
+	dir := "kubepods/burstable/pod" + sp.Annotations[podutil.ConfigMirrorAnnotationKey] + "/" + strings.TrimPrefix(podwait.MainStatus(sp).ContainerID, "process://")
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		stat := cgroupFile(c, root+"/"+dir, "cpu.stat")
 		var throttled int
@@ -158,7 +159,7 @@ func TestProcessCPUQuotaAndPidsLimit(t *testing.T) {
 		assert.Positive(c, throttled, "cpu.stat:\n%s", stat)
 	}, 20*time.Second, 200*time.Millisecond, "the quota throttles the loop")
 
-	bomb := a.waitMirror("bomb", 30*time.Second, "Running", mainRunning)
+	bomb := a.waitMirror("bomb", 30*time.Second, "Running", podwait.MainRunning)
 	bombCgroup := root + "/kubepods/besteffort/pod" + bomb.Annotations[podutil.ConfigMirrorAnnotationKey]
 	assert.Equal(t, "24", strings.TrimSpace(cgroupFile(t, bombCgroup, "pids.max")))
 	// The loop forks forever: it stops at the limit, which it reaches.
@@ -173,7 +174,7 @@ func TestProcessCPUQuotaAndPidsLimit(t *testing.T) {
 		assert.LessOrEqual(t, current, 24)
 	}
 	for _, name := range []string{"bomb", "bystander", "spinner"} {
-		a.waitMirror(name, 10*time.Second, "still Running", mainRunning)
+		a.waitMirror(name, 10*time.Second, "still Running", podwait.MainRunning)
 	}
 
 	for _, name := range []string{"bomb", "bystander", "spinner"} {

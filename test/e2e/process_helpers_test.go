@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,17 +13,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/test/support/agentproc"
 	"github.com/vk-static/vk-static/test/support/cgrouptest"
+	"github.com/vk-static/vk-static/test/support/podwait"
 )
 
 // startProcessAgent runs an agent with --provider process (and extraArgs). Container processes
 // outlive their agent: when the test ends the agent is stopped and whatever still runs for its
-// containers is killed, and the test fails (agentproc.FailOnLeaks): a test removes its pods and
+// containers is killed, and the test fails (agentproc.StartInTest): a test removes its pods and
 // waits for noContainerProcesses itself.
 func startProcessAgent(t *testing.T, extraArgs ...string) *agent {
 	t.Helper()
@@ -34,12 +33,7 @@ func startProcessAgent(t *testing.T, extraArgs ...string) *agent {
 		// hierarchy's root where the kubelet's default puts them.
 		args = append(args, "--cgroup-root", cgrouptest.Root(t))
 	}
-	a := startAgent(t, agentOptions{extraArgs: append(args, extraArgs...)})
-	t.Cleanup(func() { // runs before startAgent's: stop the agent first, or it restarts what is killed
-		a.Stop()
-		agentproc.FailOnLeaks(t, a.Dir)
-	})
-	return a
+	return startAgent(t, agentOptions{extraArgs: append(args, extraArgs...)})
 }
 
 // staticPod is a static pod manifest with one container, main, running argv.
@@ -58,79 +52,14 @@ func staticPod(name string, argv ...string) *corev1.Pod {
 func shell(script string) []string { return []string{"sh", "-c", script} }
 
 // writePod writes pod as the manifest <name>.json.
-func (a *agent) writePod(pod *corev1.Pod) {
-	a.t.Helper()
-	data, err := json.Marshal(pod)
-	require.NoError(a.t, err)
-	a.WriteManifest(pod.Name+".json", string(data))
-}
+func (a *agent) writePod(pod *corev1.Pod) { a.t.Helper(); require.NoError(a.t, a.WritePod(pod)) }
 
-func (a *agent) removePod(name string) { a.t.Helper(); a.RemoveManifest(name + ".json") }
-
-// mirrorName is the name of static pod name's mirror.
-func (a *agent) mirrorName(name string) string { return name + "-" + a.Node }
+func (a *agent) removePod(name string) { a.t.Helper(); require.NoError(a.t, a.RemovePod(name)) }
 
 // waitMirror polls the mirror of static pod name until check passes (nil) and returns it.
 func (a *agent) waitMirror(name string, timeout time.Duration, what string, check func(*corev1.Pod) error) *corev1.Pod {
 	a.t.Helper()
-	return waitPod(a.t, metav1.NamespaceDefault, a.mirrorName(name), timeout, what, check)
-}
-
-// waitPod polls pod namespace/name until check passes (nil) and returns it.
-func waitPod(t *testing.T, namespace, name string, timeout time.Duration, what string, check func(*corev1.Pod) error) *corev1.Pod {
-	t.Helper()
-	var got *corev1.Pod
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		p, err := env.Admin.CoreV1().Pods(namespace).Get(context.Background(), name, metav1.GetOptions{})
-		require.NoError(c, err)
-		if err := check(p); err != nil {
-			c.Errorf("%v", err)
-			return
-		}
-		got = p
-	}, timeout, 100*time.Millisecond, "%s/%s: %s", namespace, name, what)
-	return got
-}
-
-// podGone waits until pod namespace/name is gone from the API.
-func podGone(t *testing.T, namespace, name string, timeout time.Duration) {
-	t.Helper()
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		_, err := env.Admin.CoreV1().Pods(namespace).Get(context.Background(), name, metav1.GetOptions{})
-		if !apierrors.IsNotFound(err) {
-			c.Errorf("still there (%v)", err)
-		}
-	}, timeout, 100*time.Millisecond, "%s/%s gone", namespace, name)
-}
-
-// mainStatus is container main's status in p, nil when p reports none.
-func mainStatus(p *corev1.Pod) *corev1.ContainerStatus {
-	for i := range p.Status.ContainerStatuses {
-		if p.Status.ContainerStatuses[i].Name == "main" {
-			return &p.Status.ContainerStatuses[i]
-		}
-	}
-	return nil
-}
-
-// mainRunning is a waitMirror check: phase Running, main running.
-func mainRunning(p *corev1.Pod) error {
-	if p.DeletionTimestamp != nil {
-		return fmt.Errorf("being deleted")
-	}
-	cs := mainStatus(p)
-	if p.Status.Phase != corev1.PodRunning || cs == nil || cs.State.Running == nil {
-		return fmt.Errorf("phase %q, main %s", p.Status.Phase, describeStatus(cs))
-	}
-	return nil
-}
-
-func describeStatus(cs *corev1.ContainerStatus) string {
-	if cs == nil {
-		return "no status"
-	}
-	data, _ := json.Marshal(cs)
-	return string(data)
+	return podwait.Until(a.t, env.Admin, metav1.NamespaceDefault, a.MirrorName(name), timeout, what, check)
 }
 
 // podReady reports the pod's Ready condition.

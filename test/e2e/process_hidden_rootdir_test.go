@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vk-static/vk-static/test/support/podwait"
 )
 
 // A volume over the agent's own directories: the test agents' --root-dir is under /tmp, and a
@@ -32,7 +34,7 @@ func TestProcessVolumeHidesRootDir(t *testing.T) {
 	a.writePod(overTmp("over-tmp", shell(`echo "entries in /tmp: $(ls -A /tmp | wc -l)"; echo hi > /tmp/mine; exec sleep 1000`)...))
 	a.writePod(overTmp("over-tmp-missing", "vk-static-e2e-no-such-command"))
 
-	mirror := a.waitMirror("over-tmp", 30*time.Second, "Running", mainRunning)
+	mirror := a.waitMirror("over-tmp", 30*time.Second, "Running", podwait.MainRunning)
 	ctx := context.Background()
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		logs, err := podLogs(ctx, mirror.Namespace, mirror.Name, &corev1.PodLogOptions{Container: "main"})
@@ -45,7 +47,7 @@ func TestProcessVolumeHidesRootDir(t *testing.T) {
 	assert.Equal(t, "hi\n", r.stdout, "exec runs in the container's mounts")
 
 	a.waitMirror("over-tmp-missing", 30*time.Second, "StartError naming the command", func(p *corev1.Pod) error {
-		cs := mainStatus(p)
+		cs := podwait.MainStatus(p)
 		if cs == nil {
 			return errors.New("no status")
 		}
@@ -54,7 +56,7 @@ func TestProcessVolumeHidesRootDir(t *testing.T) {
 				return nil
 			}
 		}
-		return fmt.Errorf("main %s", describeStatus(cs))
+		return fmt.Errorf("main %s", podwait.Describe(cs))
 	})
 
 	// The end is recorded too: a container stopped by the pod's removal is gone from the node.

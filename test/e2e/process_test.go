@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/test/support/agentproc"
+	"github.com/vk-static/vk-static/test/support/podwait"
 )
 
 // The process provider (the default) against the real control plane: each test runs its own
@@ -35,8 +36,8 @@ func TestProcessLogsFollowAndTimestamps(t *testing.T) {
 	a := startProcessAgent(t)
 	ctx := context.Background()
 	a.writePod(staticPod("printer", shell(`i=0; while true; do i=$((i+1)); echo "line $i"; sleep 0.3; done`)...))
-	a.waitMirror("printer", 30*time.Second, "Running", mainRunning)
-	mirror := a.mirrorName("printer")
+	a.waitMirror("printer", 30*time.Second, "Running", podwait.MainRunning)
+	mirror := a.MirrorName("printer")
 
 	// Plain: exactly the lines printed, in order.
 	var printed int
@@ -101,14 +102,14 @@ func TestProcessCrashLoopBackOff(t *testing.T) {
 
 	// restartCount 1 in back-off: its last state is instance 1 (the first restart).
 	first := a.waitMirror("crasher", 30*time.Second, "CrashLoopBackOff after one restart", func(p *corev1.Pod) error {
-		cs := mainStatus(p)
+		cs := podwait.MainStatus(p)
 		if cs == nil || cs.RestartCount != 1 || cs.State.Waiting == nil || cs.State.Waiting.Reason != "CrashLoopBackOff" {
-			return fmt.Errorf("main %s", describeStatus(cs))
+			return fmt.Errorf("main %s", podwait.Describe(cs))
 		}
 		return nil
 	})
-	cs1 := mainStatus(first)
-	require.NotNil(t, cs1.LastTerminationState.Terminated, "%s", describeStatus(cs1))
+	cs1 := podwait.MainStatus(first)
+	require.NotNil(t, cs1.LastTerminationState.Terminated, "%s", podwait.Describe(cs1))
 	inst1 := *cs1.LastTerminationState.Terminated
 	assert.Equal(t, int32(3), inst1.ExitCode)
 	assert.Equal(t, "Error", inst1.Reason)
@@ -122,9 +123,9 @@ func TestProcessCrashLoopBackOff(t *testing.T) {
 
 	// restartCount 2 in back-off: instance 2 started 10s or more after instance 1 ended.
 	second := a.waitMirror("crasher", 30*time.Second, "CrashLoopBackOff after two restarts", func(p *corev1.Pod) error {
-		cs := mainStatus(p)
+		cs := podwait.MainStatus(p)
 		if cs == nil || cs.RestartCount != 2 || cs.State.Waiting == nil || cs.State.Waiting.Reason != "CrashLoopBackOff" {
-			return fmt.Errorf("main %s", describeStatus(cs))
+			return fmt.Errorf("main %s", podwait.Describe(cs))
 		}
 		return nil
 	})
@@ -134,8 +135,8 @@ func TestProcessCrashLoopBackOff(t *testing.T) {
 	require.NoError(t, errCur)
 	require.NoError(t, errPrev)
 
-	cs2 := mainStatus(second)
-	require.NotNil(t, cs2.LastTerminationState.Terminated, "%s", describeStatus(cs2))
+	cs2 := podwait.MainStatus(second)
+	require.NotNil(t, cs2.LastTerminationState.Terminated, "%s", podwait.Describe(cs2))
 	inst2 := *cs2.LastTerminationState.Terminated
 	assert.Equal(t, int32(3), inst2.ExitCode)
 	assert.NotEqual(t, inst1.ContainerID, inst2.ContainerID)
@@ -182,8 +183,8 @@ func TestProcessGracePeriod(t *testing.T) {
 	a.writePod(stubborn)
 	procs := map[string]agentproc.Workload{}
 	for _, name := range []string{"gentle", "stubborn"} {
-		p := a.waitMirror(name, 30*time.Second, "Running", mainRunning)
-		procs[name] = a.workload(mainStatus(p))
+		p := a.waitMirror(name, 30*time.Second, "Running", podwait.MainRunning)
+		procs[name] = a.workload(podwait.MainStatus(p))
 		require.True(t, procs[name].Running(), "%s: recorded pid %d does not run", name, procs[name].Pid)
 	}
 
@@ -200,7 +201,7 @@ func TestProcessGracePeriod(t *testing.T) {
 				e.exited = since
 			}
 			if e.mirrorGone == 0 {
-				_, err := env.Admin.CoreV1().Pods(metav1.NamespaceDefault).Get(context.Background(), a.mirrorName(name), metav1.GetOptions{})
+				_, err := env.Admin.CoreV1().Pods(metav1.NamespaceDefault).Get(context.Background(), a.MirrorName(name), metav1.GetOptions{})
 				if apierrors.IsNotFound(err) {
 					e.mirrorGone = time.Since(removed)
 					if e.exited == 0 && procs[name].Running() {
@@ -239,34 +240,34 @@ func TestProcessReadinessProbe(t *testing.T) {
 		PeriodSeconds: 1, FailureThreshold: 1,
 	}
 	a.writePod(pod)
-	running := a.waitMirror("gated", 30*time.Second, "Running", mainRunning)
+	running := a.waitMirror("gated", 30*time.Second, "Running", podwait.MainRunning)
 	assert.Equal(t, corev1.ConditionFalse, podReady(running), "Ready before any probe passed")
 	// A failing probe says why, as the node: the probe ran.
 	waitEvent(t, metav1.NamespaceDefault, running.Name, "Unhealthy", "Readiness probe failed", 20*time.Second)
 	p, err := env.Admin.CoreV1().Pods(metav1.NamespaceDefault).Get(context.Background(), running.Name, metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, corev1.ConditionFalse, podReady(p), "Ready while the probe fails")
-	assert.False(t, mainStatus(p).Ready)
+	assert.False(t, podwait.MainStatus(p).Ready)
 
 	touch(t, flag)
 	ready := a.waitMirror("gated", 20*time.Second, "Ready", func(p *corev1.Pod) error {
-		if podReady(p) != corev1.ConditionTrue || !mainStatus(p).Ready {
-			return fmt.Errorf("Ready %q, main %s", podReady(p), describeStatus(mainStatus(p)))
+		if podReady(p) != corev1.ConditionTrue || !podwait.MainStatus(p).Ready {
+			return fmt.Errorf("Ready %q, main %s", podReady(p), podwait.Describe(podwait.MainStatus(p)))
 		}
 		return nil
 	})
-	assert.Equal(t, int32(0), mainStatus(ready).RestartCount)
+	assert.Equal(t, int32(0), podwait.MainStatus(ready).RestartCount)
 
 	// And back: a probe failing again takes Ready away, without a restart.
 	require.NoError(t, os.Remove(flag))
 	notReady := a.waitMirror("gated", 20*time.Second, "not Ready again", func(p *corev1.Pod) error {
-		if podReady(p) != corev1.ConditionFalse || mainStatus(p).Ready {
-			return fmt.Errorf("Ready %q, main %s", podReady(p), describeStatus(mainStatus(p)))
+		if podReady(p) != corev1.ConditionFalse || podwait.MainStatus(p).Ready {
+			return fmt.Errorf("Ready %q, main %s", podReady(p), podwait.Describe(podwait.MainStatus(p)))
 		}
-		return mainRunning(p)
+		return podwait.MainRunning(p)
 	})
-	assert.Equal(t, int32(0), mainStatus(notReady).RestartCount, "readiness never restarts")
-	assert.Equal(t, mainStatus(ready).ContainerID, mainStatus(notReady).ContainerID)
+	assert.Equal(t, int32(0), podwait.MainStatus(notReady).RestartCount, "readiness never restarts")
+	assert.Equal(t, podwait.MainStatus(ready).ContainerID, podwait.MainStatus(notReady).ContainerID)
 
 	a.removePod("gated")
 	a.mirrorGone("gated")
@@ -287,32 +288,32 @@ func TestProcessLivenessProbeRestarts(t *testing.T) {
 		PeriodSeconds: 1, FailureThreshold: 2,
 	}
 	a.writePod(pod)
-	before := a.waitMirror("lively", 30*time.Second, "Running", mainRunning)
-	require.Equal(t, int32(0), mainStatus(before).RestartCount)
-	oldProc := a.workload(mainStatus(before))
+	before := a.waitMirror("lively", 30*time.Second, "Running", podwait.MainRunning)
+	require.Equal(t, int32(0), podwait.MainStatus(before).RestartCount)
+	oldProc := a.workload(podwait.MainStatus(before))
 
 	require.NoError(t, os.Remove(alive))
 	after := a.waitMirror("lively", 30*time.Second, "restarted", func(p *corev1.Pod) error {
-		cs := mainStatus(p)
+		cs := podwait.MainStatus(p)
 		if cs == nil || cs.RestartCount < 1 || cs.LastTerminationState.Terminated == nil {
-			return fmt.Errorf("main %s", describeStatus(cs))
+			return fmt.Errorf("main %s", podwait.Describe(cs))
 		}
 		return nil
 	})
 	touch(t, alive) // the new instance may live
-	cs := mainStatus(after)
+	cs := podwait.MainStatus(after)
 	assert.Equal(t, int32(1), cs.RestartCount, "one failed liveness, one restart")
 	last := cs.LastTerminationState.Terminated
-	assert.Equal(t, mainStatus(before).ContainerID, last.ContainerID, "the last state is the instance that ran")
+	assert.Equal(t, podwait.MainStatus(before).ContainerID, last.ContainerID, "the last state is the instance that ran")
 	assert.Equal(t, int32(128+int(syscall.SIGTERM)), last.ExitCode, "killed by its stop signal: %+v", last)
 	assert.False(t, oldProc.Running(), "the unhealthy instance's process still runs")
 	waitEvent(t, metav1.NamespaceDefault, after.Name, "Unhealthy", "Liveness probe failed", 10*time.Second)
 	waitEvent(t, metav1.NamespaceDefault, after.Name, "Killing", "failed a probe", 10*time.Second)
 	a.waitMirror("lively", 30*time.Second, "running again", func(p *corev1.Pod) error {
-		if err := mainRunning(p); err != nil {
+		if err := podwait.MainRunning(p); err != nil {
 			return err
 		}
-		if mainStatus(p).RestartCount < 1 {
+		if podwait.MainStatus(p).RestartCount < 1 {
 			return errors.New("restart count went back")
 		}
 		return nil
@@ -355,7 +356,7 @@ func TestProcessConfigMapVolume(t *testing.T) {
 	}
 	_, err = pods.Create(ctx, pod, metav1.CreateOptions{})
 	require.NoError(t, err)
-	waitPod(t, ns, "reader", 30*time.Second, "Running", mainRunning)
+	podwait.Until(t, env.Admin, ns, "reader", 30*time.Second, "Running", podwait.MainRunning)
 
 	lastLine := func(c *assert.CollectT) string {
 		logs, err := podLogs(ctx, ns, "reader", &corev1.PodLogOptions{Container: "main", TailLines: ptr.To[int64](1)})
@@ -381,7 +382,7 @@ func TestProcessConfigMapVolume(t *testing.T) {
 	t.Logf("config map update seen in the container after %s", time.Since(updated))
 
 	require.NoError(t, pods.Delete(ctx, "reader", metav1.DeleteOptions{}))
-	podGone(t, ns, "reader", 30*time.Second)
+	podwait.Gone(t, env.Admin, ns, "reader", 30*time.Second)
 	a.noContainerProcesses(10 * time.Second)
 }
 
@@ -403,8 +404,8 @@ func TestProcessAgentKilledContainersRunOn(t *testing.T) {
 	}
 	was := map[string]before{}
 	for _, name := range names {
-		p := a.waitMirror(name, 60*time.Second, "Running", mainRunning)
-		cs := mainStatus(p)
+		p := a.waitMirror(name, 60*time.Second, "Running", podwait.MainRunning)
+		cs := podwait.MainStatus(p)
 		w := a.workload(cs)
 		require.True(t, w.Running())
 		was[name] = before{containerID: cs.ContainerID, pid: w.Pid, startedAt: cs.State.Running.StartedAt}
@@ -428,8 +429,8 @@ func TestProcessAgentKilledContainersRunOn(t *testing.T) {
 	a.restart()
 
 	for _, name := range names {
-		p := a.waitMirror(name, 30*time.Second, "Running after the restart", mainRunning)
-		cs := mainStatus(p)
+		p := a.waitMirror(name, 30*time.Second, "Running after the restart", podwait.MainRunning)
+		cs := podwait.MainStatus(p)
 		assert.Equal(t, was[name].containerID, cs.ContainerID, "%s: another container", name)
 		assert.Equal(t, int32(0), cs.RestartCount, "%s restarted", name)
 		assert.True(t, was[name].startedAt.Time.Equal(cs.State.Running.StartedAt.Time), "%s: started at %s, now %s", name, was[name].startedAt, cs.State.Running.StartedAt)
@@ -451,21 +452,21 @@ func TestProcessAgentKilledContainersRunOn(t *testing.T) {
 		}
 	}, 10*time.Second, 200*time.Millisecond, "logs grow")
 	// And through the API: lines after the restart.
-	tail, err := podLogs(context.Background(), metav1.NamespaceDefault, a.mirrorName(names[0]), &corev1.PodLogOptions{Container: "main", SinceSeconds: ptr.To[int64](1)})
+	tail, err := podLogs(context.Background(), metav1.NamespaceDefault, a.MirrorName(names[0]), &corev1.PodLogOptions{Container: "main", SinceSeconds: ptr.To[int64](1)})
 	require.NoError(t, err)
 	assert.Contains(t, tail, "tick")
 
 	// The restarted agent watches the containers it took up: an exit is seen and restarted.
-	victim := a.workload(mainStatus(a.waitMirror(names[1], 10*time.Second, "Running", mainRunning)))
+	victim := a.workload(podwait.MainStatus(a.waitMirror(names[1], 10*time.Second, "Running", podwait.MainRunning)))
 	require.NoError(t, syscall.Kill(-victim.Pid, syscall.SIGKILL))
 	restarted := a.waitMirror(names[1], 30*time.Second, "restarted after its process was killed", func(p *corev1.Pod) error {
-		cs := mainStatus(p)
+		cs := podwait.MainStatus(p)
 		if cs == nil || cs.RestartCount != 1 || cs.State.Running == nil {
-			return fmt.Errorf("main %s", describeStatus(cs))
+			return fmt.Errorf("main %s", podwait.Describe(cs))
 		}
 		return nil
 	})
-	if last := mainStatus(restarted).LastTerminationState.Terminated; assert.NotNil(t, last) {
+	if last := podwait.MainStatus(restarted).LastTerminationState.Terminated; assert.NotNil(t, last) {
 		assert.Equal(t, int32(128+int(syscall.SIGKILL)), last.ExitCode)
 		assert.Equal(t, was[names[1]].containerID, last.ContainerID)
 	}
@@ -487,7 +488,7 @@ func TestProcessBadInput(t *testing.T) {
 	t.Parallel()
 	a := startProcessAgent(t, "--process-restrict-static-pods")
 	a.writePod(staticPod("bystander", shell(`while true; do sleep 0.2; done`)...))
-	bystander := mainStatus(a.waitMirror("bystander", 30*time.Second, "Running", mainRunning))
+	bystander := podwait.MainStatus(a.waitMirror("bystander", 30*time.Second, "Running", podwait.MainRunning))
 
 	a.writePod(staticPod("missing", "vk-static-e2e-no-such-command", "--flag"))
 	root := staticPod("rooted", shell(`sleep 1000`)...)
@@ -500,7 +501,7 @@ func TestProcessBadInput(t *testing.T) {
 
 	t.Run("missing executable", func(t *testing.T) {
 		a.waitMirror("missing", 30*time.Second, "StartError naming the command", func(p *corev1.Pod) error {
-			cs := mainStatus(p)
+			cs := podwait.MainStatus(p)
 			if cs == nil {
 				return errors.New("no status")
 			}
@@ -509,7 +510,7 @@ func TestProcessBadInput(t *testing.T) {
 					return nil
 				}
 			}
-			return fmt.Errorf("main %s", describeStatus(cs))
+			return fmt.Errorf("main %s", podwait.Describe(cs))
 		})
 	})
 	t.Run("root", func(t *testing.T) {
@@ -522,21 +523,21 @@ func TestProcessBadInput(t *testing.T) {
 		assert.Contains(t, p.Status.Message, "--process-allow-root")
 		assert.Contains(t, p.Status.Message, "runAsUser")
 		assert.Contains(t, p.Status.Message, "--process-restrict-static-pods")
-		cs := mainStatus(p)
-		assert.True(t, cs == nil || cs.State.Running == nil, "a refused pod's container runs: %s", describeStatus(cs))
+		cs := podwait.MainStatus(p)
+		assert.True(t, cs == nil || cs.State.Running == nil, "a refused pod's container runs: %s", podwait.Describe(cs))
 	})
 	t.Run("hostPath", func(t *testing.T) {
-		e := waitEvent(t, metav1.NamespaceDefault, a.mirrorName("hostpath"), "FailedMount", "--process-allowed-host-paths", 30*time.Second)
+		e := waitEvent(t, metav1.NamespaceDefault, a.MirrorName("hostpath"), "FailedMount", "--process-allowed-host-paths", 30*time.Second)
 		assert.Contains(t, e.Message, "/etc")
 		assert.Contains(t, e.Message, "--process-restrict-static-pods")
-		p, err := env.Admin.CoreV1().Pods(metav1.NamespaceDefault).Get(context.Background(), a.mirrorName("hostpath"), metav1.GetOptions{})
+		p, err := env.Admin.CoreV1().Pods(metav1.NamespaceDefault).Get(context.Background(), a.MirrorName("hostpath"), metav1.GetOptions{})
 		require.NoError(t, err)
-		cs := mainStatus(p)
-		assert.True(t, cs == nil || (cs.State.Running == nil && cs.ContainerID == ""), "the container was started: %s", describeStatus(cs))
+		cs := podwait.MainStatus(p)
+		assert.True(t, cs == nil || (cs.State.Running == nil && cs.ContainerID == ""), "the container was started: %s", podwait.Describe(cs))
 	})
 
 	// Nothing of this touched the bystander.
-	now := mainStatus(a.waitMirror("bystander", 10*time.Second, "Running", mainRunning))
+	now := podwait.MainStatus(a.waitMirror("bystander", 10*time.Second, "Running", podwait.MainRunning))
 	assert.Equal(t, bystander.ContainerID, now.ContainerID)
 	assert.Equal(t, int32(0), now.RestartCount)
 
@@ -604,11 +605,11 @@ func TestProcessServiceAccountToken(t *testing.T) {
 	}
 	_, err := pods.Create(ctx, pod, metav1.CreateOptions{})
 	require.NoError(t, err)
-	waitPod(t, ns, "sa", 30*time.Second, "Running", mainRunning)
+	podwait.Until(t, env.Admin, ns, "sa", 30*time.Second, "Running", podwait.MainRunning)
 	checkSAFiles(t, ns, "sa")
 
 	require.NoError(t, pods.Delete(ctx, "sa", metav1.DeleteOptions{}))
-	podGone(t, ns, "sa", 30*time.Second)
+	podwait.Gone(t, env.Admin, ns, "sa", 30*time.Second)
 	a.noContainerProcesses(10 * time.Second)
 }
 
@@ -634,10 +635,10 @@ func TestProcessDefaultServiceAccountMount(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, slices.ContainsFunc(created.Spec.Volumes, func(v corev1.Volume) bool { return strings.HasPrefix(v.Name, "kube-api-access-") }),
 		"the API server added no kube-api-access volume: %+v", created.Spec.Volumes)
-	waitPod(t, ns, "sa", 30*time.Second, "Running", mainRunning)
+	podwait.Until(t, env.Admin, ns, "sa", 30*time.Second, "Running", podwait.MainRunning)
 	checkSAFiles(t, ns, "sa")
 
 	require.NoError(t, pods.Delete(ctx, "sa", metav1.DeleteOptions{}))
-	podGone(t, ns, "sa", 30*time.Second)
+	podwait.Gone(t, env.Admin, ns, "sa", 30*time.Second)
 	a.noContainerProcesses(10 * time.Second)
 }

@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/vk-static/vk-static/test/support/podwait"
 )
 
 // Trust follows the source: a static pod that names no user — the shape of every manifest
@@ -39,7 +41,7 @@ func TestProcessStaticPodsTrusted(t *testing.T) {
 	static := staticPod("writer")
 	static.Spec = spec()
 	a.writePod(static)
-	a.waitMirror("writer", 30*time.Second, "Running", mainRunning)
+	a.waitMirror("writer", 30*time.Second, "Running", podwait.MainRunning)
 	var fi os.FileInfo
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		data, err := os.ReadFile(filepath.Join(dir, "written-by"))
@@ -61,8 +63,8 @@ func TestProcessStaticPodsTrusted(t *testing.T) {
 	assert.Contains(t, e.Message, "an API pod's hostPath volumes are not allowed on this node")
 	p, err := pods.Get(ctx, "writer", metav1.GetOptions{})
 	require.NoError(t, err)
-	cs := mainStatus(p)
-	assert.True(t, cs == nil || (cs.State.Running == nil && cs.ContainerID == ""), "the API pod's container was started: %s", describeStatus(cs))
+	cs := podwait.MainStatus(p)
+	assert.True(t, cs == nil || (cs.State.Running == nil && cs.ContainerID == ""), "the API pod's container was started: %s", podwait.Describe(cs))
 
 	whoami := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "whoami"}, Spec: corev1.PodSpec{
 		NodeName: a.Node, TerminationGracePeriodSeconds: ptr.To[int64](1), AutomountServiceAccountToken: ptr.To(false),
@@ -70,7 +72,7 @@ func TestProcessStaticPodsTrusted(t *testing.T) {
 	}}
 	_, err = pods.Create(ctx, whoami, metav1.CreateOptions{})
 	require.NoError(t, err)
-	waitPod(t, ns, "whoami", 30*time.Second, "Running", mainRunning)
+	podwait.Until(t, env.Admin, ns, "whoami", 30*time.Second, "Running", podwait.MainRunning)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		logs, err := podLogs(ctx, ns, "whoami", &corev1.PodLogOptions{Container: "main"})
 		require.NoError(c, err)
@@ -83,7 +85,7 @@ func TestProcessStaticPodsTrusted(t *testing.T) {
 	}
 	a.mirrorGone("writer")
 	for _, name := range []string{"writer", "whoami"} {
-		podGone(t, ns, name, 30*time.Second)
+		podwait.Gone(t, env.Admin, ns, name, 30*time.Second)
 	}
 	a.noContainerProcesses(10 * time.Second)
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/internal/mounts"
+	"github.com/vk-static/vk-static/test/support/podwait"
 )
 
 // An API pod with an fsGroup, as the upstream [NodeConformance] specs check it: its
@@ -71,7 +72,7 @@ func TestProcessFSGroupAndDownwardAPIUpdates(t *testing.T) {
 	}
 	created, err := pods.Create(ctx, pod, metav1.CreateOptions{})
 	require.NoError(t, err)
-	waitPod(t, ns, "fsgroup", 30*time.Second, "Running", mainRunning)
+	podwait.Until(t, env.Admin, ns, "fsgroup", 30*time.Second, "Running", podwait.MainRunning)
 
 	logs := func(c *assert.CollectT) string {
 		out, err := podLogs(ctx, ns, "fsgroup", &corev1.PodLogOptions{Container: "main", TailLines: ptr.To[int64](4)})
@@ -120,6 +121,6 @@ func TestProcessFSGroupAndDownwardAPIUpdates(t *testing.T) {
 	t.Logf("labels and annotations updated in the container after %s", time.Since(updated))
 
 	require.NoError(t, pods.Delete(ctx, "fsgroup", metav1.DeleteOptions{}))
-	podGone(t, ns, "fsgroup", 30*time.Second)
+	podwait.Gone(t, env.Admin, ns, "fsgroup", 30*time.Second)
 	a.noContainerProcesses(10 * time.Second)
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 
 	"github.com/vk-static/vk-static/deploy"
+	"github.com/vk-static/vk-static/test/support/agentproc"
 	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
@@ -56,7 +57,7 @@ func TestAPIServerVerifiesTheServingCertificate(t *testing.T) {
 	certFile, keyFile := filepath.Join(dir, "kubelet.crt"), filepath.Join(dir, "kubelet.key")
 	require.NoError(t, os.WriteFile(certFile, certPEM, 0o600))
 	require.NoError(t, os.WriteFile(keyFile, keyPEM, 0o600))
-	trusted := startAgent(t, agentOptions{env: verifying, node: nodeNameFor(t) + "-ca", extraArgs: []string{
+	trusted := startAgent(t, agentOptions{env: verifying, node: agentproc.NodeName(t) + "-ca", extraArgs: []string{
 		"--tls-cert-file", certFile, "--tls-private-key-file", keyFile,
 		// A denial is not remembered, so that the binding works as soon as RBAC has it.
 		"--authorization-webhook-cache-unauthorized-ttl", "0",
@@ -76,7 +77,7 @@ func TestAPIServerVerifiesTheServingCertificate(t *testing.T) {
 		assert.Equal(c, "mock: created container main (image nginx:1)\nmock: started container main\n", string(logs))
 	}, 20*time.Second, 100*time.Millisecond, "kubectl logs through an API server that verifies the agent, allowed by deploy/rbac.yaml")
 
-	selfSigned := startAgent(t, agentOptions{env: verifying, node: nodeNameFor(t) + "-self"})
+	selfSigned := startAgent(t, agentOptions{env: verifying, node: agentproc.NodeName(t) + "-self"})
 	_, err = pods.Create(ctx, apiPod("untrusted", selfSigned.Node), metav1.CreateOptions{})
 	require.NoError(t, err)
 	running("untrusted") // the agent works; only its certificate is not trusted

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/podutil"
+	"github.com/vk-static/vk-static/test/support/podwait"
 )
 
 // testdata holds the repository's test manifests, good and bad (see its README.md).
@@ -36,40 +37,27 @@ spec:
 `, name, name, image)
 }
 
-// mirrorOf waits for the mirror of static pod name to be Running with the given image and
-// returns it.
+// runningMirror waits for the mirror of static pod name to be Running with the given image
+// and returns it.
 func (a *agent) runningMirror(name, image string) *corev1.Pod {
 	a.t.Helper()
-	var mirror *corev1.Pod
-	require.EventuallyWithT(a.t, func(c *assert.CollectT) {
-		p, err := env.Admin.CoreV1().Pods("default").Get(context.Background(), name+"-"+a.Node, metav1.GetOptions{})
-		require.NoError(c, err)
-		if p.DeletionTimestamp != nil {
-			c.Errorf("mirror is being deleted")
-			return
+	return a.waitMirror(name, 10*time.Second, "Running with "+image, func(p *corev1.Pod) error {
+		switch {
+		case p.DeletionTimestamp != nil:
+			return fmt.Errorf("mirror is being deleted")
+		case p.Spec.Containers[0].Image != image:
+			return fmt.Errorf("image %s", p.Spec.Containers[0].Image)
+		case p.Status.Phase != corev1.PodRunning:
+			return fmt.Errorf("phase %q", p.Status.Phase)
 		}
-		if p.Spec.Containers[0].Image != image {
-			c.Errorf("image %s", p.Spec.Containers[0].Image)
-			return
-		}
-		if p.Status.Phase != corev1.PodRunning {
-			c.Errorf("phase %q", p.Status.Phase)
-			return
-		}
-		mirror = p
-	}, 10*time.Second, 50*time.Millisecond, "mirror "+name+" Running with "+image)
-	return mirror
+		return nil
+	})
 }
 
+// mirrorGone waits until the mirror of static pod name is gone.
 func (a *agent) mirrorGone(name string) {
 	a.t.Helper()
-	require.EventuallyWithT(a.t, func(c *assert.CollectT) {
-		_, err := env.Admin.CoreV1().Pods("default").Get(context.Background(), name+"-"+a.Node, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return
-		}
-		c.Errorf("still there (%v)", err)
-	}, 15*time.Second, 50*time.Millisecond, "mirror "+name+" gone")
+	podwait.Gone(a.t, env.Admin, metav1.NamespaceDefault, a.MirrorName(name), 15*time.Second)
 }
 
 func TestStaticPodGetsAMirror(t *testing.T) {

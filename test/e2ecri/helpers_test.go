@@ -2,20 +2,16 @@ package e2ecri
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
 	internalapi "k8s.io/cri-api/pkg/apis"
@@ -24,6 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/test/support/agentproc"
+	"github.com/vk-static/vk-static/test/support/podwait"
 	"github.com/vk-static/vk-static/test/support/testcontainerd"
 )
 
@@ -34,9 +31,9 @@ type agent struct {
 }
 
 // startAgent runs the agent on the package's containerd for a node named after the test and
-// waits until it is ready. When the test ends the agent is stopped (its log printed if the
-// test failed), and then the containerd must hold nothing: whatever is left is an error, and
-// is removed so that the next test starts clean.
+// waits until it is ready. When the test ends the agent is stopped (agentproc.StartInTest), and
+// then the containerd must hold nothing: whatever is left is an error, and is removed so that
+// the next test starts clean.
 func startAgent(t *testing.T, extraArgs ...string) *agent {
 	t.Helper()
 	return startAgentOn(t, cd, extraArgs...)
@@ -46,10 +43,10 @@ func startAgent(t *testing.T, extraArgs ...string) *agent {
 func startAgentOn(t *testing.T, c *testcontainerd.Containerd, extraArgs ...string) *agent {
 	t.Helper()
 	t.Cleanup(func() { requireNothingLeft(t, c, 0) }) // registered first: runs after the agent's stop
-	p, err := agentproc.Start(agentproc.Config{
+	p := agentproc.StartInTest(t, agentproc.Config{
 		Binary: agentBinary,
 		Dir:    t.TempDir(),
-		Node:   nodeName(t),
+		Node:   agentproc.NodeName(t),
 		Env:    env,
 		Args: append([]string{
 			"--provider", "cri",
@@ -60,49 +57,7 @@ func startAgentOn(t *testing.T, c *testcontainerd.Containerd, extraArgs ...strin
 			"-v", "2",
 		}, extraArgs...),
 	})
-	require.NoError(t, err)
-	a := &agent{Agent: p, t: t}
-	t.Cleanup(func() {
-		if err := a.Stop(20 * time.Second); err != nil {
-			t.Error(err)
-		}
-		if t.Failed() {
-			if data, err := os.ReadFile(a.LogPath); err == nil {
-				t.Logf("agent log (%s):\n%s", a.Node, lastLines(string(data), 60))
-			}
-		}
-	})
-	a.waitReady()
-	return a
-}
-
-func (a *agent) waitReady() {
-	a.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	require.NoError(a.t, a.WaitReady(ctx))
-}
-
-var nodeSeq atomic.Int32
-
-// nodeName is a node name from the test's name, unique in the run (mirrors and Nodes outlive
-// an agent).
-func nodeName(t *testing.T) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(t.Name()) {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	s := strings.Trim(b.String(), "-")
-	return strings.Trim(s[:min(len(s), 40)], "-") + "-" + strconv.Itoa(int(nodeSeq.Add(1)))
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+	return &agent{Agent: p, t: t}
 }
 
 // imagePod is a host-network pod of one container, main, running the workload image in mode
@@ -120,85 +75,31 @@ func imagePod(name, image string, args ...string) *corev1.Pod {
 }
 
 // writePod writes pod as the static pod manifest <name>.json.
-func (a *agent) writePod(pod *corev1.Pod) {
-	a.t.Helper()
-	data, err := json.Marshal(pod)
-	require.NoError(a.t, err)
-	require.NoError(a.t, a.WriteManifest(pod.Name+".json", data))
-}
+func (a *agent) writePod(pod *corev1.Pod) { a.t.Helper(); require.NoError(a.t, a.WritePod(pod)) }
 
 // removePods removes the static pods' manifests and waits until their mirrors are gone.
 func (a *agent) removePods(names ...string) {
 	a.t.Helper()
 	for _, n := range names {
-		require.NoError(a.t, a.RemoveManifest(n+".json"))
+		require.NoError(a.t, a.RemovePod(n))
 	}
 	for _, n := range names {
-		podGone(a.t, metav1.NamespaceDefault, a.mirror(n), 60*time.Second)
+		podwait.Gone(a.t, env.Admin, metav1.NamespaceDefault, a.MirrorName(n), 60*time.Second)
 	}
 }
-
-func (a *agent) mirror(name string) string { return name + "-" + a.Node }
 
 // waitMirror polls static pod name's mirror until check passes and returns it.
 func (a *agent) waitMirror(name string, timeout time.Duration, what string, check func(*corev1.Pod) error) *corev1.Pod {
 	a.t.Helper()
-	return waitPod(a.t, metav1.NamespaceDefault, a.mirror(name), timeout, what, check)
+	return podwait.Until(a.t, env.Admin, metav1.NamespaceDefault, a.MirrorName(name), timeout, what, check)
 }
 
-func waitPod(t *testing.T, namespace, name string, timeout time.Duration, what string, check func(*corev1.Pod) error) *corev1.Pod {
-	t.Helper()
-	var got *corev1.Pod
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		p, err := env.Admin.CoreV1().Pods(namespace).Get(context.Background(), name, metav1.GetOptions{})
-		require.NoError(c, err)
-		if err := check(p); err != nil {
-			c.Errorf("%v", err)
-			return
-		}
-		got = p
-	}, timeout, 100*time.Millisecond, "%s/%s: %s", namespace, name, what)
-	return got
-}
-
-func podGone(t *testing.T, namespace, name string, timeout time.Duration) {
-	t.Helper()
-	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		_, err := env.Admin.CoreV1().Pods(namespace).Get(context.Background(), name, metav1.GetOptions{})
-		assert.True(c, apierrors.IsNotFound(err), "still there (%v)", err)
-	}, timeout, 100*time.Millisecond, "%s/%s gone", namespace, name)
-}
-
-// mainStatus is container main's status, nil when the pod reports none.
-func mainStatus(p *corev1.Pod) *corev1.ContainerStatus {
-	for i := range p.Status.ContainerStatuses {
-		if p.Status.ContainerStatuses[i].Name == "main" {
-			return &p.Status.ContainerStatuses[i]
-		}
-	}
-	return nil
-}
-
-// mainRunning is a waitPod check: phase Running, main running.
-func mainRunning(p *corev1.Pod) error {
-	cs := mainStatus(p)
-	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || cs == nil || cs.State.Running == nil {
-		return fmt.Errorf("phase %q, main %s", p.Status.Phase, describe(cs))
-	}
-	return nil
-}
-
-// podFailed is a waitPod check: phase Failed.
+// podFailed is a podwait.Until check: phase Failed.
 func podFailed(p *corev1.Pod) error {
 	if p.Status.Phase != corev1.PodFailed {
 		return fmt.Errorf("phase %q: %s", p.Status.Phase, p.Status.Message)
 	}
 	return nil
-}
-
-func describe(v any) string {
-	data, _ := json.Marshal(v)
-	return string(data)
 }
 
 // runtimeService is a CRI client of the package's containerd, closed when the test ends.

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/vk-static/vk-static/test/support/podwait"
 )
 
 // TestMissingImageBacksOff: an API pod whose image the registry does not have waits with
@@ -46,7 +48,7 @@ func TestMissingImageBacksOff(t *testing.T) {
 	p, err := env.Admin.CoreV1().Pods(ns).Get(ctx, "missing", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, corev1.PodPending, p.Status.Phase)
-	if cs := mainStatus(p); assert.NotNil(t, cs) && assert.NotNil(t, cs.State.Waiting, "main %s", describe(cs)) {
+	if cs := podwait.MainStatus(p); assert.NotNil(t, cs) && assert.NotNil(t, cs.State.Waiting, "main %s", podwait.Describe(cs)) {
 		assert.Contains(t, cs.State.Waiting.Message, missing)
 	}
 	// The status said why the container waits: the pull failed, then (between pulls) that the
@@ -65,13 +67,13 @@ func TestMissingImageBacksOff(t *testing.T) {
 	fixed.Spec.NodeName = a.Node
 	_, err = env.Admin.CoreV1().Pods(ns).Create(ctx, fixed, metav1.CreateOptions{})
 	require.NoError(t, err)
-	waitPod(t, ns, "fixed", 60*time.Second, "Running", mainRunning)
+	podwait.Until(t, env.Admin, ns, "fixed", 60*time.Second, "Running", podwait.MainRunning)
 
 	for _, name := range []string{"missing", "fixed"} {
 		require.NoError(t, env.Admin.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{}))
 	}
 	for _, name := range []string{"missing", "fixed"} {
-		podGone(t, ns, name, 60*time.Second)
+		podwait.Gone(t, env.Admin, ns, name, 60*time.Second)
 	}
 	nothingLeft(t)
 }
@@ -123,7 +125,7 @@ func watchWaitingReasons(t *testing.T, namespace, name string) func() []string {
 		if !ok {
 			return
 		}
-		if cs := mainStatus(p); cs != nil && cs.State.Waiting != nil {
+		if cs := podwait.MainStatus(p); cs != nil && cs.State.Waiting != nil {
 			mu.Lock()
 			defer mu.Unlock()
 			if !slices.Contains(reasons, cs.State.Waiting.Reason) {

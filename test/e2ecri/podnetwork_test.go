@@ -17,6 +17,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/vk-static/vk-static/test/support/podwait"
 )
 
 // podNetworkPod is imagePod on the pod network (the package containerd's bridge).
@@ -65,21 +67,21 @@ func TestPodNetwork(t *testing.T) {
 	a.writePod(override)
 
 	readyServer := a.waitMirror("server", 90*time.Second, "Running and Ready through its probes", func(p *corev1.Pod) error {
-		if err := mainRunning(p); err != nil {
+		if err := podwait.MainRunning(p); err != nil {
 			return err
 		}
-		if cs := mainStatus(p); !cs.Ready {
-			return fmt.Errorf("main not ready: %s", describe(cs))
+		if cs := podwait.MainStatus(p); !cs.Ready {
+			return fmt.Errorf("main not ready: %s", podwait.Describe(cs))
 		}
 		if !podReady(p) {
-			return fmt.Errorf("pod not Ready: %s", describe(p.Status.Conditions))
+			return fmt.Errorf("pod not Ready: %s", podwait.Describe(p.Status.Conditions))
 		}
 		return nil
 	})
-	runningClient := a.waitMirror("client", 60*time.Second, "Running", mainRunning)
-	long := a.waitMirror(longName, 60*time.Second, "Running", mainRunning)
-	runningFQDN := a.waitMirror("fqdn", 60*time.Second, "Running", mainRunning)
-	runningOverride := a.waitMirror("override", 60*time.Second, "Running", mainRunning)
+	runningClient := a.waitMirror("client", 60*time.Second, "Running", podwait.MainRunning)
+	long := a.waitMirror(longName, 60*time.Second, "Running", podwait.MainRunning)
+	runningFQDN := a.waitMirror("fqdn", 60*time.Second, "Running", podwait.MainRunning)
+	runningOverride := a.waitMirror("override", 60*time.Second, "Running", podwait.MainRunning)
 
 	rs := runtimeService(t)
 	serverIP := podAddress(t, readyServer)
@@ -105,8 +107,8 @@ func TestPodNetwork(t *testing.T) {
 
 	exec := func(p *corev1.Pod, cmd ...string) string {
 		t.Helper()
-		id, ok := strings.CutPrefix(mainStatus(p).ContainerID, "containerd://")
-		require.True(t, ok, mainStatus(p).ContainerID)
+		id, ok := strings.CutPrefix(podwait.MainStatus(p).ContainerID, "containerd://")
+		require.True(t, ok, podwait.MainStatus(p).ContainerID)
 		stdout, stderr, err := rs.ExecSync(t.Context(), id, cmd, 20*time.Second)
 		require.NoError(t, err, "%v: stderr %s", cmd, stderr)
 		return string(stdout)

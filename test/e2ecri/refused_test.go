@@ -12,6 +12,7 @@ import (
 	criclient "k8s.io/cri-client/pkg"
 	"k8s.io/utils/ptr"
 
+	"github.com/vk-static/vk-static/test/support/podwait"
 	"github.com/vk-static/vk-static/test/support/testcontainerd"
 )
 
@@ -41,7 +42,7 @@ func TestRefusedUpFront(t *testing.T) {
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = rs.Close(context.Background()) })
 			a.writePod(imagePod("bystander", workloadImage, "sleep"))
-			bystander := mainStatus(a.waitMirror("bystander", 60*time.Second, "Running", mainRunning))
+			bystander := podwait.MainStatus(a.waitMirror("bystander", 60*time.Second, "Running", podwait.MainRunning))
 			netnsBefore := podNetNamespaces(t, c.cd)
 
 			refused := imagePod(c.name, workloadImage, "sleep")
@@ -49,14 +50,14 @@ func TestRefusedUpFront(t *testing.T) {
 			a.writePod(refused)
 			p := a.waitMirror(c.name, 30*time.Second, "Failed", podFailed)
 			assert.Contains(t, p.Status.Message, c.want)
-			cs := mainStatus(p)
-			assert.True(t, cs == nil || (cs.State.Running == nil && cs.ContainerID == ""), "a container was made: %s", describe(cs))
+			cs := podwait.MainStatus(p)
+			assert.True(t, cs == nil || (cs.State.Running == nil && cs.ContainerID == ""), "a container was made: %s", podwait.Describe(cs))
 			sandboxes, err := rs.ListPodSandbox(t.Context(), nil)
 			require.NoError(t, err)
 			assert.Len(t, sandboxes, 1, "sandboxes: only the bystander's")
 			assert.Equal(t, netnsBefore, podNetNamespaces(t, c.cd), "network namespaces")
 
-			now := mainStatus(a.waitMirror("bystander", 10*time.Second, "Running", mainRunning))
+			now := podwait.MainStatus(a.waitMirror("bystander", 10*time.Second, "Running", podwait.MainRunning))
 			assert.Equal(t, bystander.ContainerID, now.ContainerID)
 			assert.Equal(t, int32(0), now.RestartCount)
 

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/vk-static/vk-static/test/support/podwait"
 )
 
 // TestRestartsKeepContainers: with 10 CRI pods running, the agent killed with -9 and started
@@ -55,22 +57,22 @@ func TestRestartsKeepContainers(t *testing.T) {
 	require.NoError(t, cd.Restart(context.Background()))
 	// Statuses after the restart come from a relist of the new containerd: stop one
 	// container behind the agent's back; it is seen stopped and restarted, the others not.
-	stopped := strings.TrimPrefix(ids[a.mirror(names[0])], "containerd://")
+	stopped := strings.TrimPrefix(ids[a.MirrorName(names[0])], "containerd://")
 	require.NoError(t, rs.StopContainer(context.Background(), stopped, 2))
 	a.waitMirror(names[0], 60*time.Second, "restarted once, running", func(p *corev1.Pod) error {
-		cs := mainStatus(p)
-		if err := mainRunning(p); err != nil || cs.RestartCount != 1 || cs.ContainerID == ids[p.Name] {
-			return fmt.Errorf("main %s", describe(cs))
+		cs := podwait.MainStatus(p)
+		if err := podwait.MainRunning(p); err != nil || cs.RestartCount != 1 || cs.ContainerID == ids[p.Name] {
+			return fmt.Errorf("main %s", podwait.Describe(cs))
 		}
 		return nil
 	})
 	// The other nine never looked stopped, not while containerd was down nor after.
 	for _, flip := range seen() {
-		assert.Contains(t, flip, " "+a.mirror(names[0])+":", "mirror status across the containerd restart")
+		assert.Contains(t, flip, " "+a.MirrorName(names[0])+":", "mirror status across the containerd restart")
 	}
 	now := a.runningIDs(names[1:], 10*time.Second)
 	for _, name := range names[1:] {
-		assert.Equal(t, ids[a.mirror(name)], now[a.mirror(name)], "%s restarted", name)
+		assert.Equal(t, ids[a.MirrorName(name)], now[a.MirrorName(name)], "%s restarted", name)
 	}
 
 	a.removePods(names...)
@@ -84,15 +86,15 @@ func (a *agent) runningIDs(names []string, timeout time.Duration) map[string]str
 	ids := map[string]string{}
 	for _, name := range names {
 		p := a.waitMirror(name, timeout, "Running", func(p *corev1.Pod) error {
-			if err := mainRunning(p); err != nil {
+			if err := podwait.MainRunning(p); err != nil {
 				return err
 			}
-			if cs := mainStatus(p); !strings.HasPrefix(cs.ContainerID, "containerd://") || cs.RestartCount != 0 {
-				return fmt.Errorf("main %s", describe(cs))
+			if cs := podwait.MainStatus(p); !strings.HasPrefix(cs.ContainerID, "containerd://") || cs.RestartCount != 0 {
+				return fmt.Errorf("main %s", podwait.Describe(cs))
 			}
 			return nil
 		})
-		ids[p.Name] = mainStatus(p).ContainerID
+		ids[p.Name] = podwait.MainStatus(p).ContainerID
 	}
 	return ids
 }
@@ -115,14 +117,14 @@ func (a *agent) watchMirrors(t *testing.T) func() []string {
 		if !ok {
 			return
 		}
-		cs := mainStatus(p)
+		cs := podwait.MainStatus(p)
 		mu.Lock()
 		defer mu.Unlock()
 		if _, ok := first[p.Name]; !ok && cs != nil {
 			first[p.Name] = cs.ContainerID
 		}
-		if err := mainRunning(p); err != nil || cs.ContainerID != first[p.Name] {
-			flips = append(flips, fmt.Sprintf("%s %s: %v %s", ev.Type, p.Name, err, describe(cs)))
+		if err := podwait.MainRunning(p); err != nil || cs.ContainerID != first[p.Name] {
+			flips = append(flips, fmt.Sprintf("%s %s: %v %s", ev.Type, p.Name, err, podwait.Describe(cs)))
 		}
 	})
 	return func() []string {

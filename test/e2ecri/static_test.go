@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/vk-static/vk-static/test/support/podwait"
 	"github.com/vk-static/vk-static/test/support/testenv"
 	"github.com/vk-static/vk-static/test/support/testimage"
 )
@@ -32,12 +33,12 @@ func TestStaticPodFromRegistry(t *testing.T) {
 		Name: "web", Image: workloadImage, Args: []string{"serve", "--port", strconv.Itoa(port)}})
 	a.writePod(pod)
 	p := a.waitMirror("web", 60*time.Second, "Running, both containers running", func(p *corev1.Pod) error {
-		if err := mainRunning(p); err != nil {
+		if err := podwait.MainRunning(p); err != nil {
 			return err
 		}
 		for _, cs := range p.Status.ContainerStatuses {
 			if cs.State.Running == nil {
-				return fmt.Errorf("%s: %s", cs.Name, describe(cs))
+				return fmt.Errorf("%s: %s", cs.Name, podwait.Describe(cs))
 			}
 		}
 		return nil
@@ -58,7 +59,7 @@ func TestStaticPodFromRegistry(t *testing.T) {
 		assert.Equal(t, workloadImage, cs.Image)
 	}
 	k := newKubectl(t)
-	mirror := a.mirror("web")
+	mirror := a.MirrorName("web")
 
 	t.Run("logs -f streams", func(t *testing.T) {
 		s := k.stream(t, "logs", "-f", mirror, "-c", "main")

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	certutil "k8s.io/client-go/util/cert"
 
+	"github.com/vk-static/vk-static/test/support/podwait"
 	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
@@ -81,18 +82,11 @@ func TestJoinRotateRestart(t *testing.T) {
 		require.NoError(t, err)
 	}
 	apiPod("api-1")
-	mirrorName := "static-" + node
+	mirrorName := j.MirrorName("static")
 	pods := map[string]*corev1.Pod{} // by namespace/name, as first seen running
 	running := func(namespace, name string) *corev1.Pod {
 		t.Helper()
-		var pod *corev1.Pod
-		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			p, err := env.Admin.CoreV1().Pods(namespace).Get(ctx, name, metav1.GetOptions{})
-			require.NoError(c, err)
-			require.Equal(c, corev1.PodRunning, p.Status.Phase)
-			pod = p
-		}, 60*time.Second, 200*time.Millisecond, "%s/%s runs", namespace, name)
-		return pod
+		return podwait.Until(t, env.Admin, namespace, name, 60*time.Second, "runs", podwait.Running)
 	}
 	pods["default/"+mirrorName] = running("default", mirrorName)
 	pods[ns+"/api-1"] = running(ns, "api-1")

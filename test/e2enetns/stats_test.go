@@ -135,30 +135,14 @@ func findPodStats(s statsv1alpha1.Summary, namespace, name string) *statsv1alpha
 }
 
 // startAgent runs an agent with the identity of node, args after agentproc's loopback defaults
-// and its mock provider (a later flag wins), and its own directory under workDir. When the
-// test ends it is stopped, and whatever still runs for its containers is killed and fails the
-// test (agentproc.FailOnLeaks).
+// and its mock provider (a later flag wins), and its own directory under workDir, where the
+// parent finds what a crashed child left. When the test ends it is stopped, and whatever still
+// runs for its containers is killed and fails the test (agentproc.StartInTest).
 func startAgent(t *testing.T, node string, args ...string) *agentproc.Agent {
 	t.Helper()
 	dir, err := os.MkdirTemp(workDir, node+"-")
 	require.NoError(t, err)
-	a, err := agentproc.Start(agentproc.Config{Binary: agentBinary, Dir: dir, Node: node, Env: env, Args: args})
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		if err := a.Stop(20 * time.Second); err != nil {
-			t.Error(err)
-		}
-		agentproc.FailOnLeaks(t, dir)
-		if t.Failed() {
-			if log, err := os.ReadFile(a.LogPath); err == nil {
-				t.Logf("agent log:\n%s", log)
-			}
-		}
-	})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	require.NoError(t, a.WaitReady(ctx))
-	return a
+	return agentproc.StartInTest(t, agentproc.Config{Binary: agentBinary, Dir: dir, Node: node, Env: env, Args: args})
 }
 
 // kubectl runs the control plane's kubectl as the cluster's administrator.

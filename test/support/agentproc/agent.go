@@ -2,6 +2,7 @@ package agentproc
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/vk-static/vk-static/test/support/testenv"
 )
@@ -282,6 +284,21 @@ func (a *Agent) WriteManifest(name string, content []byte) error {
 	}
 	return os.Rename(tmp, filepath.Join(a.ManifestDir, name))
 }
+
+// WritePod writes pod as the manifest <name>.json (WriteManifest).
+func (a *Agent) WritePod(pod *corev1.Pod) error {
+	data, err := json.Marshal(pod)
+	if err != nil {
+		return err
+	}
+	return a.WriteManifest(pod.Name+".json", data)
+}
+
+// RemovePod removes the manifest WritePod wrote for pod name.
+func (a *Agent) RemovePod(name string) error { return a.RemoveManifest(name + ".json") }
+
+// MirrorName is the name of the mirror pod of this agent's static pod name.
+func (a *Agent) MirrorName(name string) string { return name + "-" + a.Node }
 
 // RemoveManifest deletes a manifest.
 func (a *Agent) RemoveManifest(name string) error {
