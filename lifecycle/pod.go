@@ -13,6 +13,7 @@ import (
 
 	"github.com/vk-static/vk-static/lifecycle/env"
 	"github.com/vk-static/vk-static/lifecycle/probe"
+	"github.com/vk-static/vk-static/podutil"
 )
 
 // admit refuses a pod the runtime may not run as it is written, or that asks for what the
@@ -170,7 +171,7 @@ func (p *Provider) forgetLocked(uid types.UID) {
 		return
 	}
 	delete(p.pods, uid)
-	if key := podKey(st.pod.Namespace, st.pod.Name); p.byName[key] == uid {
+	if key := podutil.FullName(st.pod); p.byName[key] == uid {
 		delete(p.byName, key)
 	}
 	delete(p.workers, uid)

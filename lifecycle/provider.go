@@ -16,6 +16,7 @@ import (
 	"github.com/vk-static/vk-static/lifecycle/probe"
 	"github.com/vk-static/vk-static/lifecycle/volume"
 	"github.com/vk-static/vk-static/node/health"
+	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/provider"
 )
 
@@ -30,7 +31,7 @@ type Provider struct {
 
 	mu      sync.Mutex
 	pods    map[types.UID]*podState
-	byName  map[string]types.UID // namespace/name → the UID it currently runs
+	byName  map[string]types.UID // podutil.FullName → the UID it currently runs
 	workers map[types.UID]*podWorker
 	notify  func(*corev1.Pod)
 	// notifier delivers statuses to notify in order (notify.go).
@@ -176,8 +177,6 @@ func (p *Provider) NotifyPods(_ context.Context, cb func(*corev1.Pod)) {
 	p.mu.Unlock()
 }
 
-func podKey(namespace, name string) string { return namespace + "/" + name }
-
 // CreatePod accepts pod and starts its worker. A pod the provider already runs (restored after
 // an agent restart) is kept as it is.
 func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
@@ -205,7 +204,7 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 	}
 	p.adoptKeptLocked(ctx, st)
 	p.pods[pod.UID] = st
-	p.byName[podKey(pod.Namespace, pod.Name)] = pod.UID
+	p.byName[podutil.FullName(pod)] = pod.UID
 	p.startWorkerLocked(pod.UID)
 	return nil
 }
@@ -289,7 +288,7 @@ func (p *Provider) GetPods(context.Context) ([]*corev1.Pod, error) {
 }
 
 func (p *Provider) byNameLocked(namespace, name string) (*podState, bool) {
-	uid, ok := p.byName[podKey(namespace, name)]
+	uid, ok := p.byName[podutil.BuildFullName(name, namespace)]
 	if !ok {
 		return nil, false
 	}

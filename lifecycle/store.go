@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/internal/atomicfile"
+	"github.com/vk-static/vk-static/podutil"
 )
 
 // podFile is the pod as the lifecycle was given it, kept in RootDir/pods/<uid>/pod.json so
@@ -101,7 +102,7 @@ func (p *Provider) restore(ctx context.Context) error {
 			containers: map[string]*containerRecord{}, waiting: map[string]waitingReason{},
 		}
 		p.pods[saved.Pod.UID] = st
-		p.byName[podKey(saved.Pod.Namespace, saved.Pod.Name)] = saved.Pod.UID
+		p.byName[podutil.FullName(saved.Pod)] = saved.Pod.UID
 	}
 
 	sandboxes, err := p.rt.ListSandboxes(ctx)
