@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vk-static/vk-static/podstatus"
 )
 
 // Ephemeral containers (spec.ephemeralContainers, added to a running API pod through the
@@ -50,7 +52,7 @@ func isEphemeral(pod *corev1.Pod, name string) bool {
 // kubelet's computePodActions (EphemeralContainersToStart): whatever the init containers do,
 // but not in a pod that has finished (the kubelet no longer syncs a terminal pod).
 func (p *plan) planEphemeral(st *podState) {
-	if st.status != nil && (st.status.Phase == corev1.PodSucceeded || st.status.Phase == corev1.PodFailed) {
+	if podstatus.IsTerminal(st.status) {
 		return
 	}
 	for i := range st.pod.Spec.EphemeralContainers {
