@@ -7,7 +7,10 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/provider"
 )
+
+var _ lifecycle.ImageLister = (*Runtime)(nil)
 
 // ImageRef is the runtime's ID for image (ImageStatus's id), "" when it is not present.
 func (r *Runtime) ImageRef(ctx context.Context, image string) (string, error) {
@@ -41,4 +44,19 @@ func (r *Runtime) PullImage(ctx context.Context, image string, auth *lifecycle.I
 		return id, nil
 	}
 	return ref, nil
+}
+
+// ListImages is every image the runtime holds (CRI ListImages), for the Node's status.images.
+func (r *Runtime) ListImages(ctx context.Context) ([]provider.Image, error) {
+	images, err := r.is.ListImages(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("list images: %w", err)
+	}
+	out := make([]provider.Image, 0, len(images))
+	for _, img := range images {
+		out = append(out, provider.Image{
+			ID: img.GetId(), RepoTags: img.GetRepoTags(), RepoDigests: img.GetRepoDigests(), Size: int64(img.GetSize()),
+		})
+	}
+	return out, nil
 }
