@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/clock"
 )
 
@@ -27,6 +28,29 @@ type Config struct {
 	Measure func(ctx context.Context) (Observations, error)
 	// Clock is the time source; nil is the real clock.
 	Clock clock.WithTicker
+
+	// What eviction acts with. Without ActivePods and EvictPod no pod is evicted; without
+	// the reclaim functions nothing is reclaimed at node level first.
+	//
+	// ActivePods are the pods that may be evicted: those not terminated.
+	ActivePods func() []*corev1.Pod
+	// PodStats measures the active pods as the kubelet's summary does: their working set, their
+	// containers' writable layers, logs and working sets, their volumes and process count.
+	PodStats func(ctx context.Context) ([]statsv1alpha1.PodStats, error)
+	// EvictPod stops pod's containers with grace (1 s for a hard threshold, as the kubelet's) and leaves it
+	// Failed, reason Evicted, with message; it returns once its containers have stopped.
+	EvictPod func(ctx context.Context, pod *corev1.Pod, grace time.Duration, message string) error
+	// ReclaimContainers removes dead containers and their logs, the kubelet's
+	// DeleteAllUnusedContainers; ReclaimImages removes every image no container uses, its
+	// DeleteUnusedImages.
+	ReclaimContainers func(ctx context.Context) error
+	ReclaimImages     func(ctx context.Context) error
+	// DedicatedImageFs reports whether the imagefs is not the nodefs (the kubelet's
+	// HasDedicatedImageFs); nil is false.
+	DedicatedImageFs func(ctx context.Context) (bool, error)
+	// MaxPodGracePeriod caps the grace period of a pod evicted for a soft threshold (the
+	// kubelet's --eviction-max-pod-grace-period; 0 by default, as its).
+	MaxPodGracePeriod time.Duration
 }
 
 // Manager holds the node's signals against its thresholds. Build it with NewManager, run it
@@ -42,6 +66,7 @@ type Manager struct {
 	firstObservedAt     map[thresholdKey]time.Time
 	conditionObservedAt map[corev1.NodeConditionType]time.Time
 	observations        Observations
+	dedicated           *bool // the imagefs is the nodefs's or not, once known
 	notify              func(*corev1.Node)
 	reported            []corev1.NodeCondition
 }
@@ -60,7 +85,7 @@ func NewManager(cfg Config) *Manager {
 	return &Manager{cfg: cfg}
 }
 
-// Run measures at once and then every housekeeping period until ctx ends.
+// Run synchronizes at once and then every housekeeping period until ctx ends.
 func (m *Manager) Run(ctx context.Context) error {
 	ticker := m.cfg.Clock.NewTicker(m.cfg.Housekeeping)
 	defer ticker.Stop()
@@ -74,18 +99,20 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 }
 
-// Synchronize measures the signals once, as the kubelet's synchronize does up to reclaiming,
-// and reports the pressure conditions if they changed. A failed measurement changes nothing.
-func (m *Manager) Synchronize(ctx context.Context) {
+// Synchronize is one pass of the kubelet's synchronize: it measures the signals, reports the
+// pressure conditions if they changed and, for the thresholds met for their grace periods,
+// reclaims node-level resources or evicts one pod, which it returns (nil for none). A failed
+// measurement changes nothing.
+func (m *Manager) Synchronize(ctx context.Context) *corev1.Pod {
 	logger := klog.FromContext(ctx)
 	if len(m.cfg.Thresholds) == 0 {
 		m.report(logger)
-		return
+		return nil
 	}
 	observations, err := m.cfg.Measure(ctx)
 	if err != nil {
 		logger.Error(err, "Eviction manager: failed to measure the node's signals")
-		return
+		return nil
 	}
 	now := m.cfg.Clock.Now()
 	m.mu.Lock()
@@ -98,14 +125,16 @@ func (m *Manager) Synchronize(ctx context.Context) {
 	m.conditionObservedAt = nodeConditionsLastObservedAt(conditions, m.conditionObservedAt, now)
 	m.conditions = nodeConditionsObservedSince(m.conditionObservedAt, m.cfg.PressureTransitionPeriod, now)
 	m.met = thresholdsMetGracePeriod(thresholds, m.firstObservedAt, now)
-	m.observations = observations
 	met := m.met
+	updated := thresholdsUpdatedStats(met, observations, m.observations)
+	m.observations = observations
 	m.mu.Unlock()
 	for _, t := range met {
 		o := observations[t.Signal]
 		logger.V(2).Info("Eviction manager: threshold met", "threshold", t.String(), "available", o.Available.String(), "capacity", o.Capacity.String())
 	}
 	m.report(logger)
+	return m.evict(ctx, updated, observations)
 }
 
 // Conditions are the node conditions under pressure now (MemoryPressure, DiskPressure,

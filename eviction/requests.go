@@ -1,0 +1,64 @@
+package eviction
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// podRequest is the kubelet's GetResourceRequestQuantity (v1resource): the pod's effective
+// request of name — its pod-level request when it sets one, else the containers' sum or the
+// largest init container's (with the sidecars started before it), whichever is more — plus
+// the pod's overhead when the request is not zero.
+func podRequest(pod *corev1.Pod, name corev1.ResourceName) resource.Quantity {
+	format := resource.DecimalSI
+	if name == corev1.ResourceMemory || name == corev1.ResourceStorage || name == corev1.ResourceEphemeralStorage {
+		format = resource.BinarySI
+	}
+	total := resource.Quantity{Format: format}
+	if r := pod.Spec.Resources; r != nil && (name == corev1.ResourceCPU || name == corev1.ResourceMemory) {
+		if q, ok := r.Requests[name]; ok {
+			total.Add(q)
+			return withOverhead(pod, name, total)
+		}
+	}
+	for _, c := range pod.Spec.Containers {
+		if q, ok := c.Resources.Requests[name]; ok {
+			total.Add(q)
+		}
+	}
+	sidecars := resource.Quantity{Format: format}
+	initMax := resource.Quantity{Format: format}
+	for _, c := range pod.Spec.InitContainers {
+		q := c.Resources.Requests[name]
+		step := q.DeepCopy()
+		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+			total.Add(q)
+			sidecars.Add(q)
+			step = sidecars.DeepCopy()
+		} else {
+			step.Add(sidecars)
+		}
+		if step.Cmp(initMax) > 0 {
+			initMax = step
+		}
+	}
+	if initMax.Cmp(total) > 0 {
+		total = initMax
+	}
+	return withOverhead(pod, name, total)
+}
+
+func withOverhead(pod *corev1.Pod, name corev1.ResourceName, q resource.Quantity) resource.Quantity {
+	if o, ok := pod.Spec.Overhead[name]; ok && !q.IsZero() {
+		q.Add(o)
+	}
+	return q
+}
+
+// podPriority is the kubelet's corev1helpers.PodPriority: a pod without one is at 0.
+func podPriority(pod *corev1.Pod) int32 {
+	if pod.Spec.Priority != nil {
+		return *pod.Spec.Priority
+	}
+	return 0
+}
