@@ -1,8 +1,9 @@
 // Package backoff is the agent's one retry policy: a delay that starts at Initial and doubles
 // after every failure up to Max, and starts over after a success. Its users — the pod
-// controller's work queues, the node controller's writes, the watch stores' reconnects and the
-// file source's watches — differ only in those two numbers, each a Policy value named for what
-// it retries.
+// controller's work queues, the node controller's writes, the watch stores' reconnects, the
+// file source's watches, the client certificate's bootstrap and the lifecycle's restarts and
+// image pulls — differ only in those two numbers, each a Policy value named for what it
+// retries.
 //
 //	var retry = backoff.Policy{Initial: 100 * time.Millisecond, Max: 5 * time.Second}
 //
@@ -11,6 +12,13 @@
 //		<-clock.After(d.Next())
 //	}
 //
-// A work queue takes the same policy as a rate limiter (Limiter); a client-go reflector as a
-// wait.Backoff (WaitBackoff).
+// What fails again and again under many names keeps the policy per key (Keyed, as client-go's
+// flowcontrol.Backoff): the lifecycle's crash-loop back-off per container and image-pull
+// back-off per pod and image, each starting over after a quiet period.
+//
+//	crashLoop := backoff.NewKeyed[string](backoff.Policy{Initial: 10 * time.Second, Max: 5 * time.Minute}, 10*time.Minute, clock)
+//	delay := crashLoop.Next(key, exitedAt)
+//
+// A work queue takes the same policy as a rate limiter (Limiter); a client-go reflector or
+// retry loop as a wait.Backoff (WaitBackoff).
 package backoff

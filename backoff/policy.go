@@ -12,6 +12,9 @@ type Policy struct {
 	Initial, Max time.Duration
 }
 
+// after is the delay that follows d: twice d, up to Max.
+func (p Policy) after(d time.Duration) time.Duration { return min(2*d, p.Max) }
+
 // Start begins a sequence of delays.
 func (p Policy) Start() *Delays { return &Delays{p: p, next: p.Initial} }
 
@@ -40,7 +43,7 @@ type Delays struct {
 // Next returns the delay before the next retry and doubles the one after it, up to Max.
 func (d *Delays) Next() time.Duration {
 	delay := d.next
-	d.next = min(2*d.next, d.p.Max)
+	d.next = d.p.after(d.next)
 	return delay
 }
 
