@@ -6,6 +6,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vk-static/vk-static/podutil"
 )
 
 // Annotations a pod uses to choose simulated behaviour (see the package documentation).
@@ -98,21 +100,9 @@ func (b behaviour) finishesOnItsOwn(pod *corev1.Pod) bool {
 	return false
 }
 
-// gracePeriod is how long the pod may take to stop: the deletion grace period the caller set,
-// else the spec's terminationGracePeriodSeconds, else the API default of 30 s.
-func gracePeriod(pod *corev1.Pod) time.Duration {
-	if s := pod.DeletionGracePeriodSeconds; s != nil {
-		return time.Duration(*s) * time.Second
-	}
-	if s := pod.Spec.TerminationGracePeriodSeconds; s != nil {
-		return time.Duration(*s) * time.Second
-	}
-	return 30 * time.Second
-}
-
 // shutdownDelay is how long containers keep running after DeletePod.
 func (b behaviour) shutdownDelay(pod *corev1.Pod) time.Duration {
-	grace := gracePeriod(pod)
+	grace := podutil.GracePeriod(pod)
 	if b.deleteAfterGrace {
 		return grace
 	}

@@ -133,7 +133,7 @@ func (e *podEntry) recordLocked(old, pod *corev1.Pod, now time.Time) {
 		now:      now,
 		deleting: pod.DeletionTimestamp != nil,
 		stopping: pod.DeletionTimestamp != nil && (old == nil || old.DeletionTimestamp == nil),
-		grace:    int64(gracePeriod(pod) / time.Second),
+		grace:    int64(podutil.GracePeriod(pod) / time.Second),
 	}
 	var oldInit, oldMain []corev1.ContainerStatus
 	if old != nil {

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/vk-static/vk-static/podstatus"
 	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/provider"
 )
@@ -108,7 +109,7 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 		if old.pod.UID == pod.UID {
 			return nil // already running: creating again changes nothing
 		}
-		if !isTerminal(&old.pod.Status) {
+		if !podstatus.IsTerminal(&old.pod.Status) {
 			// The caller must let the old pod terminate first (an edited static pod).
 			return fmt.Errorf("mock: create pod %s (UID %s): the name is still used by UID %s", key, pod.UID, old.pod.UID)
 		}
@@ -155,7 +156,7 @@ func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
 	if !ok || (pod.UID != "" && e.pod.UID != pod.UID) {
 		return provider.NotFound("mock: pod %s (UID %s)", key, pod.UID)
 	}
-	if e.terminating || isTerminal(&e.pod.Status) {
+	if e.terminating || podstatus.IsTerminal(&e.pod.Status) {
 		return nil // nothing left to update
 	}
 	updated := e.pod.DeepCopy()
@@ -216,7 +217,7 @@ func (p *Provider) DeletePod(ctx context.Context, pod *corev1.Pod) error {
 		grace := *pod.DeletionGracePeriodSeconds
 		stopping.DeletionGracePeriodSeconds = &grace
 	}
-	if delay := e.behaviour.shutdownDelay(stopping); delay > 0 && !isTerminal(&stopping.Status) {
+	if delay := e.behaviour.shutdownDelay(stopping); delay > 0 && !podstatus.IsTerminal(&stopping.Status) {
 		p.storeLocked(key, e, stopping, now.Time)
 		p.bg.scheduleLocked(now.Add(delay), key, stopping.UID, terminate)
 		return nil
@@ -230,7 +231,7 @@ func (p *Provider) DeletePod(ctx context.Context, pod *corev1.Pod) error {
 // terminateLocked ends a deleted pod's containers, reports it and forgets it.
 func (p *Provider) terminateLocked(key string, e *podEntry, now metav1.Time) {
 	done := e.pod.DeepCopy()
-	if !isTerminal(&done.Status) {
+	if !podstatus.IsTerminal(&done.Status) {
 		done.Status = terminatedStatus(done.Status, e.behaviour.exitCode, now)
 	}
 	e.recordLocked(e.pod, done, now.Time) // a reader or an exec holding the entry sees the end

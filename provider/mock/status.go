@@ -129,8 +129,3 @@ func terminatedStatus(prev corev1.PodStatus, exitCode int32, now metav1.Time) co
 	podstatus.Set(&st, corev1.PodReady, corev1.ConditionFalse, podstatus.ReasonPodCompleted, now)
 	return st
 }
-
-// isTerminal reports whether the pod's phase is final.
-func isTerminal(st *corev1.PodStatus) bool {
-	return st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed
-}
