@@ -210,6 +210,9 @@ func (a *Agent) nodeController(n *corev1.Node, nodes *nodeWatch) (*node.NodeCont
 	if cfg.NodeStatusReportFrequency > 0 {
 		opts = append(opts, node.WithNodeStatusReportFrequency(cfg.NodeStatusReportFrequency))
 	}
+	if cfg.NodeStatusMaxImages != nil {
+		opts = append(opts, node.WithNodeStatusMaxImages(*cfg.NodeStatusMaxImages))
+	}
 	return node.NewNodeController(health, n, cfg.Client.CoreV1().Nodes(), opts...)
 }
 

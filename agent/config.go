@@ -49,6 +49,10 @@ type Config struct {
 	NodeStatusUpdateFrequency time.Duration // default node.DefaultStatusUpdateInterval
 	NodeStatusReportFrequency time.Duration // default node.DefaultStatusReportFrequency
 	NodeLeaseDurationSeconds  int32         // default node.DefaultLeaseDurationSeconds
+	// NodeStatusMaxImages caps the images the Node lists, when the provider lists them
+	// (provider.NodeImageLister): -1 for all, 0 for none; nil means
+	// node.DefaultNodeStatusMaxImages.
+	NodeStatusMaxImages *int32
 
 	PodSyncWorkers int           // default node.DefaultPodSyncWorkers
 	SyncFrequency  time.Duration // default node.DefaultSyncFrequency
