@@ -7,7 +7,6 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -23,6 +22,8 @@ import (
 	"k8s.io/client-go/util/keyutil"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/vk-static/vk-static/backoff"
 )
 
 // Names in the certificate directory, as the kubelet's.
@@ -39,9 +40,9 @@ var ErrDenied = errors.New("certificate signing request denied")
 
 // DefaultBootstrapBackoff is how Bootstrap retries an attempt that failed for a reason that
 // may pass (a token not, or no longer, valid; an API server not reachable): after 2 s, doubling
-// up to a minute.
+// up to a minute, each delay up to a tenth longer at random.
 func DefaultBootstrapBackoff() wait.Backoff {
-	return wait.Backoff{Duration: 2 * time.Second, Factor: 2, Jitter: 0.1, Steps: math.MaxInt32, Cap: time.Minute}
+	return *backoff.Policy{Initial: 2 * time.Second, Max: time.Minute}.WaitBackoff(0.1)
 }
 
 // issueTimeout bounds the wait for one request to be issued, as the kubelet's; the next

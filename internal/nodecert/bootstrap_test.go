@@ -81,3 +81,14 @@ func TestBootstrapRetriesARefusedToken(t *testing.T) {
 	}
 	assert.Equal(t, []string{tmpKeyFile}, names)
 }
+
+// TestDefaultBootstrapBackoff pins the kubelet-like numbers: 2 s doubling to a minute, where it
+// stays, each delay at most a tenth longer.
+func TestDefaultBootstrapBackoff(t *testing.T) {
+	b := DefaultBootstrapBackoff()
+	for i, want := range []time.Duration{2, 4, 8, 16, 32, 60, 60, 60} {
+		want *= time.Second
+		got := b.Step()
+		assert.True(t, got >= want && got <= want+want/10, "delay %d: %v, want %v plus up to a tenth", i+1, got, want)
+	}
+}
