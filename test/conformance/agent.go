@@ -13,6 +13,7 @@ import (
 
 	"github.com/vk-static/vk-static/bench/kubelet"
 	"github.com/vk-static/vk-static/test/support/agentproc"
+	"github.com/vk-static/vk-static/test/support/childproc"
 	"github.com/vk-static/vk-static/test/support/netns"
 	"github.com/vk-static/vk-static/test/support/testenv"
 )
@@ -127,27 +128,27 @@ func startKubelet(ctx context.Context, s agentSpec) (runningAgent, error) {
 		return nil, err
 	}
 	logPath := filepath.Join(s.dir, "kubelet.log")
-	p, err := startProcess("kubelet", logPath, nil, nil, kubelet.Args(s.binary, o)...)
+	p, err := childproc.Start(childproc.Options{Name: "kubelet", LogPath: logPath, Group: true}, kubelet.Args(s.binary, o)...)
 	if err != nil {
 		return nil, err
 	}
 	k := &kubeletProc{p: p, logPath: logPath}
-	if err := waitHealthz(ctx, "http://127.0.0.1:10248/healthz", p.done); err != nil {
-		p.stop(10 * time.Second)
+	if err := waitHealthz(ctx, "http://127.0.0.1:10248/healthz", p.Done()); err != nil {
+		p.Stop(10 * time.Second)
 		return nil, fmt.Errorf("kubelet: %w (log: %s)", err, logPath)
 	}
 	return k, nil
 }
 
 type kubeletProc struct {
-	p       *process
+	p       *childproc.Process
 	logPath string
 }
 
-func (k *kubeletProc) Exited() <-chan struct{} { return k.p.done }
+func (k *kubeletProc) Exited() <-chan struct{} { return k.p.Done() }
 func (k *kubeletProc) LogPath() string         { return k.logPath }
 func (k *kubeletProc) Stop() error {
-	k.p.stop(30 * time.Second)
+	k.p.Stop(30 * time.Second)
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/vk-static/vk-static/test/support/childproc"
 	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
@@ -30,7 +31,7 @@ const serviceCIDR = "10.0.0.0/24"
 // plus kube-scheduler — the specs create pods without a node name.
 type cluster struct {
 	env             *testenv.Env
-	scheduler       *process
+	scheduler       *childproc.Process
 	adminKubeconfig string
 }
 
@@ -60,7 +61,7 @@ func startCluster(ctx context.Context, testBin, schedulerBin, dir, node string) 
 	if err := testenv.WriteKubeconfig(c.adminKubeconfig, env.AdminConfig); err != nil {
 		return nil, err
 	}
-	c.scheduler, err = startProcess("kube-scheduler", filepath.Join(dir, "kube-scheduler.log"), nil, nil,
+	c.scheduler, err = childproc.Start(childproc.Options{Name: "kube-scheduler", LogPath: filepath.Join(dir, "kube-scheduler.log"), Group: true},
 		schedulerBin, "--kubeconfig", c.adminKubeconfig, "--leader-elect=false",
 		"--bind-address", "127.0.0.1", "--secure-port", "0", "--v=1")
 	if err != nil {
@@ -71,7 +72,7 @@ func startCluster(ctx context.Context, testBin, schedulerBin, dir, node string) 
 
 // stop stops the scheduler and the control plane, keeping the control plane's logs in dir.
 func (c *cluster) stop(dir string) {
-	c.scheduler.stop(5 * time.Second)
+	c.scheduler.Stop(5 * time.Second)
 	for _, name := range []string{"kube-apiserver.log", "kube-controller-manager.log", "etcd.log"} {
 		_ = copyFile(filepath.Join(c.env.Dir, name), filepath.Join(dir, name))
 	}
@@ -93,8 +94,8 @@ func (c *cluster) waitNodeReady(ctx context.Context, node string, agentExited <-
 			return fmt.Errorf("node %s not ready: %w (last: %s)", node, ctx.Err(), last)
 		case <-time.After(250 * time.Millisecond):
 		}
-		if c.scheduler.exited() {
-			return fmt.Errorf("kube-scheduler exited: %v", c.scheduler.err)
+		if c.scheduler.Exited() {
+			return fmt.Errorf("kube-scheduler exited: %v", c.scheduler.Err())
 		}
 		n, err := c.env.Admin.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {

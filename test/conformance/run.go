@@ -15,6 +15,7 @@ import (
 
 	"github.com/vk-static/vk-static/bench/kubelet"
 	"github.com/vk-static/vk-static/internal/mounts"
+	"github.com/vk-static/vk-static/test/support/childproc"
 	"github.com/vk-static/vk-static/test/support/testcontainerd"
 	"github.com/vk-static/vk-static/test/support/testimage"
 )
@@ -310,18 +311,19 @@ func runSuite(ctx context.Context, o Options, c *cluster, repoList string, image
 	for _, stale := range []string{junit, filepath.Join(o.Out, "e2e.log")} { // a previous run's
 		_ = os.Remove(stale)
 	}
-	p, err := startProcess("ginkgo", filepath.Join(o.Out, "e2e.log"), o.Output, env, args...)
+	// Its process group is signalled, so that the e2e.test processes it started stop with it.
+	p, err := childproc.Start(childproc.Options{Name: "ginkgo", LogPath: filepath.Join(o.Out, "e2e.log"), Tee: o.Output, Env: env, Group: true}, args...)
 	if err != nil {
 		return "", err
 	}
 	select {
-	case <-p.done:
+	case <-p.Done():
 	case <-ctx.Done():
-		p.stop(30 * time.Second)
+		p.Stop(30 * time.Second)
 		return "", fmt.Errorf("suite interrupted: %w", ctx.Err())
 	}
 	if _, err := os.Stat(junit); err != nil {
-		return "", fmt.Errorf("ginkgo wrote no JUnit report (%v; log: %s): %w", p.err, filepath.Join(o.Out, "e2e.log"), err)
+		return "", fmt.Errorf("ginkgo wrote no JUnit report (%v; log: %s): %w", p.Err(), filepath.Join(o.Out, "e2e.log"), err)
 	}
 	return junit, nil
 }

@@ -6,13 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"syscall"
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	criclient "k8s.io/cri-client/pkg"
 
+	"github.com/vk-static/vk-static/test/support/childproc"
 	"github.com/vk-static/vk-static/test/support/testimage"
 )
 
@@ -37,8 +36,8 @@ type Options struct {
 type Containerd struct {
 	paths  layout
 	bin    binaries
-	bridge *Bridge  // nil without a Bridge network
-	proc   *process // nil while stopped (after Kill, before Restart)
+	bridge *Bridge            // nil without a Bridge network
+	proc   *childproc.Process // nil while stopped (after Kill, before Restart)
 }
 
 // startTimeout bounds containerd's start-up: it answers in well under a second here.
@@ -127,13 +126,13 @@ func (c *Containerd) PID() int {
 	if c.proc == nil {
 		return 0
 	}
-	return c.proc.cmd.Process.Pid
+	return c.proc.Pid()
 }
 
 // Kill ends containerd with SIGKILL, as a crash would, and waits for it; the shims and
 // containers keep running, and Restart starts containerd again on them.
 func (c *Containerd) Kill() {
-	c.proc.stop(0)
+	c.proc.Stop(0)
 	c.proc = nil
 }
 
@@ -142,7 +141,7 @@ func (c *Containerd) Kill() {
 // running containers are kept, as a restart of the host's containerd keeps them. It returns
 // once the CRI plugin is ready again.
 func (c *Containerd) Restart(ctx context.Context) error {
-	c.proc.stop(stopGrace)
+	c.proc.Stop(stopGrace)
 	c.proc = nil
 	if err := c.start(ctx); err != nil {
 		return fmt.Errorf("%w%s", err, c.logTail())
@@ -154,7 +153,9 @@ func (c *Containerd) Restart(ctx context.Context) error {
 const stopGrace = 5 * time.Second
 
 func (c *Containerd) start(ctx context.Context) error {
-	proc, err := startProcess(c.paths.Log, c.bin.path, c.bin.containerd, "--config", c.paths.Config)
+	// containerd alone is signalled: its shims and containers outlive a Kill.
+	proc, err := childproc.Start(childproc.Options{Name: "containerd", LogPath: c.paths.Log, Env: []string{"PATH=" + c.bin.path}},
+		c.bin.containerd, "--config", c.paths.Config)
 	if err != nil {
 		return err
 	}
@@ -170,8 +171,8 @@ func (c *Containerd) waitReady(ctx context.Context) error {
 	defer tick.Stop()
 	var lastErr error
 	for {
-		if c.proc.exited() {
-			return fmt.Errorf("containerd exited during start-up: %v", c.proc.err)
+		if c.proc.Exited() {
+			return fmt.Errorf("containerd exited during start-up: %v", c.proc.Err())
 		}
 		if lastErr = c.ready(ctx); lastErr == nil {
 			return nil
@@ -220,61 +221,4 @@ func (c *Containerd) logTail() string {
 		data = data[bytes.IndexByte(data, '\n')+1:]
 	}
 	return "\ncontainerd.log ends with:\n" + string(data)
-}
-
-// process is containerd's process; its output goes to the log file.
-type process struct {
-	cmd  *exec.Cmd
-	log  *os.File
-	done chan struct{} // closed when the process has exited
-	err  error         // cmd.Wait's error, set before done is closed
-}
-
-func startProcess(logPath, path, binary string, args ...string) (*process, error) {
-	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644) // a restart appends
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(binary, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.Env = append(os.Environ(), "PATH="+path)
-	// containerd dies with the test binary even when the test is killed before Stop runs.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		log.Close()
-		return nil, fmt.Errorf("start containerd: %w", err)
-	}
-	p := &process{cmd: cmd, log: log, done: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// stop sends SIGTERM and, after grace, SIGKILL (at once when grace is 0); it returns once the
-// process has exited. A nil process is stopped already.
-func (p *process) stop(grace time.Duration) {
-	if p == nil {
-		return
-	}
-	if grace > 0 {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(grace):
-		}
-	}
-	_ = p.cmd.Process.Kill()
-	<-p.done
-	p.log.Close()
 }

@@ -27,7 +27,7 @@ const shimSocketDir = "/run/containerd/s"
 // Bridge network's link. It is an error if a shim of the instance is still running afterwards.
 // Stop is idempotent.
 func (c *Containerd) Stop() error {
-	c.proc.stop(stopGrace)
+	c.proc.Stop(stopGrace)
 	c.proc = nil
 	if _, err := os.Stat(c.paths.Dir); errors.Is(err, os.ErrNotExist) {
 		return nil

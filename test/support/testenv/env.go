@@ -16,6 +16,8 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/vk-static/vk-static/test/support/childproc"
 )
 
 // DefaultNodes are the node identities in the token file when Options.Nodes is empty.
@@ -65,10 +67,10 @@ type Env struct {
 	ca         *authority
 	nodeTokens map[string]string
 	etcdDir    string
-	etcd       *process
-	apiserver  *process
+	etcd       *childproc.Process
+	apiserver  *childproc.Process
 	// controllerManager runs with Options.ControllerManager only.
-	controllerManager *process
+	controllerManager *childproc.Process
 	saKeyFile         string
 	bin               string   // directory of the binaries
 	apiArgs           []string // the API server's command line, for RestartAPIServer
@@ -310,7 +312,7 @@ func randomToken() string {
 // StartAPIServer starts the API server (again) with the same port, flags and identities, and
 // returns once it is ready. With StopAPIServer it simulates an API server outage.
 func (e *Env) StartAPIServer(ctx context.Context) error {
-	if e.apiserver != nil && !e.apiserver.exited() {
+	if e.apiserver != nil && !e.apiserver.Exited() {
 		return fmt.Errorf("kube-apiserver is already running")
 	}
 	p, err := startProcess("kube-apiserver", filepath.Join(e.Dir, "kube-apiserver.log"),
@@ -324,7 +326,7 @@ func (e *Env) StartAPIServer(ctx context.Context) error {
 
 // StopAPIServer kills the API server (etcd keeps its data); clients see connection refused.
 func (e *Env) StopAPIServer() {
-	e.apiserver.stop(0)
+	e.apiserver.Stop(0)
 }
 
 // waitReady polls /readyz until it answers ok, a process dies, or 60 s pass.
@@ -337,9 +339,9 @@ func (e *Env) waitReady(ctx context.Context) error {
 		if err == nil && string(body) == "ok" {
 			return nil
 		}
-		for _, p := range []*process{e.etcd, e.apiserver} {
-			if p.exited() {
-				return fmt.Errorf("%s exited during start-up", p.name)
+		for _, p := range []*childproc.Process{e.etcd, e.apiserver} {
+			if p.Exited() {
+				return fmt.Errorf("%s exited during start-up: %v", p.Name(), p.Err())
 			}
 		}
 		select {
@@ -360,9 +362,9 @@ func (e *Env) Stop(keepLogs bool) {
 }
 
 func (e *Env) stop() {
-	e.controllerManager.stop(5 * time.Second)
-	e.apiserver.stop(5 * time.Second)
-	e.etcd.stop(5 * time.Second)
+	e.controllerManager.Stop(5 * time.Second)
+	e.apiserver.Stop(5 * time.Second)
+	e.etcd.Stop(5 * time.Second)
 	if e.etcdDir != "" && strings.HasPrefix(e.etcdDir, "/dev/shm/") {
 		_ = os.RemoveAll(e.etcdDir)
 	}

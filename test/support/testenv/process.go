@@ -1,68 +1,14 @@
 package testenv
 
 import (
-	"fmt"
 	"net"
-	"os"
-	"os/exec"
-	"syscall"
-	"time"
+
+	"github.com/vk-static/vk-static/test/support/childproc"
 )
 
-// process is a child process whose output goes to a log file in the environment's directory.
-type process struct {
-	name string
-	cmd  *exec.Cmd
-	log  *os.File
-	done chan struct{} // closed when the process has exited
-}
-
-func startProcess(name, logPath, binary string, args ...string) (*process, error) {
-	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644) // a restart appends
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(binary, args...)
-	cmd.Stdout, cmd.Stderr = log, log
-	// The child dies with the test binary even when the test is killed before Stop runs.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		log.Close()
-		return nil, fmt.Errorf("start %s: %w", name, err)
-	}
-	p := &process{name: name, cmd: cmd, log: log, done: make(chan struct{})}
-	go func() {
-		_ = cmd.Wait()
-		close(p.done)
-	}()
-	return p, nil
-}
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// stop sends SIGTERM and, after grace, SIGKILL; it returns once the process has exited.
-// kube-apiserver drains slowly on SIGTERM, which tests do not need to wait for.
-func (p *process) stop(grace time.Duration) {
-	if p == nil {
-		return
-	}
-	if grace > 0 {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	}
-	select {
-	case <-p.done:
-	case <-time.After(grace):
-		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		<-p.done
-	}
-	p.log.Close()
+// startProcess starts a control-plane binary; Stop signals its process group.
+func startProcess(name, logPath, binary string, args ...string) (*childproc.Process, error) {
+	return childproc.Start(childproc.Options{Name: name, LogPath: logPath, Group: true}, append([]string{binary}, args...)...)
 }
 
 // FreePort asks the kernel for an unused loopback port. Another process may take it before
