@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/vk-static/vk-static/provider"
 )
 
 // objectsFake serves config maps and secrets of namespace "shop" from maps, counts reads, and
@@ -344,7 +346,7 @@ func TestBuildErrors(t *testing.T) {
 		{
 			name:    "resource of an unknown container",
 			env:     []corev1.EnvVar{resourceField("CPU", corev1.ResourceFieldSelector{ContainerName: "nope", Resource: "limits.cpu"})},
-			wantErr: ErrContainerNotFound, wantMsg: `container "app": env "CPU": resourceFieldRef "limits.cpu": container not found: "nope"`,
+			wantErr: provider.ErrNotFound, wantMsg: `container "app": env "CPU": resourceFieldRef "limits.cpu": not found: container "nope"`,
 		},
 		{
 			name:    "valueFrom without a source",

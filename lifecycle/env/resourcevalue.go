@@ -9,21 +9,20 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/vk-static/vk-static/provider"
 )
 
 // ErrUnsupportedResource is wrapped by ResourceValue's error for a resource the downward API
 // does not expose.
 var ErrUnsupportedResource = errors.New("unsupported container resource")
 
-// ErrContainerNotFound is wrapped by ResourceValue's error when the container the reference
-// names is not in the pod.
-var ErrContainerNotFound = errors.New("container not found")
-
 // ResourceValue resolves a downward API resourceFieldRef as the kubelet does
 // (resource.ExtractResourceValueByContainerNameAndNodeAllocatable): the container is
 // ref.ContainerName, or containerName when the reference names none (an env var of the
 // container itself); looked up among the pod's containers, init containers and ephemeral
-// containers.
+// containers. A container the pod does not have is an error that provider.IsNotFound
+// recognises.
 //
 // ref.Resource is limits.cpu, requests.cpu, limits.memory, requests.memory,
 // limits.ephemeral-storage, requests.ephemeral-storage, limits.hugepages-<size> or
@@ -41,7 +40,7 @@ func ResourceValue(pod *corev1.Pod, containerName string, ref *corev1.ResourceFi
 	}
 	resources, ok := containerResources(pod, name)
 	if !ok {
-		return "", fmt.Errorf("resourceFieldRef %q: %w: %q", ref.Resource, ErrContainerNotFound, name)
+		return "", fmt.Errorf("resourceFieldRef %q: %w", ref.Resource, provider.NotFound("container %q", name))
 	}
 	return containerResourceValue(resources, ref, allocatable)
 }

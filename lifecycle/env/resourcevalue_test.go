@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/vk-static/vk-static/provider"
 )
 
 func resourcePod() *corev1.Pod {
@@ -93,8 +95,8 @@ func TestResourceValueErrors(t *testing.T) {
 		ref       corev1.ResourceFieldSelector
 		wantErr   error
 	}{
-		{"unknown container", "nope", corev1.ResourceFieldSelector{Resource: "limits.cpu"}, ErrContainerNotFound},
-		{"unknown named container", "app", corev1.ResourceFieldSelector{ContainerName: "nope", Resource: "limits.cpu"}, ErrContainerNotFound},
+		{"unknown container", "nope", corev1.ResourceFieldSelector{Resource: "limits.cpu"}, provider.ErrNotFound},
+		{"unknown named container", "app", corev1.ResourceFieldSelector{ContainerName: "nope", Resource: "limits.cpu"}, provider.ErrNotFound},
 		{"unknown resource", "app", corev1.ResourceFieldSelector{Resource: "limits.gpu"}, ErrUnsupportedResource},
 		{"no kind", "app", corev1.ResourceFieldSelector{Resource: "cpu"}, ErrUnsupportedResource},
 		{"bad kind", "app", corev1.ResourceFieldSelector{Resource: "capacity.cpu"}, ErrUnsupportedResource},
