@@ -1,0 +1,308 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+
+	"github.com/vk-static/vk-static/agent"
+	"github.com/vk-static/vk-static/internal/host"
+	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/lifecycle/env"
+	"github.com/vk-static/vk-static/lifecycle/volume"
+	"github.com/vk-static/vk-static/provider"
+	"github.com/vk-static/vk-static/provider/mock"
+	"github.com/vk-static/vk-static/runtime/cri"
+	"github.com/vk-static/vk-static/runtime/process"
+)
+
+// providers are the values --provider takes.
+const (
+	providerProcess = "process"
+	providerCRI     = "cri"
+	providerMock    = "mock"
+)
+
+// processOptions configure --provider process: who runs the containers of API pods and which
+// host paths they may mount (static pods run as their manifests say unless RestrictStaticPods),
+// how container logs rotate, and what the node keeps for itself.
+type processOptions struct {
+	DefaultUser          string
+	AllowRoot            bool
+	AllowedHostPaths     []string
+	ContainerLogMaxSize  string
+	RestrictStaticPods   bool
+	Cgroups              cgroupOptions
+	ContainerLogMaxFiles int32
+	SystemReserved       map[string]string
+	KubeReserved         map[string]string
+	StopPodsOnExit       bool
+}
+
+func defaultProcessOptions() processOptions {
+	return processOptions{DefaultUser: "nobody", ContainerLogMaxSize: "10Mi", ContainerLogMaxFiles: 5, Cgroups: defaultCgroupOptions()}
+}
+
+// criOptions configure --provider cri, with the kubelet's flag names and defaults.
+type criOptions struct {
+	RuntimeEndpoint      string
+	ImageEndpoint        string
+	ImageGCHighThreshold int32
+	ImageGCLowThreshold  int32
+	AllowPrivileged      bool
+}
+
+func defaultCRIOptions() criOptions {
+	return criOptions{RuntimeEndpoint: cri.DefaultEndpoint, ImageGCHighThreshold: 85, ImageGCLowThreshold: 80}
+}
+
+func (o *options) addProviderFlags(fs *pflag.FlagSet) {
+	p, c := &o.Process, &o.CRI
+	fs.StringVar(&o.Provider, "provider", o.Provider, "What runs pods: process (each container a supervised host process; command and args say what runs, the image is not pulled), cri (container images through a CRI runtime such as containerd, as the kubelet) or mock (an instant simulator, for tests and scale).")
+	fs.StringVar(&c.RuntimeEndpoint, "container-runtime-endpoint", c.RuntimeEndpoint, "With --provider cri: the CRI runtime's endpoint (a unix socket).")
+	fs.StringVar(&c.ImageEndpoint, "image-service-endpoint", c.ImageEndpoint, "With --provider cri: the CRI image service's endpoint; empty is --container-runtime-endpoint.")
+	fs.Int32Var(&c.ImageGCHighThreshold, "image-gc-high-threshold", c.ImageGCHighThreshold, "With --provider cri: the percent of the image filesystem's disk usage at and above which unused images are removed; 100 disables image garbage collection.")
+	fs.Int32Var(&c.ImageGCLowThreshold, "image-gc-low-threshold", c.ImageGCLowThreshold, "With --provider cri: the percent of the image filesystem's disk usage image garbage collection frees space down to; not above --image-gc-high-threshold.")
+	fs.BoolVar(&c.AllowPrivileged, "allow-privileged", c.AllowPrivileged, "With --provider cri: run privileged containers when their pod asks for them; without it such pods are refused.")
+	fs.StringVar(&p.DefaultUser, "process-default-user", p.DefaultUser, "With --provider process: who runs a container of an API pod that names no user (a user name or uid[:gid]). Static pods (manifest files, --manifest-url) run as their manifest says, root when it names no user, unless --process-restrict-static-pods.")
+	fs.BoolVar(&p.AllowRoot, "process-allow-root", p.AllowRoot, "With --provider process: run the containers of API pods as root (uid 0) when the pod asks for it; without it such API pods are refused. Static pods may run as root unless --process-restrict-static-pods.")
+	fs.StringSliceVar(&p.AllowedHostPaths, "process-allowed-host-paths", p.AllowedHostPaths, "With --provider process: the host path prefixes the hostPath volumes of API pods may use; none by default, so API pods' hostPath volumes are refused. Static pods may mount any host path unless --process-restrict-static-pods.")
+	p.Cgroups.addFlags(fs)
+	fs.BoolVar(&p.RestrictStaticPods, "process-restrict-static-pods", p.RestrictStaticPods, "With --provider process: hold static pods (manifest files, --manifest-url) to the rules of API pods: --process-default-user, --process-allow-root and --process-allowed-host-paths. By default static pods are trusted as the kubelet trusts them: their manifests are the node administrator's.")
+	fs.StringVar(&p.ContainerLogMaxSize, "container-log-max-size", p.ContainerLogMaxSize, "The size a container's log file reaches before it is rotated.")
+	fs.Int32Var(&p.ContainerLogMaxFiles, "container-log-max-files", p.ContainerLogMaxFiles, "The log files kept per container, the current one included.")
+	fs.StringToStringVar(&p.SystemReserved, "system-reserved", p.SystemReserved, "Resources kept for the system, subtracted from the Node's allocatable: cpu=500m,memory=1Gi,ephemeral-storage=1Gi.")
+	fs.StringToStringVar(&p.KubeReserved, "kube-reserved", p.KubeReserved, "Resources kept for the agent, subtracted from the Node's allocatable, as --system-reserved.")
+	fs.BoolVar(&p.StopPodsOnExit, "stop-pods-on-exit", p.StopPodsOnExit, "With --provider process: stop every container (with its grace period) when the agent stops. By default containers keep running while the agent is stopped, restarted or upgraded, and the next agent takes them up again.")
+}
+
+// applyCRIConfig applies a KubeletConfiguration's runtime and image GC fields.
+func applyCRIConfig(cfg *kubeletv1beta1.KubeletConfiguration, o *options, set func(flag string, apply func())) {
+	if cfg.ContainerRuntimeEndpoint != "" {
+		set("container-runtime-endpoint", func() { o.CRI.RuntimeEndpoint = cfg.ContainerRuntimeEndpoint })
+	}
+	if cfg.ImageServiceEndpoint != "" {
+		set("image-service-endpoint", func() { o.CRI.ImageEndpoint = cfg.ImageServiceEndpoint })
+	}
+	if cfg.ImageGCHighThresholdPercent != nil {
+		set("image-gc-high-threshold", func() { o.CRI.ImageGCHighThreshold = *cfg.ImageGCHighThresholdPercent })
+	}
+	if cfg.ImageGCLowThresholdPercent != nil {
+		set("image-gc-low-threshold", func() { o.CRI.ImageGCLowThreshold = *cfg.ImageGCLowThresholdPercent })
+	}
+}
+
+func (o *options) validateProvider(bad func(flag, format string, args ...any)) {
+	switch o.Provider {
+	case providerProcess, providerCRI, providerMock:
+	default:
+		bad("provider", "unknown provider %q (available: %s, %s, %s)", o.Provider, providerProcess, providerCRI, providerMock)
+	}
+	// The kubelet's validation of the image GC thresholds.
+	if c := o.CRI; c.ImageGCHighThreshold < 0 || c.ImageGCHighThreshold > 100 {
+		bad("image-gc-high-threshold", "must be between 0 and 100, got %d", c.ImageGCHighThreshold)
+	} else if c.ImageGCLowThreshold < 0 || c.ImageGCLowThreshold > 100 {
+		bad("image-gc-low-threshold", "must be between 0 and 100, got %d", c.ImageGCLowThreshold)
+	} else if c.ImageGCLowThreshold > c.ImageGCHighThreshold {
+		bad("image-gc-low-threshold", "%d is above --image-gc-high-threshold %d", c.ImageGCLowThreshold, c.ImageGCHighThreshold)
+	}
+	if q, err := resource.ParseQuantity(o.Process.ContainerLogMaxSize); err != nil || q.Sign() <= 0 {
+		bad("container-log-max-size", "%q is not a positive quantity such as 10Mi", o.Process.ContainerLogMaxSize)
+	}
+	if o.Process.ContainerLogMaxFiles < 2 {
+		bad("container-log-max-files", "must be at least 2 (the current file and one rotated), got %d", o.Process.ContainerLogMaxFiles)
+	}
+	for flag, m := range map[string]map[string]string{"system-reserved": o.Process.SystemReserved, "kube-reserved": o.Process.KubeReserved} {
+		if _, err := reservation(m); err != nil {
+			bad(flag, "%v", err)
+		}
+	}
+	o.Process.Cgroups.validate(bad)
+	for _, p := range o.Process.AllowedHostPaths {
+		if !filepath.IsAbs(p) {
+			bad("process-allowed-host-paths", "%q is not an absolute path", p)
+		}
+	}
+}
+
+// reservation parses a --system-reserved style map.
+func reservation(m map[string]string) (corev1.ResourceList, error) {
+	out := corev1.ResourceList{}
+	for name, v := range m {
+		switch corev1.ResourceName(name) {
+		case corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage, corev1.ResourcePods:
+		default:
+			return nil, fmt.Errorf("unknown resource %q (cpu, memory, ephemeral-storage, pods)", name)
+		}
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%q: %v", name, v, err)
+		}
+		out[corev1.ResourceName(name)] = q
+	}
+	return out, nil
+}
+
+// builtProvider is the provider the options choose, with what the agent must run beside it.
+type builtProvider struct {
+	provider   provider.PodLifecycleHandler
+	components []agent.Component
+}
+
+// buildProvider makes the provider --provider names. The process provider fills in the Node's
+// capacity and allocatable from the machine; client (nil standalone) reads the config maps and
+// secrets API pods use, with the node's identity; registry receives the lifecycle's metrics.
+func buildProvider(ctx context.Context, o *options, nodeName, nodeIP string, n *corev1.Node, client kubernetes.Interface, registry prometheus.Registerer) (builtProvider, error) {
+	if o.Provider == providerMock {
+		p, err := mock.New(mock.Config{NodeName: nodeName, InternalIP: nodeIP, Pods: *resource.NewQuantity(int64(o.MaxPods), resource.DecimalSI)})
+		return builtProvider{provider: p}, err
+	}
+	capacity, err := host.Capacity(o.RootDir, int64(o.MaxPods))
+	if err != nil {
+		return builtProvider{}, fmt.Errorf("--provider process: read the machine's capacity: %w", err)
+	}
+	system, _ := reservation(o.Process.SystemReserved)
+	kube, _ := reservation(o.Process.KubeReserved)
+	allocatable := host.Allocatable(capacity, system, kube)
+	n.Status.Capacity, n.Status.Allocatable = capacity, allocatable
+
+	if o.Provider == providerCRI {
+		return buildCRIProvider(ctx, o, nodeName, nodeIP, allocatable, client, registry)
+	}
+	logMax := resource.MustParse(o.Process.ContainerLogMaxSize)
+	exe, _ := os.Executable()
+	supervisor := supervisorBeside(exe)
+	if supervisor != "" {
+		klog.FromContext(ctx).Info("Container supervisor", "binary", supervisor)
+	} else {
+		klog.FromContext(ctx).Info("Container supervisor: the agent itself, re-executed — install "+supervisorBinaryName+" beside it to spare each container the agent's start-up and memory", "binary", exe)
+	}
+	rt, err := process.New(process.Config{
+		StateDir:    filepath.Join(o.RootDir, "process"),
+		DefaultUser: o.Process.DefaultUser,
+		AllowRoot:   o.Process.AllowRoot,
+		// Static pods are the node administrator's (trust follows the source), unless held to
+		// the API pods' rules.
+		RestrictStaticPods: o.Process.RestrictStaticPods,
+		Cgroups:            o.Process.Cgroups.processCgroups(),
+		LogMaxSize:         logMax.Value(),
+		LogMaxFiles:        int(o.Process.ContainerLogMaxFiles),
+		NodeIPs:            []string{nodeIP},
+		// Empty re-executes the agent.
+		SupervisorPath: supervisor,
+	})
+	if err != nil {
+		return builtProvider{}, fmt.Errorf("--provider process: %w", err)
+	}
+	logCgroups(ctx, rt, &o.Process.Cgroups)
+	cfg := lifecycleConfig(o, nodeName, nodeIP, allocatable, client, registry)
+	cfg.Runtime, cfg.RuntimeName = rt, providerProcess
+	cfg.AllowedHostPaths, cfg.HostPathFlag = o.Process.AllowedHostPaths, "--process-allowed-host-paths"
+	cfg.StopPodsOnExit = o.Process.StopPodsOnExit
+	cfg.RestrictStaticPods, cfg.RestrictStaticPodsFlag = o.Process.RestrictStaticPods, "--process-restrict-static-pods"
+	p, err := lifecycle.New(ctx, cfg)
+	if err != nil {
+		return builtProvider{}, err
+	}
+	return builtProvider{provider: p, components: []agent.Component{p}}, nil
+}
+
+// lifecycleConfig is what the lifecycle takes whatever the runtime.
+func lifecycleConfig(o *options, nodeName, nodeIP string, allocatable corev1.ResourceList, client kubernetes.Interface, registry prometheus.Registerer) lifecycle.Config {
+	cfg := lifecycle.Config{
+		Registerer: registry,
+		RootDir:    o.RootDir,
+		NodeIPs:    []string{nodeIP},
+		// A pod's domain with spec.subdomain (its /etc/hosts, setHostnameAsFQDN).
+		ClusterDomain: o.ClusterDomain,
+		Allocatable:   allocatable,
+		// The kubelet's sysctl admission, whatever the runtime.
+		AllowedUnsafeSysctls: o.AllowedUnsafeSysctls,
+		NodeStats:            (&host.Stats{NodeName: nodeName, RootDir: o.RootDir, StartTime: time.Now()}).Node,
+		// The kubelet brings config map, secret and downward API volumes up to date on its
+		// periodic pod sync.
+		VolumeRefresh: o.SyncFrequency,
+	}
+	o.applyNodeHealth(&cfg)
+	if client != nil {
+		cfg.Objects = env.NewClientGetter(client)
+		cfg.Services = env.NewServiceWatch(client)
+		cfg.Tokens = volume.NewClientTokenRequester(client)
+	}
+	return cfg
+}
+
+// buildCRIProvider runs pods through the CRI runtime at --container-runtime-endpoint; the
+// runtime's name ("containerd") is the scheme of the pods' container IDs.
+func buildCRIProvider(ctx context.Context, o *options, nodeName, nodeIP string, allocatable corev1.ResourceList, client kubernetes.Interface, registry prometheus.Registerer) (builtProvider, error) {
+	logMax := resource.MustParse(o.Process.ContainerLogMaxSize)
+	rt, err := cri.New(ctx, cri.Config{
+		RuntimeEndpoint:      o.CRI.RuntimeEndpoint,
+		ImageEndpoint:        o.CRI.ImageEndpoint,
+		AllowPrivileged:      o.CRI.AllowPrivileged,
+		ImageGCHighThreshold: int(o.CRI.ImageGCHighThreshold),
+		ImageGCLowThreshold:  int(o.CRI.ImageGCLowThreshold),
+		SeccompProfileRoot:   filepath.Join(o.RootDir, "seccomp"),
+		LogMaxSize:           logMax.Value(),
+		LogMaxFiles:          int(o.Process.ContainerLogMaxFiles),
+	})
+	if err != nil {
+		return builtProvider{}, fmt.Errorf("--provider cri: %w; --container-runtime-endpoint must name the socket of a running CRI runtime: install and start containerd (e.g. apt-get install containerd runc) or CRI-O, or point the flag at its socket", err)
+	}
+	klog.FromContext(ctx).Info("Container runtime", "name", rt.Name(), "version", rt.Version(), "endpoint", o.CRI.RuntimeEndpoint)
+	cfg := lifecycleConfig(o, nodeName, nodeIP, allocatable, client, registry)
+	cfg.Runtime, cfg.RuntimeName = rt, rt.Name()
+	// Pods mount host paths as the kubelet lets them: any.
+	cfg.AllowedHostPaths, cfg.HostPathFlag = []string{"/"}, ""
+	p, err := lifecycle.New(ctx, cfg)
+	if err != nil {
+		_ = rt.Close(ctx)
+		return builtProvider{}, err
+	}
+	components := []agent.Component{p}
+	if gc := rt.ImageGC(); gc != nil {
+		components = append(components, gc)
+	}
+	if logs := rt.LogRotator(); logs != nil {
+		components = append(components, logs)
+	}
+	return builtProvider{provider: p, components: components}, nil
+}
+
+// providerSummary names the provider for the start-up line.
+func providerSummary(o *options) string {
+	if o.Provider == providerCRI {
+		parts := []string{"cri", o.CRI.RuntimeEndpoint}
+		if o.CRI.AllowPrivileged {
+			parts = append(parts, "privileged allowed")
+		}
+		return strings.Join(parts, ", ")
+	}
+	if o.Provider != providerProcess {
+		return o.Provider
+	}
+	parts := []string{"process", "API pods: default user " + o.Process.DefaultUser}
+	if o.Process.AllowRoot {
+		parts = append(parts, "root allowed")
+	}
+	if len(o.Process.AllowedHostPaths) > 0 {
+		parts = append(parts, "host paths under "+strings.Join(o.Process.AllowedHostPaths, ","))
+	}
+	if o.Process.RestrictStaticPods {
+		parts = append(parts, "static pods held to the same rules")
+	} else {
+		parts = append(parts, "static pods as their manifests say")
+	}
+	return strings.Join(parts, ", ")
+}
