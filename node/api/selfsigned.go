@@ -1,17 +1,12 @@
 package api
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -19,6 +14,8 @@ import (
 
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
+
+	"github.com/vk-static/vk-static/internal/selfsigned"
 )
 
 // The kubelet's names for its self-signed pair in --cert-dir.
@@ -125,36 +122,15 @@ const selfSignedValidity = 365 * 24 * time.Hour
 // (the API server does not verify it without --kubelet-certificate-authority; vk-static's CLI
 // pins the file) need no CA.
 func selfSignedPair(host string, ips []net.IP, names []string, now time.Time) (certPEM, keyPEM []byte, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
+	hosts := []string{host}
+	for _, ip := range ips {
+		hosts = append(hosts, ip.String())
 	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		return nil, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: fmt.Sprintf("%s@%d", host, now.Unix())},
-		NotBefore:             now.Add(-time.Hour).UTC(), // a clock a little behind still accepts it
-		NotAfter:              now.Add(selfSignedValidity).UTC(),
-		KeyUsage:              x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		DNSNames:              append([]string{host}, names...),
-		IPAddresses:           ips,
-	}
-	if ip := net.ParseIP(host); ip != nil {
-		tmpl.DNSNames, tmpl.IPAddresses = names, append([]net.IP{ip}, ips...)
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	if err != nil {
-		return nil, nil, err
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
+	return selfsigned.Cert(selfsigned.Leaf{
+		Subject:   pkix.Name{CommonName: fmt.Sprintf("%s@%d", host, now.Unix())},
+		Hosts:     append(hosts, names...),
+		Usage:     x509.ExtKeyUsageServerAuth,
+		NotBefore: now.Add(-time.Hour), // a clock a little behind still accepts it
+		NotAfter:  now.Add(selfSignedValidity),
+	})
 }

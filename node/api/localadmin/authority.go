@@ -2,24 +2,20 @@ package localadmin
 
 import (
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/big"
 	"os"
 	"path/filepath"
 	"time"
 
-	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
 
 	"github.com/vk-static/vk-static/internal/atomicfile"
+	"github.com/vk-static/vk-static/internal/selfsigned"
 )
 
 // The local administrator's identity: the user its certificate names, and the group that
@@ -124,33 +120,13 @@ func loadAuthority(certFile, keyFile string, now time.Time) (*Authority, error) 
 
 // newAuthority creates a CA key and its self-signed certificate.
 func newAuthority(now time.Time) (*Authority, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := selfsigned.NewCA(fmt.Sprintf("vk-static-local-admin-ca@%d", now.Unix()),
+		now.Add(-time.Minute), // a clock a little behind still accepts it
+		now.Add(caValidity))
 	if err != nil {
 		return nil, err
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serialNumber(),
-		Subject:               pkix.Name{CommonName: fmt.Sprintf("vk-static-local-admin-ca@%d", now.Unix())},
-		NotBefore:             now.Add(-time.Minute).UTC(), // a clock a little behind still accepts it
-		NotAfter:              now.Add(caValidity).UTC(),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-		MaxPathLenZero:        true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	if err != nil {
-		return nil, err
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, err
-	}
-	pemBytes, err := certutil.EncodeCertificates(cert)
-	if err != nil {
-		return nil, err
-	}
-	return newAuthorityFrom(cert, key, pemBytes), nil
+	return newAuthorityFrom(ca.Cert, ca.Key, ca.CertPEM), nil
 }
 
 func newAuthorityFrom(cert *x509.Certificate, key crypto.Signer, pemBytes []byte) *Authority {
@@ -162,46 +138,13 @@ func newAuthorityFrom(cert *x509.Certificate, key crypto.Signer, pemBytes []byte
 // issue signs a new client certificate for User in Group, valid from now: its certificate and
 // key, PEM.
 func (a *Authority) issue(now time.Time) (certPEM, keyPEM []byte, err error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, nil, err
-	}
-	notAfter := now.Add(clientCertValidity)
-	if notAfter.After(a.cert.NotAfter) {
-		notAfter = a.cert.NotAfter
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serialNumber(),
-		Subject:      pkix.Name{CommonName: User, Organization: []string{Group}},
-		NotBefore:    now.Add(-time.Minute).UTC(),
-		NotAfter:     notAfter.UTC(),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.cert, key.Public(), a.key)
-	if err != nil {
-		return nil, nil, err
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, nil, err
-	}
-	if keyPEM, err = keyutil.MarshalPrivateKeyToPEM(key); err != nil {
-		return nil, nil, err
-	}
-	if certPEM, err = certutil.EncodeCertificates(cert); err != nil {
-		return nil, nil, err
-	}
-	return certPEM, keyPEM, nil
-}
-
-// serialNumber is a random 128-bit serial, as RFC 5280 asks (unique per CA).
-func serialNumber() *big.Int {
-	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 128))
-	if err != nil { // crypto/rand does not fail on Linux
-		panic(err)
-	}
-	return n
+	ca := selfsigned.CA{Cert: a.cert, Key: a.key}
+	return ca.Issue(selfsigned.Leaf{
+		Subject:   pkix.Name{CommonName: User, Organization: []string{Group}},
+		Usage:     x509.ExtKeyUsageClientAuth,
+		NotBefore: now.Add(-time.Minute),
+		NotAfter:  now.Add(clientCertValidity), // or the CA's end, if sooner
+	})
 }
 
 // writeFileAtomic writes data to path, 0600, so that a reader — the agent after a crash or a
