@@ -115,7 +115,10 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 	delete(st.waiting, c.Name)
 	stale := rec.previous
 	if rec.current != nil {
-		rec.backoff = nextBackoff(rec)
+		// A restart: the instance that follows waits out the next delay after it exits. The
+		// restart is recorded now, when the new instance is created, so a container that runs
+		// backoffReset before it exits again starts over at the initial delay.
+		rec.backoff = p.restarts.Next(containerKey{uid: uid, name: c.Name}, rec.current.FinishedAt)
 		rec.previous = rec.current
 		rec.restarts++
 	} else {

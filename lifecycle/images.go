@@ -10,14 +10,19 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	"github.com/vk-static/vk-static/backoff"
 	"github.com/vk-static/vk-static/lifecycle/image"
 )
 
-// The kubelet's image pull back-off: 10 s doubling to 5 min per pod and image.
-const (
-	imageBackoffInitial = 10 * time.Second
-	imageBackoffMax     = 5 * time.Minute
-)
+// imagePullBackoff is the kubelet's image pull back-off: 10 s doubling to 5 min per pod and
+// image (Provider.imagePulls).
+var imagePullBackoff = backoff.Policy{Initial: 10 * time.Second, Max: 5 * time.Minute}
+
+// imageKey names an image of a pod for the pull back-off.
+type imageKey struct {
+	uid   types.UID
+	image string
+}
 
 // Image reasons, the kubelet's.
 const (
@@ -26,11 +31,10 @@ const (
 	reasonErrImageNeverPull = "ErrImageNeverPull"
 )
 
-// pullBackoff is a failed pull of one image for one pod: no new attempt before until.
+// pullBackoff is a failed pull of one image for one pod: why it failed. When it may be tried
+// again is Provider.imagePulls'.
 type pullBackoff struct {
-	delay time.Duration
-	until time.Time
-	err   string
+	err string
 }
 
 // ensureImage brings c's image as its pull policy says, before the container is created, and
@@ -74,10 +78,10 @@ func (p *Provider) ensureImage(ctx context.Context, uid types.UID, pod *corev1.P
 		p.mu.Unlock()
 		return "", false
 	}
-	now := p.cfg.Clock.Now()
-	if b := st.imagePulls[c.Image]; b != nil && now.Before(b.until) {
+	key := imageKey{uid: uid, image: c.Image}
+	if b, until := st.imagePulls[c.Image], p.imagePulls.Until(key); b != nil && p.cfg.Clock.Now().Before(until) {
 		st.waiting[c.Name] = waitingReason{reason: reasonImagePullBackOff, message: fmt.Sprintf("Back-off pulling image %q: %s", c.Image, b.err)}
-		p.wakeLocked(uid, b.until)
+		p.wakeLocked(uid, until)
 		p.mu.Unlock()
 		p.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, "BackOff", "Back-off pulling image %q", c.Image)
 		p.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "Failed", "Error: %s", reasonImagePullBackOff)
@@ -112,6 +116,7 @@ func (p *Provider) ensureImage(ctx context.Context, uid types.UID, pod *corev1.P
 	p.mu.Lock()
 	if st, ok := p.pods[uid]; ok {
 		delete(st.imagePulls, c.Image)
+		p.imagePulls.Reset(key)
 	}
 	p.mu.Unlock()
 	p.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %s", c.Image, p.cfg.Clock.Since(start).Round(time.Millisecond))
@@ -130,15 +135,15 @@ func (p *Provider) imageFailed(ctx context.Context, uid types.UID, pod *corev1.P
 			}
 			st.imagePulls[c.Image] = b
 		}
-		b.delay = min(max(2*b.delay, imageBackoffInitial), imageBackoffMax)
-		b.until = p.cfg.Clock.Now().Add(b.delay)
+		now := p.cfg.Clock.Now()
+		delay := p.imagePulls.Next(imageKey{uid: uid, image: c.Image}, now)
 		b.err = err.Error()
 		st.waiting[c.Name] = waitingReason{reason: reason, message: err.Error()}
 		// Synced again halfway through the back-off, so that the status says ImagePullBackOff
 		// while it lasts (that sync wakes the pod when it ends), as the kubelet's periodic
 		// resync makes it say; waking only at the end would go from ErrImagePull straight
 		// to the next pull.
-		p.wakeLocked(uid, p.cfg.Clock.Now().Add(b.delay/2))
+		p.wakeLocked(uid, now.Add(delay/2))
 	}
 	p.mu.Unlock()
 	p.cfg.Recorder.Event(pod, corev1.EventTypeWarning, "Failed", err.Error())

@@ -4,15 +4,22 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vk-static/vk-static/backoff"
 )
 
-// The restart back-off of the kubelet: the first restart is immediate, then 10 s doubling to
-// 5 min; a container that ran at least backoffReset before it exited starts over.
-const (
-	backoffInitial = 10 * time.Second
-	backoffMax     = 5 * time.Minute
-	backoffReset   = 10 * time.Minute
-)
+// crashLoop is the restart back-off of the kubelet: the first restart is immediate, then 10 s
+// doubling to 5 min; a container that ran at least backoffReset before it exited starts over.
+var crashLoop = backoff.Policy{Initial: 10 * time.Second, Max: 5 * time.Minute}
+
+const backoffReset = 10 * time.Minute
+
+// containerKey names a container of a pod for the crash-loop back-off (Provider.restarts).
+type containerKey struct {
+	uid  types.UID
+	name string
+}
 
 // plan is what one sync of a pod must do, decided from its state alone (planPod) so that the
 // decisions are tested without a runtime.
@@ -168,17 +175,6 @@ func backoffUntil(rec *containerRecord) time.Time {
 
 func ranLongEnough(c *ContainerStatus) bool {
 	return !c.StartedAt.IsZero() && c.FinishedAt.Sub(c.StartedAt) >= backoffReset
-}
-
-// nextBackoff is the back-off after a restart that began with rec's state.
-func nextBackoff(rec *containerRecord) time.Duration {
-	switch {
-	case rec.current == nil:
-		return 0 // the first instance is no restart
-	case rec.backoff == 0 || ranLongEnough(rec.current):
-		return backoffInitial
-	}
-	return min(2*rec.backoff, backoffMax)
 }
 
 // restarts reports whether an exited main container is started again under the pod's

@@ -175,8 +175,12 @@ func (p *Provider) forgetLocked(uid types.UID) {
 		delete(p.byName, key)
 	}
 	delete(p.workers, uid)
-	for _, rec := range st.containers {
+	for name, rec := range st.containers {
 		rec.closeExited()
+		p.restarts.Reset(containerKey{uid: uid, name: name})
+	}
+	for image := range st.imagePulls {
+		p.imagePulls.Reset(imageKey{uid: uid, image: image})
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
+	"github.com/vk-static/vk-static/backoff"
 	"github.com/vk-static/vk-static/eviction"
 	"github.com/vk-static/vk-static/lifecycle/probe"
 	"github.com/vk-static/vk-static/lifecycle/volume"
@@ -53,6 +54,11 @@ type Provider struct {
 	// eviction measures the node's eviction signals for the pressure conditions (health.go);
 	// nil without Config.Eviction.
 	eviction *eviction.Manager
+	// restarts is the crash-loop back-off of every container (plan.go), imagePulls the
+	// pull back-off of every pod's images (images.go); a pod's keys are reset when it is
+	// forgotten.
+	restarts   *backoff.Keyed[containerKey]
+	imagePulls *backoff.Keyed[imageKey]
 }
 
 var (
@@ -103,6 +109,9 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 		kept:     map[types.UID]*keptPod{},
 		health:   newHealthMonitor(cfg),
 		eviction: newEvictionManager(cfg),
+		// The kubelet's numbers, with its reset after twice the longest delay for image pulls.
+		restarts:   backoff.NewKeyed[containerKey](crashLoop, backoffReset, cfg.Clock),
+		imagePulls: backoff.NewKeyed[imageKey](imagePullBackoff, 2*imagePullBackoff.Max, cfg.Clock),
 	}
 	p.metrics = newMetrics(cfg.Registerer, p)
 	p.probes = probe.NewManager(cfg.Clock, p.onProbe, probe.WithEvents(p.onProbeEvent))
