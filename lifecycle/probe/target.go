@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vk-static/vk-static/podutil"
 )
 
 // Target is how to reach one running container instance: what the kubelet finds in the pod's
@@ -38,9 +40,10 @@ type Target struct {
 	Warn func(reason, message string)
 }
 
-// FormatPod prints a pod as the kubelet's messages do ("name_namespace(uid)").
+// FormatPod prints a pod as the kubelet's messages do: its full name and UID,
+// "name_namespace(uid)".
 func FormatPod(name, namespace string, uid types.UID) string {
-	return fmt.Sprintf("%s_%s(%s)", name, namespace, uid)
+	return podutil.BuildFullName(name, namespace) + "(" + string(uid) + ")"
 }
 
 var (
