@@ -11,7 +11,9 @@ import (
 
 // webhookRetryBackoff is k8s.io/apiserver's DefaultAuthWebhookRetryBackoff, which the kubelet
 // uses for both reviews. Copied: its package (pkg/server/options) would bring in the whole
-// generic API server, etcd client included.
+// generic API server, etcd client included. It is the one retry that is not a backoff.Policy:
+// its delays grow by half, not double, and its steps count attempts (five), numbers the kubelet
+// shares with every API server webhook and that a doubling policy would change.
 func webhookRetryBackoff() wait.Backoff {
 	return wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5, Jitter: 0.2, Steps: 5}
 }
