@@ -21,4 +21,9 @@
 //
 // A work queue takes the same policy as a rate limiter (Limiter); a client-go reflector or
 // retry loop as a wait.Backoff (WaitBackoff).
+//
+// Two retries are not a Policy on purpose: the kubelet API's token and access reviews keep the
+// API server's webhook numbers (delays growing by half, five attempts), and the process
+// supervisor's state writes (runtime/process/internal/records) keep their six quick attempts
+// without this package's client-go dependencies in the supervisor binary.
 package backoff
