@@ -2,17 +2,12 @@ package api
 
 import (
 	"context"
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -25,43 +20,36 @@ import (
 	"go.uber.org/goleak"
 	"k8s.io/apiserver/pkg/endpoints/request"
 	certutil "k8s.io/client-go/util/cert"
+
+	"github.com/vk-static/vk-static/internal/selfsigned"
 )
 
 // testCA signs client certificates, as a cluster CA would.
 type testCA struct {
-	cert *x509.Certificate
-	key  crypto.Signer
+	*selfsigned.CA
 	file string // PEM, for Config.ClientCAFile
 }
 
 func newTestCA(t *testing.T) *testCA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	cert, err := certutil.NewSelfSignedCACert(certutil.Config{CommonName: "test-ca"}, key)
+	ca, err := selfsigned.NewCA("test-ca", time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
 	require.NoError(t, err)
 	file := filepath.Join(t.TempDir(), "ca.crt")
-	require.NoError(t, certutil.WriteCert(file, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})))
-	return &testCA{cert: cert, key: key, file: file}
+	require.NoError(t, os.WriteFile(file, ca.CertPEM, 0o600))
+	return &testCA{CA: ca, file: file}
 }
 
 // issue is a certificate for user in groups with usage (client or server authentication).
 func (ca *testCA) issue(t *testing.T, user string, usage x509.ExtKeyUsage, groups ...string) tls.Certificate {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	certPEM, keyPEM, err := ca.Issue(selfsigned.Leaf{
+		Subject: pkix.Name{CommonName: user, Organization: groups}, Hosts: []string{user}, Usage: usage,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+	})
 	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: user, Organization: groups},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
-		DNSNames:     []string{user},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, key.Public(), ca.key)
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
 	require.NoError(t, err)
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+	return pair
 }
 
 // whoAmI answers with the user the guard let through.

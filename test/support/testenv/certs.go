@@ -1,52 +1,30 @@
 package testenv
 
 import (
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"os"
 	"time"
+
+	"github.com/vk-static/vk-static/internal/selfsigned"
 )
 
 // authority is the test cluster's single certificate authority: it signs the API server's
 // serving certificate, the kubelet client certificate, and client certificates for identities
-// that are not in the token file.
-type authority struct {
-	cert    *x509.Certificate
-	key     crypto.Signer
-	certPEM []byte
-}
+// that are not in the token file. It is made as the agent makes its own (internal/selfsigned).
+type authority struct{ *selfsigned.CA }
+
+// validity is how long the test CA and its certificates last, from an hour ago.
+const validity = 24 * time.Hour
 
 func newAuthority() (*authority, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ca, err := selfsigned.NewCA("vk-static-test-ca", time.Now().Add(-time.Hour), time.Now().Add(validity))
 	if err != nil {
 		return nil, err
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "vk-static-test-ca"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	if err != nil {
-		return nil, err
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, err
-	}
-	return &authority{cert: cert, key: key, certPEM: pemBlock("CERTIFICATE", der)}, nil
+	return &authority{ca}, nil
 }
 
 // keyPair is a PEM-encoded certificate and its private key.
@@ -57,38 +35,11 @@ type keyPair struct {
 // issue signs a certificate for subject. Client certificates carry the identity in CN (user)
 // and O (groups), as the API server's x509 authenticator reads them.
 func (a *authority) issue(subject pkix.Name, hosts []string, usage x509.ExtKeyUsage) (keyPair, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return keyPair{}, err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
-	if err != nil {
-		return keyPair{}, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      subject,
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
-	}
-	for _, h := range hosts {
-		if ip := net.ParseIP(h); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, h)
-		}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, a.cert, key.Public(), a.key)
-	if err != nil {
-		return keyPair{}, err
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return keyPair{}, err
-	}
-	return keyPair{CertPEM: pemBlock("CERTIFICATE", der), KeyPEM: pemBlock("EC PRIVATE KEY", keyDER)}, nil
+	certPEM, keyPEM, err := a.Issue(selfsigned.Leaf{
+		Subject: subject, Hosts: hosts, Usage: usage,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(validity),
+	})
+	return keyPair{CertPEM: certPEM, KeyPEM: keyPEM}, err
 }
 
 // IssueServingCert returns a serving certificate for hosts signed by the test CA, e.g. for an

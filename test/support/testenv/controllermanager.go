@@ -45,7 +45,7 @@ func (e *Env) controllerManagerArgs(o ControllerManagerOptions) ([]string, error
 	if err := WriteKubeconfig(kubeconfig, e.AdminConfig); err != nil {
 		return nil, err
 	}
-	keyDER, err := x509.MarshalPKCS8PrivateKey(e.ca.key)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(e.ca.Key)
 	if err != nil {
 		return nil, err
 	}

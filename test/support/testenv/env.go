@@ -150,7 +150,7 @@ func start(ctx context.Context, bin string, opts Options) (_ *Env, err error) {
 	if env.ca, err = newAuthority(); err != nil {
 		return nil, err
 	}
-	env.CAData = env.ca.certPEM
+	env.CAData = env.ca.CertPEM
 	env.CAFile = filepath.Join(dir, "ca.crt")
 	if err := os.WriteFile(env.CAFile, env.CAData, 0o600); err != nil {
 		return nil, err
