@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,16 @@ func TestNodeFollowsTheRuntime(t *testing.T) {
 	assert.Equal(t, "False KubeletHasSufficientPID", reasons[corev1.NodePIDPressure])
 	assert.True(t, strings.HasPrefix(n.Status.NodeInfo.ContainerRuntimeVersion, "containerd://"), n.Status.NodeInfo.ContainerRuntimeVersion)
 	assert.NotEmpty(t, n.Status.NodeInfo.KernelVersion)
+	// The runtime's images, listed every status update interval as the kubelet lists them: the
+	// pod's image among them, by its tag and its digest.
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		n, err := env.Admin.CoreV1().Nodes().Get(context.Background(), a.Node, metav1.GetOptions{})
+		require.NoError(c, err)
+		listed := listedImage(n, workloadImage)
+		require.NotNil(c, listed, "status.images: %v", n.Status.Images)
+		assert.Positive(c, listed.SizeBytes)
+		assert.True(c, slices.ContainsFunc(listed.Names, func(name string) bool { return strings.Contains(name, "@sha256:") }), "a digest among %v", listed.Names)
+	}, 30*time.Second, 200*time.Millisecond, "the Node lists %s", workloadImage)
 
 	killed := time.Now()
 	cd.Kill()
@@ -90,6 +101,16 @@ func waitNodeReady(t *testing.T, node string, status corev1.ConditionStatus, rea
 		c.Errorf("no Ready condition")
 	}, timeout, 100*time.Millisecond, "node %s Ready=%s", node, status)
 	return got
+}
+
+// listedImage is the entry of n's status.images that names image; nil when none does.
+func listedImage(n *corev1.Node, image string) *corev1.ContainerImage {
+	for i, img := range n.Status.Images {
+		if slices.Contains(img.Names, image) {
+			return &n.Status.Images[i]
+		}
+	}
+	return nil
 }
 
 func leaseRenewTime(t *testing.T, node string) time.Time {
