@@ -115,7 +115,9 @@ func withScratch(pod *corev1.Pod) *corev1.Pod {
 	return pod
 }
 
-func mem(s string) corev1.ResourceList { return corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(s)} }
+func mem(s string) corev1.ResourceList {
+	return corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(s)}
+}
 
 // TestMemoryPressure, the kubelet's: a soft threshold evicts only after its grace period, with
 // the pod's grace period capped by the maximum; a hard one at once with grace 0; one pod per

@@ -151,3 +151,23 @@ func statfs(dir string, now time.Time) (fsObservations, error) {
 		},
 	}, nil
 }
+
+// DedicatedImageFs reports whether the imagefs is another file system than the nodefs, the
+// kubelet's HasDedicatedImageFs: their devices differ.
+func (h *Host) DedicatedImageFs(ctx context.Context) (bool, error) {
+	if h.ImageFs == nil {
+		return false, nil
+	}
+	dir, err := h.ImageFs(ctx)
+	if err != nil || dir == "" {
+		return false, err
+	}
+	var node, image syscall.Stat_t
+	if err := syscall.Stat(h.RootDir, &node); err != nil {
+		return false, err
+	}
+	if err := syscall.Stat(dir, &image); err != nil {
+		return false, err
+	}
+	return node.Dev != image.Dev, nil
+}

@@ -5,15 +5,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/vk-static/vk-static/podutil"
+	"github.com/vk-static/vk-static/eviction"
 )
 
 // ReasonEvicted is the kubelet's reason for a pod refused, or evicted, for the node's pressure.
 const ReasonEvicted = "Evicted"
-
-// systemCriticalPriority is the kubelet's scheduling.SystemCriticalPriority: a pod at or above
-// it is critical.
-const systemCriticalPriority = 2000000000
 
 // pressureAdmit is the kubelet's eviction admission (its eviction manager's Admit): under
 // pressure (Config.Eviction's conditions) a critical pod (static, mirror, or of system-critical
@@ -25,7 +21,7 @@ func (p *Provider) pressureAdmit(pod *corev1.Pod) error {
 		return nil
 	}
 	conditions := p.eviction.Conditions()
-	if len(conditions) == 0 || criticalPod(pod) {
+	if len(conditions) == 0 || eviction.IsCriticalPod(pod) {
 		return nil
 	}
 	if len(conditions) == 1 && conditions[0] == corev1.NodeMemoryPressure {
@@ -34,17 +30,6 @@ func (p *Provider) pressureAdmit(pod *corev1.Pod) error {
 		}
 	}
 	return &Refusal{Reason: ReasonEvicted, Message: fmt.Sprintf("The node had condition: %v. ", conditions)}
-}
-
-// criticalPod is the kubelet's IsCriticalPod.
-func criticalPod(pod *corev1.Pod) bool {
-	if podutil.IsStaticPod(pod) {
-		return true
-	}
-	if _, mirror := pod.Annotations[corev1.MirrorPodAnnotationKey]; mirror {
-		return true
-	}
-	return pod.Spec.Priority != nil && *pod.Spec.Priority >= systemCriticalPriority
 }
 
 // bestEffort is the kubelet's QoS class BestEffort: no container (init ones included) requests

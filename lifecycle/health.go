@@ -81,23 +81,39 @@ type ImageFsDir interface {
 func (p *Provider) evictionManager() *eviction.Manager { return p.eviction }
 
 // newEvictionManager builds the eviction manager of cfg.Eviction, measuring the host with
-// cfg.RootDir as the nodefs and the runtime's image filesystem, if it has one, as the imagefs.
-func newEvictionManager(cfg Config) *eviction.Manager {
+// cfg.RootDir as the nodefs and the runtime's image filesystem, if it has one, as the imagefs,
+// and evicting p's pods (evict.go) after reclaiming dead containers and, with a runtime that
+// has images, unused images.
+func newEvictionManager(cfg Config, p *Provider) *eviction.Manager {
 	if cfg.Eviction == nil {
 		return nil
 	}
 	ec := *cfg.Eviction
+	host := &eviction.Host{RootDir: cfg.RootDir}
+	if fs, ok := cfg.Runtime.(ImageFsDir); ok {
+		host.ImageFs = fs.ImageFsDir
+	}
 	if ec.Measure == nil {
-		host := &eviction.Host{RootDir: cfg.RootDir}
-		if fs, ok := cfg.Runtime.(ImageFsDir); ok {
-			host.ImageFs = fs.ImageFsDir
-		}
 		ec.Measure = host.Measure
+	}
+	if ec.DedicatedImageFs == nil {
+		ec.DedicatedImageFs = host.DedicatedImageFs
 	}
 	if ec.Clock == nil {
 		ec.Clock = cfg.Clock
 	}
+	ec.ActivePods, ec.PodStats, ec.EvictPod = p.activePods, p.evictionStats, p.evictPod
+	ec.ReclaimContainers = p.reclaimContainers
+	if gc, ok := cfg.Runtime.(ImageReclaimer); ok {
+		ec.ReclaimImages = gc.DeleteUnusedImages
+	}
 	return eviction.NewManager(ec)
+}
+
+// ImageReclaimer is implemented by a Runtime with images (CRI): DeleteUnusedImages removes
+// every image no container uses, the kubelet's reclaim of an image filesystem under pressure.
+type ImageReclaimer interface {
+	DeleteUnusedImages(ctx context.Context) error
 }
 
 // The defaults of Config.RuntimeStatusPeriod and Config.RuntimeStatusThreshold, the kubelet's.

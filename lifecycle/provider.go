@@ -108,12 +108,12 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 		sysctls:  sysctls,
 		kept:     map[types.UID]*keptPod{},
 		health:   newHealthMonitor(cfg),
-		eviction: newEvictionManager(cfg),
 		// The kubelet's numbers, with its reset after twice the longest delay for image pulls.
 		restarts:   backoff.NewKeyed[containerKey](crashLoop, backoffReset, cfg.Clock),
 		imagePulls: backoff.NewKeyed[imageKey](imagePullBackoff, 2*imagePullBackoff.Max, cfg.Clock),
 	}
 	p.metrics = newMetrics(cfg.Registerer, p)
+	p.eviction = newEvictionManager(cfg, p)
 	p.probes = probe.NewManager(cfg.Clock, p.onProbe, probe.WithEvents(p.onProbeEvent))
 	if err := p.restore(ctx); err != nil {
 		return nil, err

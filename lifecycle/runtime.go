@@ -298,4 +298,9 @@ type ContainerStats struct {
 	// processes, both are the resident set).
 	MemoryWorkingSetBytes uint64
 	MemoryUsageBytes      uint64
+	// WritableLayerBytes and WritableLayerInodes are what the container's writable layer
+	// holds (CRI's writable_layer); 0 for a runtime without one (processes write to the host's
+	// directories and volumes).
+	WritableLayerBytes  uint64
+	WritableLayerInodes uint64
 }

@@ -44,7 +44,14 @@ type podState struct {
 	grace    time.Duration
 	// deadlineExceeded is set when activeDeadlineSeconds has passed.
 	deadlineExceeded bool
-	// stopped is set once every container has been stopped after deleting or the deadline.
+	// evicted is the eviction message of a pod the eviction manager evicted (evict.go): it is
+	// stopped within evictGrace, its volumes are removed, and it stays Failed with reason
+	// Evicted; evictedDone, when set, is closed once that is done.
+	evicted     string
+	evictGrace  time.Duration
+	evictedDone chan struct{}
+	// stopped is set once every container has been stopped after deleting, the deadline or an
+	// eviction.
 	stopped bool
 	// cleanup is the retry back-off of a stopped pod whose containers, sandbox, volumes or
 	// directory could not all be removed (cleanup.go); nil until a cleanup failed.

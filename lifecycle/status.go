@@ -85,10 +85,15 @@ func podStatus(st *podState, in statusInput) *corev1.PodStatus {
 		if out.Reason == "" {
 			out.Reason = reasonNotAdmitted // refused by an agent that kept no reason
 		}
+	case st.evicted != "":
+		out.Reason, out.Message = ReasonEvicted, st.evicted
 	case st.deadlineExceeded:
 		out.Reason, out.Message = reasonDeadlineExceeded, messageDeadlineExceeded
 	}
 	out.Conditions = podConditions(st, out, in.now)
+	if st.evicted != "" {
+		out.Conditions = append(out.Conditions, evictedCondition(st, in.now))
+	}
 	return out
 }
 
@@ -153,7 +158,7 @@ func containerStatus(st *podState, c *corev1.Container, waitReason string, in st
 		cs.Ready = rec.ready && rec.started && !st.deleting
 	case ContainerExited:
 		t := terminated(cur, in.runtimeName)
-		restarting := !st.deleting && !st.deadlineExceeded && st.refused == "" && willRestart(st, c, rec)
+		restarting := !st.deleting && !st.deadlineExceeded && st.evicted == "" && st.refused == "" && willRestart(st, c, rec)
 		if restarting && in.now.Time.Before(backoffUntil(rec)) {
 			// The kubelet's CrashLoopBackOff: waiting, with the exit as the last state.
 			cs.LastTerminationState.Terminated = t
@@ -215,7 +220,7 @@ func willRestart(st *podState, c *corev1.Container, rec *containerRecord) bool {
 // phase is the pod's phase as the kubelet's getPhase computes it, with a stopped pod (deleted,
 // past its deadline) terminal by its containers' exit codes.
 func phase(st *podState, s *corev1.PodStatus) corev1.PodPhase {
-	if st.refused != "" || st.deadlineExceeded {
+	if st.refused != "" || st.deadlineExceeded || st.evicted != "" {
 		return corev1.PodFailed
 	}
 	spec := &st.pod.Spec

@@ -32,6 +32,10 @@ type savedPod struct {
 	// goes on stopping and cleaning up the pod rather than starting it again.
 	Deleting bool          `json:"deleting,omitempty"`
 	Grace    time.Duration `json:"grace,omitempty"`
+	// Evicted is the eviction message of an evicted pod, with its grace: a restarted agent
+	// keeps it Failed and stopped.
+	Evicted    string        `json:"evicted,omitempty"`
+	EvictGrace time.Duration `json:"evictGrace,omitempty"`
 }
 
 // savePod writes the pod's file atomically and durably (atomicfile: a synced temporary file
@@ -48,7 +52,8 @@ func (p *Provider) savePod(st *podState) error {
 	}
 	pod := st.pod.DeepCopy()
 	pod.Status = corev1.PodStatus{}
-	data, err := json.Marshal(savedPod{Pod: pod, StartTime: st.startTime, Refused: st.refused, RefusedReason: st.refusedReason, Deleting: st.deleting, Grace: st.grace})
+	data, err := json.Marshal(savedPod{Pod: pod, StartTime: st.startTime, Refused: st.refused, RefusedReason: st.refusedReason, Deleting: st.deleting, Grace: st.grace,
+		Evicted: st.evicted, EvictGrace: st.evictGrace})
 	if err != nil {
 		return err
 	}
@@ -98,7 +103,7 @@ func (p *Provider) restore(ctx context.Context) error {
 		}
 		st := &podState{
 			pod: saved.Pod, startTime: saved.StartTime, refused: saved.Refused, refusedReason: saved.RefusedReason,
-			deleting: saved.Deleting, grace: saved.Grace,
+			deleting: saved.Deleting, grace: saved.Grace, evicted: saved.Evicted, evictGrace: saved.EvictGrace,
 			containers: map[string]*containerRecord{}, waiting: map[string]waitingReason{},
 		}
 		p.pods[saved.Pod.UID] = st

@@ -51,11 +51,14 @@ func (p *Provider) syncPod(ctx context.Context, uid types.UID) (forgotten bool) 
 		}
 		p.wakeLocked(uid, deadline)
 	}
-	if st.deadlineExceeded {
-		stopped := st.stopped
+	if st.deadlineExceeded || st.evicted != "" {
+		stopped, evicted := st.stopped, st.evicted != ""
 		p.mu.Unlock()
 		if !stopped {
 			p.stopPod(ctx, uid)
+		}
+		if evicted {
+			p.releaseEvicted(ctx, uid)
 		}
 		p.publish(uid)
 		return false

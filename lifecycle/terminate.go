@@ -10,8 +10,8 @@ import (
 	"github.com/vk-static/vk-static/lifecycle/probe"
 )
 
-// stopPod stops every running container of the pod within its grace period (a deletion's, or
-// the pod's own when its active deadline passed), the kubelet's order: the main containers
+// stopPod stops every running container of the pod within its grace period (a deletion's, an
+// eviction's, or the pod's own when its active deadline passed), the kubelet's order: the main containers
 // together, each with its preStop hook first, then the sidecars one at a time in reverse order.
 // The pod is then stopped: nothing starts again and its status is terminal.
 func (p *Provider) stopPod(ctx context.Context, uid types.UID) {
@@ -22,7 +22,11 @@ func (p *Provider) stopPod(ctx context.Context, uid types.UID) {
 		return
 	}
 	grace := st.grace
-	if !st.deleting {
+	switch {
+	case st.deleting:
+	case st.evicted != "":
+		grace = st.evictGrace
+	default:
 		grace = gracePeriod(st.pod)
 	}
 	deadline := p.cfg.Clock.Now().Add(grace)

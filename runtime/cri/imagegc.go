@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
 	"golang.org/x/sys/unix"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/vk-static/vk-static/lifecycle"
 )
 
 // imageGCPeriod is how often the kubelet's image garbage collector runs.
@@ -197,3 +200,22 @@ func statfs(mountpoint string) (capacity, available uint64, err error) {
 	}
 	return st.Blocks * uint64(st.Bsize), st.Bavail * uint64(st.Bsize), nil
 }
+
+// DeleteUnusedImages removes every image no container uses (pinned and sandbox images
+// excepted), whatever the thresholds: the kubelet's reclaim of an image filesystem under
+// disk pressure, before it evicts pods (lifecycle.ImageReclaimer). It keeps no record of its
+// own, so it may run beside the periodic collection.
+func (r *Runtime) DeleteUnusedImages(ctx context.Context) error {
+	gc := &ImageGC{r: r, records: map[string]*imageRecord{}, capacity: statfs}
+	ids, err := gc.detect(ctx)
+	if err != nil {
+		return err
+	}
+	freed, _ := gc.free(ctx, ids, math.MaxUint64) // short of "everything" by design
+	if freed > 0 {
+		klog.FromContext(ctx).Info("Removed unused images to reclaim disk", "images", len(ids), "bytes", freed)
+	}
+	return nil
+}
+
+var _ lifecycle.ImageReclaimer = (*Runtime)(nil)

@@ -1,0 +1,271 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+
+	"github.com/vk-static/vk-static/podstatus"
+	"github.com/vk-static/vk-static/provider"
+)
+
+// Eviction of running pods, the kubelet's killPodFunc for its eviction manager (package
+// eviction decides; this is how a pod is evicted). An evicted pod is stopped with the grace
+// the eviction gave, its volumes are removed (the kubelet reclaims a terminated pod's volumes
+// at once: that is what frees an emptyDir's disk), and it stays Failed with reason Evicted and
+// the eviction's message, never started again — an agent restart included, the state being
+// in the pod's record. The pod's containers and logs stay until the pod is deleted or a
+// node-level reclaim removes them (reclaimContainers).
+
+// reasonTerminationByKubelet is the reason of the DisruptionTarget condition of a pod the
+// kubelet evicted.
+const reasonTerminationByKubelet = "TerminationByKubelet"
+
+// evictPod evicts pod: a Warning event Evicted with message, then its containers stopped with
+// grace. It returns once they have stopped and its volumes are removed, or ctx ends.
+func (p *Provider) evictPod(ctx context.Context, pod *corev1.Pod, grace time.Duration, message string) error {
+	p.mu.Lock()
+	st, ok := p.pods[pod.UID]
+	if !ok {
+		p.mu.Unlock()
+		return provider.NotFound("lifecycle: pod %s (UID %s)", klog.KObj(pod), pod.UID)
+	}
+	if st.evicted == "" && !st.deleting {
+		st.evicted, st.evictGrace = message, grace
+		st.evictedDone = make(chan struct{})
+		if err := p.savePod(st); err != nil {
+			klog.FromContext(ctx).Error(err, "Recording the pod's eviction", "pod", klog.KObj(pod))
+		}
+		p.cfg.Recorder.Event(st.pod, corev1.EventTypeWarning, ReasonEvicted, message)
+		p.kickLocked(pod.UID)
+	}
+	done := st.evictedDone
+	p.mu.Unlock()
+	if done == nil {
+		return nil // being deleted, or evicted by an earlier agent
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// releaseEvicted removes a stopped evicted pod's volumes and tells evictPod it is done; a
+// volume that cannot be removed yet is tried again.
+func (p *Provider) releaseEvicted(ctx context.Context, uid types.UID) {
+	p.mu.Lock()
+	st, ok := p.pods[uid]
+	if !ok || !st.stopped {
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	if err := p.volumes.Teardown(ctx, uid); err != nil {
+		klog.FromContext(ctx).Error(err, "Removing an evicted pod's volumes")
+		p.mu.Lock()
+		p.wakeLocked(uid, p.cfg.Clock.Now().Add(retryAfter))
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Lock()
+	st.volumesReady, st.volumes = false, nil
+	if st.evictedDone != nil {
+		close(st.evictedDone)
+		st.evictedDone = nil
+	}
+	p.mu.Unlock()
+}
+
+// evictedCondition is the kubelet's DisruptionTarget condition of an evicted pod; its
+// transition time is the first report's.
+func evictedCondition(st *podState, now metav1.Time) corev1.PodCondition {
+	c := corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+		Reason: reasonTerminationByKubelet, Message: st.evicted, LastTransitionTime: now}
+	if st.status != nil {
+		if prev, ok := podstatus.Find(st.status.Conditions, corev1.DisruptionTarget); ok {
+			c.LastTransitionTime = prev.LastTransitionTime
+		}
+	}
+	return c
+}
+
+// activePods are the pods eviction may choose from, the kubelet's active pods: neither
+// terminating nor terminated.
+func (p *Provider) activePods() []*corev1.Pod {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []*corev1.Pod
+	for _, st := range p.pods {
+		if st.deleting || st.refused != "" || st.evicted != "" || st.deadlineExceeded || st.stopped {
+			continue
+		}
+		if st.status != nil && (st.status.Phase == corev1.PodSucceeded || st.status.Phase == corev1.PodFailed) {
+			continue
+		}
+		out = append(out, st.pod) // replaced, never changed in place: safe to read
+	}
+	return out
+}
+
+// evictionStats measures the active pods for eviction's ranking, as the kubelet's summary
+// does: each running container's working set and writable layer (from the runtime), each
+// container's logs, and the pod's local volumes (emptyDir on disk, config map, secret,
+// downward API and projected files; not host paths, which the kubelet does not measure).
+func (p *Provider) evictionStats(ctx context.Context) ([]statsv1alpha1.PodStats, error) {
+	type instance struct{ name, id string }
+	type podMeasure struct {
+		ref        statsv1alpha1.PodReference
+		containers []instance
+		volumes    map[string]string
+	}
+	p.mu.Lock()
+	var pods []podMeasure
+	for uid, st := range p.pods {
+		if st.deleting || st.evicted != "" || st.stopped {
+			continue
+		}
+		m := podMeasure{ref: statsv1alpha1.PodReference{Name: st.pod.Name, Namespace: st.pod.Namespace, UID: string(uid)}, volumes: map[string]string{}}
+		for name, rec := range st.containers {
+			id := ""
+			if rec.running() {
+				id = rec.current.ID
+			}
+			m.containers = append(m.containers, instance{name, id})
+		}
+		for _, v := range st.pod.Spec.Volumes {
+			if path, ok := st.volumes[v.Name]; ok && v.HostPath == nil && !(v.EmptyDir != nil && v.EmptyDir.Medium != corev1.StorageMediumDefault) {
+				m.volumes[v.Name] = path
+			}
+		}
+		pods = append(pods, m)
+	}
+	p.mu.Unlock()
+
+	out := make([]statsv1alpha1.PodStats, 0, len(pods))
+	for _, m := range pods {
+		ps := statsv1alpha1.PodStats{PodRef: m.ref}
+		var workingSet uint64
+		for _, c := range m.containers {
+			cs := statsv1alpha1.ContainerStats{Name: c.name, Rootfs: &statsv1alpha1.FsStats{UsedBytes: new(uint64), InodesUsed: new(uint64)}}
+			if c.id != "" {
+				if s, err := p.rt.ContainerStats(ctx, c.id); err == nil {
+					ws := s.MemoryWorkingSetBytes
+					cs.Memory = &statsv1alpha1.MemoryStats{WorkingSetBytes: &ws}
+					workingSet += ws
+					bytes, inodes := s.WritableLayerBytes, s.WritableLayerInodes
+					cs.Rootfs = &statsv1alpha1.FsStats{UsedBytes: &bytes, InodesUsed: &inodes}
+				}
+			}
+			bytes, inodes := dirUsage(filepath.Join(p.podLogDir(types.UID(m.ref.UID)), c.name))
+			cs.Logs = &statsv1alpha1.FsStats{UsedBytes: &bytes, InodesUsed: &inodes}
+			ps.Containers = append(ps.Containers, cs)
+		}
+		ps.Memory = &statsv1alpha1.MemoryStats{WorkingSetBytes: &workingSet}
+		for name, path := range m.volumes {
+			bytes, inodes := dirUsage(path)
+			ps.VolumeStats = append(ps.VolumeStats, statsv1alpha1.VolumeStats{Name: name,
+				FsStats: statsv1alpha1.FsStats{UsedBytes: &bytes, InodesUsed: &inodes}})
+		}
+		out = append(out, ps)
+	}
+	return out, nil
+}
+
+// dirUsage is what the files below dir take on disk (allocated blocks, as du counts) and how
+// many inodes, staying on dir's file system and following no symlink; what cannot be read
+// counts for nothing.
+func dirUsage(dir string) (bytes, inodes uint64) {
+	root, err := os.Lstat(dir)
+	if err != nil {
+		return 0, 0
+	}
+	rootStat, ok := root.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, 0
+	}
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil //nolint:nilerr // unreadable: counts for nothing
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil //nolint:nilerr // gone meanwhile
+		}
+		st, ok := info.Sys().(*syscall.Stat_t)
+		if !ok {
+			return nil
+		}
+		if st.Dev != rootStat.Dev {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		bytes += uint64(st.Blocks) * 512 //nolint:gosec // block counts are positive
+		inodes++
+		return nil
+	})
+	return bytes, inodes
+}
+
+// reclaimContainers is the kubelet's DeleteAllUnusedContainers under disk pressure: every
+// container of a pod that has terminated (Succeeded, Failed, evicted) is removed from the
+// runtime with its log files. The pod's status keeps what they were.
+func (p *Provider) reclaimContainers(ctx context.Context) error {
+	type dead struct {
+		uid  types.UID
+		name string
+		ids  []string
+	}
+	p.mu.Lock()
+	var all []dead
+	for uid, st := range p.pods {
+		terminated := st.stopped || (st.status != nil && (st.status.Phase == corev1.PodSucceeded || st.status.Phase == corev1.PodFailed))
+		if !terminated || st.deleting {
+			continue
+		}
+		for name, rec := range st.containers {
+			d := dead{uid: uid, name: name}
+			for _, inst := range []*ContainerStatus{rec.current, rec.previous} {
+				if inst != nil && inst.State == ContainerExited {
+					d.ids = append(d.ids, inst.ID)
+				}
+			}
+			if len(d.ids) > 0 && !rec.running() {
+				all = append(all, d)
+			}
+		}
+	}
+	p.mu.Unlock()
+	var errs []error
+	for _, d := range all {
+		removed := true
+		for _, id := range d.ids {
+			if err := p.rt.RemoveContainer(ctx, id); err != nil && !provider.IsNotFound(err) {
+				errs = append(errs, err)
+				removed = false
+			}
+		}
+		if removed {
+			if err := os.RemoveAll(filepath.Join(p.podLogDir(d.uid), d.name)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if len(all) > 0 {
+		klog.FromContext(ctx).Info("Removed the containers of terminated pods", "containers", len(all))
+	}
+	return errors.Join(errs...)
+}
