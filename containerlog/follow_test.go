@@ -17,6 +17,7 @@ import (
 
 	"github.com/vk-static/vk-static/containerlog/logwriter"
 	"github.com/vk-static/vk-static/internal/crilog"
+	"github.com/vk-static/vk-static/test/support/syncbuf"
 )
 
 func TestMain(m *testing.M) {
@@ -220,7 +221,7 @@ func TestFollowDoneWhileWaiting(t *testing.T) {
 	w, path := newTestWriter(t, logwriter.Options{})
 	writeLines(t, w.Stdout(), "a")
 	done := make(chan struct{})
-	out := newSyncWriter()
+	out := &syncbuf.Buffer{}
 	result := make(chan error, 1)
 	go func() { result <- Read(context.Background(), path, ReadOptions{Follow: true}, out, done) }()
 	require.Eventually(t, func() bool { return out.String() == "a\n" }, eventually, time.Millisecond)
@@ -245,7 +246,7 @@ func TestFollowContextEnds(t *testing.T) {
 
 	t.Run("Read", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
-		out := newSyncWriter()
+		out := &syncbuf.Buffer{}
 		result := make(chan error, 1)
 		go func() { result <- Read(ctx, path, ReadOptions{Follow: true}, out, nil) }()
 		require.Eventually(t, func() bool { return out.String() == "a\n" }, eventually, time.Millisecond)
@@ -350,24 +351,4 @@ func TestFollowLimitEnds(t *testing.T) {
 	assert.ErrorIs(t, c.wait(t), io.EOF, "the limit ends a followed stream")
 	assert.Equal(t, "abc\nde", c.String())
 	require.NoError(t, rc.Close())
-}
-
-// syncWriter is a bytes.Buffer safe to read while Read writes it.
-type syncWriter struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func newSyncWriter() *syncWriter { return &syncWriter{} }
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
 }

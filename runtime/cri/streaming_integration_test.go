@@ -2,7 +2,6 @@ package cri_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,31 +20,14 @@ import (
 	"github.com/vk-static/vk-static/lifecycle"
 	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/runtime/cri"
+	"github.com/vk-static/vk-static/test/support/syncbuf"
 	"github.com/vk-static/vk-static/test/support/testimage"
 )
-
-// buffer is a goroutine-safe io.WriteCloser.
-type buffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *buffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-func (b *buffer) Close() error { return nil }
-func (b *buffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // attachIO is a provider.AttachIO with stdout and stderr buffers and no terminal.
 type attachIO struct {
 	stdin          io.Reader
-	stdout, stderr buffer
+	stdout, stderr syncbuf.Buffer
 }
 
 func (a *attachIO) Stdin() io.Reader                 { return a.stdin }

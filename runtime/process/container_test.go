@@ -18,6 +18,7 @@ import (
 	"github.com/vk-static/vk-static/runtime/process/internal/protocol"
 	"github.com/vk-static/vk-static/runtime/process/internal/records"
 	"github.com/vk-static/vk-static/runtime/process/supervisor"
+	"github.com/vk-static/vk-static/test/support/syncbuf"
 )
 
 func TestExitCodes(t *testing.T) {
@@ -237,7 +238,7 @@ func TestLongStateDir(t *testing.T) {
 	r := newTestRuntime(t, Config{StateDir: dir})
 	id := run(t, r, lifecycle.ContainerConfig{Command: []string{"sleep", "1000"}})
 	require.Greater(t, len(filepath.Join(r.containerDir(id), records.SocketFile)), protocol.MaxSocketPath)
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	require.NoError(t, r.Exec(context.Background(), id, []string{"echo", "hi"}, &testAttachIO{stdout: out}))
 	assert.Equal(t, "hi\n", out.String())
 	require.NoError(t, r.StopContainer(context.Background(), id, time.Second))

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/test/support/syncbuf"
 )
 
 // A volume mounted over a parent of the state directory and the log (an emptyDir at /tmp while
@@ -33,7 +34,7 @@ func TestMountHidingTheStateDir(t *testing.T) {
 	require.Equal(t, lifecycle.ContainerRunning, s.State, "%+v", s)
 
 	// Exec runs in the container's mounts: it sees the empty volume at /tmp.
-	var out syncBuffer
+	var out syncbuf.Buffer
 	require.NoError(t, r.Exec(context.Background(), id, []string{"ls", "-A", "/tmp"}, &testAttachIO{stdout: &out, stderr: &out}))
 	assert.Empty(t, strings.TrimSpace(out.String()))
 

@@ -2,20 +2,19 @@ package process
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/signal"
-	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
 
 	"github.com/vk-static/vk-static/lifecycle"
 	"github.com/vk-static/vk-static/provider"
+	"github.com/vk-static/vk-static/test/support/syncbuf"
 )
 
 // The test binary plays three more parts, chosen by environment variables, before any test
@@ -107,7 +106,7 @@ func echoServer(addr string) int {
 // testAttachIO is a provider.AttachIO over buffers.
 type testAttachIO struct {
 	stdin          io.Reader
-	stdout, stderr *syncBuffer
+	stdout, stderr *syncbuf.Buffer
 	tty            bool
 	resize         chan provider.TermSize
 }
@@ -127,23 +126,3 @@ func (a *testAttachIO) Stderr() io.WriteCloser {
 }
 func (a *testAttachIO) TTY() bool                        { return a.tty }
 func (a *testAttachIO) Resize() <-chan provider.TermSize { return a.resize }
-
-// syncBuffer is a goroutine-safe bytes buffer with a no-op Close.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) Close() error { return nil }
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/vk-static/vk-static/lifecycle"
 	"github.com/vk-static/vk-static/provider"
+	"github.com/vk-static/vk-static/test/support/syncbuf"
 )
 
 func TestExec(t *testing.T) {
@@ -42,7 +43,7 @@ func TestExec(t *testing.T) {
 		{"same user as the workload", []string{"id", "-u"}, "", fmt.Sprintf("%d\n", r.defaultUser.UID), "", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			aio := &testAttachIO{stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+			aio := &testAttachIO{stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}}
 			if tc.stdin != "" {
 				aio.stdin = strings.NewReader(tc.stdin)
 			}
@@ -60,7 +61,7 @@ func TestExec(t *testing.T) {
 	}
 
 	t.Run("not found", func(t *testing.T) {
-		err := r.Exec(context.Background(), id, []string{"nope"}, &testAttachIO{stdout: &syncBuffer{}})
+		err := r.Exec(context.Background(), id, []string{"nope"}, &testAttachIO{stdout: &syncbuf.Buffer{}})
 		require.Error(t, err)
 		var exitErr utilexec.ExitError
 		assert.False(t, errors.As(err, &exitErr))
@@ -69,7 +70,7 @@ func TestExec(t *testing.T) {
 
 	t.Run("context ends the command", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
-		out := &syncBuffer{}
+		out := &syncbuf.Buffer{}
 		done := make(chan error)
 		go func() {
 			done <- r.Exec(ctx, id, []string{"sh", "-c", "echo started; exec sleep 1000"}, &testAttachIO{stdout: out})
@@ -84,7 +85,7 @@ func TestExec(t *testing.T) {
 		resize <- provider.TermSize{Width: 123, Height: 45}
 		stdinR, stdinW := io.Pipe()
 		defer stdinW.Close()
-		out := &syncBuffer{}
+		out := &syncbuf.Buffer{}
 		done := make(chan error)
 		go func() {
 			done <- r.Exec(context.Background(), id, []string{"sh", "-c", `test -t 0 && echo is-a-tty; read line; stty size; echo "got $line"`},
@@ -114,7 +115,7 @@ func TestAttach(t *testing.T) {
 		StdinOnce: true,
 	})
 	stdinR, stdinW := io.Pipe()
-	aio := &testAttachIO{stdin: stdinR, stdout: &syncBuffer{}, stderr: &syncBuffer{}}
+	aio := &testAttachIO{stdin: stdinR, stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}}
 	done := make(chan error)
 	go func() { done <- r.Attach(context.Background(), id, aio) }()
 	_, err := stdinW.Write([]byte("one\n"))
@@ -137,7 +138,7 @@ func TestAttachTTY(t *testing.T) {
 	stdinR, stdinW := io.Pipe()
 	resize := make(chan provider.TermSize, 1)
 	resize <- provider.TermSize{Width: 99, Height: 11}
-	aio := &testAttachIO{stdin: stdinR, stdout: &syncBuffer{}, tty: true, resize: resize}
+	aio := &testAttachIO{stdin: stdinR, stdout: &syncbuf.Buffer{}, tty: true, resize: resize}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- r.Attach(ctx, id, aio) }()

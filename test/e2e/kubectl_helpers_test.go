@@ -11,7 +11,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -107,24 +106,6 @@ func (k *kubectl) start(t *testing.T, withStdin bool, args ...string) *streaming
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	return startStreaming(t, k.command(ctx, args...), cancel, withStdin, "kubectl "+strings.Join(args, " "))
-}
-
-// lockedBuffer is a bytes.Buffer that kubectl's stderr copier and the test can share.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // kubectlPod is one pod as kubectl names it: a static pod's mirror or an API pod.

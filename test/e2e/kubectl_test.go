@@ -22,6 +22,7 @@ import (
 
 	"github.com/vk-static/vk-static/test/support/agentproc"
 	"github.com/vk-static/vk-static/test/support/podwait"
+	"github.com/vk-static/vk-static/test/support/syncbuf"
 	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
@@ -268,7 +269,7 @@ func execInTerminal(t *testing.T, k *kubectl, p kubectlPod) {
 		"sh", "-c", `tty; stty size; read -r line; echo "typed: $line"; exit 3`)...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = terminal, terminal, terminal
 	require.NoError(t, cmd.Start())
-	var screen lockedBuffer
+	var screen syncbuf.Buffer
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
@@ -358,7 +359,7 @@ func attachInTerminal(t *testing.T, k *kubectl, p kubectlPod) {
 	cmd := k.command(ctx, append([]string{"attach", "-it"}, p.args("-c", "term")...)...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = terminal, terminal, terminal
 	require.NoError(t, cmd.Start())
-	var screen lockedBuffer
+	var screen syncbuf.Buffer
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/vk-static/vk-static/test/support/syncbuf"
 )
 
 // streaming is a running command (kubectl, a vk-static subcommand) whose stdout is read line by
@@ -18,7 +20,7 @@ type streaming struct {
 	name   string         // the command as failures name it
 	stdin  io.WriteCloser // nil unless asked for
 	lines  chan string    // closed at the end of stdout
-	stderr *lockedBuffer
+	stderr *syncbuf.Buffer
 	cancel context.CancelFunc
 }
 
@@ -26,7 +28,7 @@ type streaming struct {
 // its input. The process is killed when the test ends, if it has not been stopped before.
 func startStreaming(t *testing.T, cmd *exec.Cmd, cancel context.CancelFunc, withStdin bool, name string) *streaming {
 	t.Helper()
-	s := &streaming{cmd: cmd, name: name, lines: make(chan string, 1000), stderr: &lockedBuffer{}, cancel: cancel}
+	s := &streaming{cmd: cmd, name: name, lines: make(chan string, 1000), stderr: &syncbuf.Buffer{}, cancel: cancel}
 	s.cmd.Stderr = s.stderr
 	stdout, err := s.cmd.StdoutPipe()
 	require.NoError(t, err)
