@@ -1,7 +1,6 @@
 package cri_test
 
 import (
-	"context"
 	"io"
 	"strconv"
 	"strings"
@@ -12,9 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/vk-static/vk-static/lifecycle"
 	"github.com/vk-static/vk-static/provider"
-	"github.com/vk-static/vk-static/runtime/cri"
 	"github.com/vk-static/vk-static/test/support/testimage"
 )
 
@@ -26,14 +23,9 @@ const ephemeralImage = "localhost/test/cri-ephemeral:1"
 // target's processes (PID 1 of its namespace is the target's "serve"), the one without sees its
 // own; both are reported in ephemeralContainerStatuses and their logs are read by name.
 func TestEphemeralContainersAgainstContainerd(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	importImage(t, ephemeralImage, testimage.Options{Cmd: []string{"sleep"}})
-	rt := newRuntime(t, cri.Config{})
-	p, err := lifecycle.New(ctx, lifecycle.Config{Runtime: rt, RuntimeName: rt.Name(), RootDir: t.TempDir(), NodeIPs: []string{"127.0.0.1"}})
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
+	ctx, rt, p := runLifecycle(t)
+	var err error
 
 	pod := testPod("ephemeral", ephemeralImage)
 	main := &pod.Spec.Containers[0]
@@ -90,18 +82,5 @@ func TestEphemeralContainersAgainstContainerd(t *testing.T) {
 	assert.Contains(t, logOf("own"), "cat")
 
 	require.NoError(t, p.DeletePod(ctx, updated))
-	require.Eventually(t, func() bool {
-		sandboxes, err := rt.ListSandboxes(ctx)
-		if err != nil {
-			return false
-		}
-		for _, s := range sandboxes {
-			if s.PodUID == pod.UID {
-				return false
-			}
-		}
-		return true
-	}, 30*time.Second, 50*time.Millisecond, "the pod's sandbox removed")
-	cancel()
-	<-done
+	sandboxGone(t, ctx, rt, pod.UID)
 }

@@ -1,7 +1,6 @@
 package cri_test
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,22 +10,15 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/vk-static/vk-static/lifecycle"
-	"github.com/vk-static/vk-static/runtime/cri"
 	"github.com/vk-static/vk-static/test/support/testimage"
 )
 
 // The lifecycle over the CRI runtime runs an init container, then the main container, which
 // turns ready by its exec readiness probe.
 func TestLifecycleRunsAPodToRunning(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	importImage(t, logImage, testimage.Options{Cmd: []string{"log", "--every", "50ms"}})
-	rt := newRuntime(t, cri.Config{})
-	p, err := lifecycle.New(ctx, lifecycle.Config{Runtime: rt, RuntimeName: rt.Name(), RootDir: t.TempDir(), NodeIPs: []string{"127.0.0.1"}})
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
+	ctx, rt, p := runLifecycle(t)
+	var err error
 
 	pod := testPod("lifecycle", logImage)
 	pod.Spec.InitContainers = []corev1.Container{{
@@ -65,18 +57,5 @@ func TestLifecycleRunsAPodToRunning(t *testing.T) {
 	assert.NotNil(t, c.State.Running)
 
 	require.NoError(t, p.DeletePod(ctx, pod))
-	require.Eventually(t, func() bool {
-		sandboxes, err := rt.ListSandboxes(ctx)
-		if err != nil {
-			return false
-		}
-		for _, s := range sandboxes {
-			if s.PodUID == pod.UID {
-				return false
-			}
-		}
-		return true
-	}, 30*time.Second, 50*time.Millisecond, "the pod's sandbox removed")
-	cancel()
-	<-done
+	sandboxGone(t, ctx, rt, pod.UID)
 }

@@ -34,6 +34,40 @@ func newRuntime(t *testing.T, cfg cri.Config) *cri.Runtime {
 	return rt
 }
 
+// runLifecycle runs the lifecycle layer over a new Runtime on the package's containerd until
+// the test ends; ctx ends with it.
+func runLifecycle(t *testing.T) (context.Context, *cri.Runtime, *lifecycle.Provider) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	rt := newRuntime(t, cri.Config{})
+	p, err := lifecycle.New(ctx, lifecycle.Config{Runtime: rt, RuntimeName: rt.Name(), RootDir: t.TempDir(), NodeIPs: []string{"127.0.0.1"}})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return ctx, rt, p
+}
+
+// sandboxGone waits until no sandbox of pod uid is left.
+func sandboxGone(t *testing.T, ctx context.Context, rt *cri.Runtime, uid types.UID) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		sandboxes, err := rt.ListSandboxes(ctx)
+		if err != nil {
+			return false
+		}
+		for _, s := range sandboxes {
+			if s.PodUID == uid {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 50*time.Millisecond, "the pod's sandbox removed")
+}
+
 // importImage builds a workload image running cmd and imports it as ref.
 func importImage(t *testing.T, ref string, opts testimage.Options) {
 	t.Helper()

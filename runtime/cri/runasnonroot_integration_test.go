@@ -1,7 +1,6 @@
 package cri_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -10,8 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/vk-static/vk-static/lifecycle"
-	"github.com/vk-static/vk-static/runtime/cri"
 	"github.com/vk-static/vk-static/test/support/testimage"
 )
 
@@ -19,18 +16,12 @@ import (
 // runAsNonRoot" specs: an image of uid 1234 runs, a root image and an image with a user name
 // are refused with the kubelet's CreateContainerConfigError.
 func TestRunAsNonRootAgainstTheImagesUser(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	const nonRootImage, rootImage, namedImage = "localhost/test/nonroot:1", "localhost/test/root:1", "localhost/test/named:1"
 	importImage(t, nonRootImage, testimage.Options{Cmd: []string{"exit"}, User: "1234", Marker: "nonroot"})
 	importImage(t, rootImage, testimage.Options{Cmd: []string{"exit"}, Marker: "root"})
 	importImage(t, namedImage, testimage.Options{Cmd: []string{"exit"}, User: "nginx", Marker: "named"})
-	rt := newRuntime(t, cri.Config{})
-	p, err := lifecycle.New(ctx, lifecycle.Config{Runtime: rt, RuntimeName: rt.Name(), RootDir: t.TempDir(), NodeIPs: []string{"127.0.0.1"}})
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	ctx, _, p := runLifecycle(t)
+	var err error
 
 	pod := testPod("nonroot", nonRootImage)
 	pod.Spec.RestartPolicy = corev1.RestartPolicyNever

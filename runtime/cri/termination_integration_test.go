@@ -1,7 +1,6 @@
 package cri_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -10,8 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/vk-static/vk-static/lifecycle"
-	"github.com/vk-static/vk-static/runtime/cri"
 	"github.com/vk-static/vk-static/test/support/testimage"
 )
 
@@ -19,15 +16,9 @@ import (
 // terminated container" specs check them: a file written at the default path as root, at a
 // custom path as a non-root user, and a failed container's log with FallbackToLogsOnError.
 func TestTerminationMessages(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	importImage(t, logImage, testimage.Options{Cmd: []string{"log", "--every", "50ms"}})
-	rt := newRuntime(t, cri.Config{})
-	p, err := lifecycle.New(ctx, lifecycle.Config{Runtime: rt, RuntimeName: rt.Name(), RootDir: t.TempDir(), NodeIPs: []string{"127.0.0.1"}})
-	require.NoError(t, err)
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	ctx, _, p := runLifecycle(t)
+	var err error
 
 	pod := testPod("termination", logImage)
 	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
