@@ -19,11 +19,16 @@ import (
 	"github.com/vk-static/vk-static/sources"
 )
 
-// Agent is an assembled node agent. Run it once.
+// Agent is an assembled node agent. Building one starts nothing; Run it once.
 type Agent struct {
 	cfg        Config
-	components []Component
-	pods       *node.PodController
+	components []Component // run by Run beside the pod controller
+	provider   Provider
+	podManager podmanager.Manager
+	metrics    *node.Metrics
+	recorder   record.EventRecorder // nil standalone
+	nodes      *nodeWatch           // nil standalone
+	mux        *sources.Mux
 	problems   *node.NodeProblemReporter
 	api        *api.Server // nil when not served
 
@@ -39,10 +44,10 @@ type Component interface {
 	Run(ctx context.Context) error
 }
 
-// New validates cfg and builds the agent: sources, merger, pod manager, pod controller, the
-// kubelet API server when configured and, with a Client, the Node watch, mirror client, events
-// and the node controller. Nothing runs until Run, which must then be called (the pod
-// controller's work queues start with New).
+// New validates cfg and builds the agent: sources, merger, pod manager, the provider (its
+// factory, Config.NewProvider, completes the Node), the kubelet API server when configured and,
+// with a Client, the Node watch, mirror client, events and the node controller. It starts
+// nothing: Run does, the pod controller and the provider's own work included.
 func New(cfg Config) (*Agent, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -50,78 +55,61 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.EventClient == nil {
 		cfg.EventClient = cfg.Client
 	}
+	if cfg.Registerer == nil {
+		cfg.Registerer = prometheus.NewRegistry() // registered nowhere anyone scrapes
+	}
 	a := &Agent{cfg: cfg, ready: make(chan struct{}), done: make(chan struct{})}
 	standalone := cfg.Client == nil
 
 	// The Node watch feeds the mirror client (owner references need the live Node UID) and
 	// requeues mirrors when the Node appears, is re-created or starts being deleted.
-	var nodes *nodeWatch
-	var nodeGetter mirror.NodeGetter
 	var mirrors mirror.Client
 	if !standalone {
-		nodes = newNodeWatch(cfg.Client, cfg.NodeName)
-		nodeGetter = nodes
-		mirrors = mirror.NewBasicMirrorClient(cfg.Client, cfg.NodeName, nodeGetter)
-		a.components = append(a.components, nodes)
+		a.nodes = newNodeWatch(cfg.Client, cfg.NodeName)
+		mirrors = mirror.NewBasicMirrorClient(cfg.Client, cfg.NodeName, a.nodes)
+		a.components = append(a.components, a.nodes)
 	}
-	pods := podmanager.NewBasicPodManager(mirrors)
-	if cfg.Registerer == nil {
-		cfg.Registerer = prometheus.NewRegistry() // registered nowhere anyone scrapes
-	}
-	metrics := node.NewMetrics(cfg.Registerer, pods)
-
-	var recorder record.EventRecorder
+	a.podManager = podmanager.NewBasicPodManager(mirrors)
+	a.metrics = node.NewMetrics(cfg.Registerer, a.podManager)
 	if !standalone {
 		events := node.NewEventRecorder(cfg.EventClient.CoreV1(),
-			corev1.EventSource{Component: "vk-static", Host: cfg.NodeName}, node.EventRecorderOptions{Metrics: metrics})
-		recorder = events
+			corev1.EventSource{Component: "vk-static", Host: cfg.NodeName}, node.EventRecorderOptions{Metrics: a.metrics})
+		a.recorder = events
 		a.components = append(a.components, events)
-		if u, ok := cfg.Provider.(EventRecorderUser); ok {
-			u.UseEventRecorder(recorder)
-		}
 	}
 	// Its logger is Run's, set before anything can report.
-	a.problems = &node.NodeProblemReporter{NodeName: cfg.NodeName, Recorder: recorder, Metrics: metrics}
+	a.problems = &node.NodeProblemReporter{NodeName: cfg.NodeName, Recorder: a.recorder, Metrics: a.metrics}
 
-	mux, err := a.sources(a.problems)
-	if err != nil {
+	var err error
+	if a.mux, err = a.sources(a.problems); err != nil {
 		return nil, err
 	}
-	desired := a.desiredNode()
+	desired := a.configuredNode()
+	if a.provider, err = a.newProvider(desired, a.recorder); err != nil {
+		return nil, err
+	}
+	if a.provider == nil {
+		return nil, errors.New("agent: Config.NewProvider returned no provider")
+	}
 	if cfg.API != nil {
+		// The Node advertises the kubelet API's port.
+		desired.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(cfg.API.Port) //nolint:gosec // validated to be a port
 		if a.api, err = a.apiServer(desired); err != nil {
 			return nil, err
 		}
 		// The kubelet's routes, from the pods bound here and the provider running them.
-		api.Routes{Pods: pods, Provider: cfg.Provider, StreamIdleTimeout: cfg.API.StreamingConnectionIdleTimeout}.Register(a.api)
+		api.Routes{Pods: a.podManager, Provider: a.provider, StreamIdleTimeout: cfg.API.StreamingConnectionIdleTimeout}.Register(a.api)
 		a.components = append(a.components, a.api)
 	}
-	var nodeController *node.NodeController
+	a.components = append(a.components, muxComponent{a.mux})
+	if work, ok := a.provider.(Component); ok {
+		a.components = append(a.components, work)
+	}
 	if !standalone {
-		if nodeController, err = a.nodeController(desired, nodes); err != nil {
+		nodeController, err := a.nodeController(desired, a.nodes)
+		if err != nil {
 			return nil, err
 		}
-	}
-	// Last, once nothing can fail: the pod controller's work queues run from here on, and only
-	// its Run stops them.
-	a.pods, err = node.NewPodController(node.PodControllerConfig{
-		NodeName:      cfg.NodeName,
-		Provider:      cfg.Provider,
-		Pods:          pods,
-		Updates:       mux.Updates(),
-		Client:        cfg.Client,
-		Node:          nodeGetter,
-		Recorder:      recorder,
-		Workers:       cfg.PodSyncWorkers,
-		SyncFrequency: cfg.SyncFrequency,
-		Metrics:       metrics,
-	})
-	if err != nil {
-		return nil, err
-	}
-	a.components = append(a.components, muxComponent{mux}, a.pods)
-	if !standalone {
-		nodes.notify(a.pods.RequeueMirrors)
 		a.components = append(a.components, nodeController)
 	}
 	return a, nil
@@ -156,23 +144,15 @@ func (a *Agent) sources(problems sources.ProblemReporter) (*sources.Mux, error) 
 	return sources.NewMux(problems, srcs...), nil
 }
 
-// desiredNode is the Node the agent is: the configured one, completed by the provider, with the
-// kubelet API's port when it serves one.
-func (a *Agent) desiredNode() *corev1.Node {
-	cfg := a.cfg
-	n := cfg.Node
+// configuredNode is the Node the agent is, as configured: the provider completes it.
+func (a *Agent) configuredNode() *corev1.Node {
+	n := a.cfg.Node
 	if n == nil {
-		n = NewNode(cfg.NodeName, "", nil)
+		n = NewNode(a.cfg.NodeName, "", nil)
 	} else {
 		n = n.DeepCopy()
 	}
-	n.Name = cfg.NodeName
-	if c, ok := cfg.Provider.(NodeConfigurer); ok {
-		c.ConfigureNode(n)
-	}
-	if cfg.API != nil {
-		n.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(cfg.API.Port) //nolint:gosec // validated to be a port
-	}
+	n.Name = a.cfg.NodeName
 	return n
 }
 
@@ -196,7 +176,7 @@ func (a *Agent) apiServer(n *corev1.Node) (*api.Server, error) {
 // the Node from the agent's watch of it rather than from the API server.
 func (a *Agent) nodeController(n *corev1.Node, nodes *nodeWatch) (*node.NodeController, error) {
 	cfg := a.cfg
-	health, ok := cfg.Provider.(provider.NodeProvider)
+	health, ok := a.provider.(provider.NodeProvider)
 	if !ok {
 		health = alwaysHealthy{}
 	}
@@ -220,9 +200,10 @@ func (a *Agent) nodeController(n *corev1.Node, nodes *nodeWatch) (*node.NodeCont
 // kubelet API, when served, listens.
 func (a *Agent) Ready() <-chan struct{} { return a.ready }
 
-// waitReady closes a.ready once its parts are ready, or returns when ctx ends.
-func (a *Agent) waitReady(ctx context.Context) error {
-	parts := []<-chan struct{}{a.pods.Ready()}
+// waitReady closes a.ready once the pod controller pods and the other parts are ready, or
+// returns when ctx ends.
+func (a *Agent) waitReady(ctx context.Context, pods *node.PodController) error {
+	parts := []<-chan struct{}{pods.Ready()}
 	if a.api != nil {
 		parts = append(parts, a.api.Ready())
 	}
@@ -240,6 +221,9 @@ func (a *Agent) waitReady(ctx context.Context) error {
 // API is the kubelet API server (nil when Config.API is nil): routes are added to it with Handle
 // before Run, and its Ready says when it listens.
 func (a *Agent) API() *api.Server { return a.api }
+
+// Provider is the provider Config.NewProvider built.
+func (a *Agent) Provider() Provider { return a.provider }
 
 // Done is closed when Run has returned.
 func (a *Agent) Done() <-chan struct{} { return a.done }
@@ -264,7 +248,32 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	a.problems.Logger = logger
 	logger.Info("Starting the agent", "node", a.cfg.NodeName, "standalone", a.cfg.Client == nil,
 		"manifestPath", a.cfg.PodManifestPath, "manifestURL", a.cfg.ManifestURL != "")
-	return RunAll(ctx, append(a.components, componentFunc(a.waitReady))...)
+	// Made here, as its work queues start goroutines as they are made, which only its Run
+	// stops.
+	var nodeGetter mirror.NodeGetter
+	if a.nodes != nil {
+		nodeGetter = a.nodes
+	}
+	pods, err := node.NewPodController(node.PodControllerConfig{
+		NodeName:      a.cfg.NodeName,
+		Provider:      a.provider,
+		Pods:          a.podManager,
+		Updates:       a.mux.Updates(),
+		Client:        a.cfg.Client,
+		Node:          nodeGetter,
+		Recorder:      a.recorder,
+		Workers:       a.cfg.PodSyncWorkers,
+		SyncFrequency: a.cfg.SyncFrequency,
+		Metrics:       a.metrics,
+	})
+	if err != nil {
+		return err
+	}
+	if a.nodes != nil {
+		a.nodes.notify(pods.RequeueMirrors)
+	}
+	waitReady := componentFunc(func(ctx context.Context) error { return a.waitReady(ctx, pods) })
+	return RunAll(ctx, append(a.components, pods, waitReady)...)
 }
 
 // componentFunc is a function as a Component.

@@ -33,10 +33,10 @@ func TestKubeletAPIThroughTheAPIServer(t *testing.T) {
 	require.NoError(t, err)
 
 	a, err := agent.New(agent.Config{
-		NodeName: name,
-		Provider: &loggingProvider{&instantProvider{pods: map[string]*corev1.Pod{}}},
-		Client:   client,
-		Node:     agent.NewNode(name, "127.0.0.1", nil), // the address the API server dials (InternalIP)
+		NodeName:    name,
+		NewProvider: built(&loggingProvider{&instantProvider{pods: map[string]*corev1.Pod{}}}),
+		Client:      client,
+		Node:        agent.NewNode(name, "127.0.0.1", nil), // the address the API server dials (InternalIP)
 		API: &api.Config{
 			Address: "127.0.0.1", Port: port, CertDirectory: t.TempDir(),
 			ClientCAFile: env.CAFile, // the CA of the API server's kubelet client certificate

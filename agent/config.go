@@ -9,22 +9,20 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/record"
 
 	"github.com/vk-static/vk-static/node/api"
-	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/sources"
 )
 
-// Config is everything New needs. NodeName and Provider are required; every other field has a
-// working zero value (the defaults of the package that uses it).
+// Config is everything New needs. NodeName and NewProvider are required; every other field has
+// a working zero value (the defaults of the package that uses it).
 type Config struct {
 	// NodeName is the node's name; with a Client it must match the client's identity
 	// (system:node:<NodeName>), or NodeRestriction refuses every write.
 	NodeName string
-	// Provider runs the pods. If it also implements provider.PodNotifier it pushes status (else it
-	// is polled), provider.NodeProvider reports node health, and NodeConfigurer fills in the Node.
-	Provider provider.PodLifecycleHandler
+	// NewProvider builds the provider that runs the pods (see Provider), from what the agent
+	// gives it (ProviderConfig): lifecycle.NewProvider for a lifecycle.Runtime.
+	NewProvider NewProviderFunc
 
 	// Client talks to the API server with the node's identity; nil runs standalone: static pods
 	// only, no Node, no mirrors, no events.
@@ -67,25 +65,12 @@ type Config struct {
 	API *api.Config
 }
 
-// NodeConfigurer is implemented by providers that fill in the Node they run on (capacity,
-// allocatable, addresses, a taint that keeps real workloads off a simulator).
-type NodeConfigurer interface {
-	ConfigureNode(*corev1.Node)
-}
-
-// EventRecorderUser is implemented by providers that post events about the pods they run
-// (Killing, BackOff, Unhealthy, FailedMount): New gives them the agent's recorder, before
-// anything runs. Standalone there is no recorder and they are not called.
-type EventRecorderUser interface {
-	UseEventRecorder(record.EventRecorder)
-}
-
 func (c *Config) validate() error {
 	switch {
 	case c.NodeName == "":
 		return errors.New("agent: Config.NodeName is required")
-	case c.Provider == nil:
-		return errors.New("agent: Config.Provider is required")
+	case c.NewProvider == nil:
+		return errors.New("agent: Config.NewProvider is required")
 	case c.API != nil && (c.API.Port <= 0 || c.API.Port > 65535):
 		return fmt.Errorf("agent: Config.API.Port %d: the Node advertises it, so it must be a port (1-65535)", c.API.Port)
 	}

@@ -103,8 +103,12 @@ spec:
 	defer os.RemoveAll(manifests)
 
 	a, err := agent.New(agent.Config{
-		NodeName:        "edge-1",
-		Provider:        &instantProvider{pods: map[string]*corev1.Pod{}},
+		NodeName: "edge-1",
+		// The provider is built with what the agent gives it (agent.ProviderConfig: the Node to
+		// complete, getters, event recorder, metrics registry); this one needs none of it.
+		NewProvider: func(agent.ProviderConfig) (agent.Provider, error) {
+			return &instantProvider{pods: map[string]*corev1.Pod{}}, nil
+		},
 		Client:          client,
 		PodManifestPath: manifests,
 	})

@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/vk-static/vk-static/agent"
 	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
@@ -12,3 +13,8 @@ import (
 var env *testenv.Env
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env)) }
+
+// built is the factory of a provider the test has already made.
+func built(p agent.Provider) agent.NewProviderFunc {
+	return func(agent.ProviderConfig) (agent.Provider, error) { return p, nil }
+}

@@ -65,7 +65,7 @@ func TestAgentAtRestReadsItsNodeFromItsWatch(t *testing.T) {
 
 	a, err := agent.New(agent.Config{
 		NodeName:                  name,
-		Provider:                  &instantProvider{pods: map[string]*corev1.Pod{}},
+		NewProvider:               built(&instantProvider{pods: map[string]*corev1.Pod{}}),
 		Client:                    client,
 		NodeStatusUpdateFrequency: renew,
 		NodeStatusReportFrequency: reportInterval,

@@ -11,6 +11,7 @@ import (
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/clock"
 
+	"github.com/vk-static/vk-static/agent"
 	"github.com/vk-static/vk-static/eviction"
 	"github.com/vk-static/vk-static/lifecycle/env"
 	"github.com/vk-static/vk-static/lifecycle/volume"
@@ -83,6 +84,9 @@ type Config struct {
 	Eviction *eviction.Config
 	// Registerer receives the lifecycle's metrics (metrics.go); nil registers them nowhere.
 	Registerer prometheus.Registerer
+	// RuntimeWork is the runtime's own work (the CRI runtime's image garbage collection and log
+	// rotation): the provider NewProvider builds runs it beside the pods, until the agent stops.
+	RuntimeWork []agent.Component
 	// Clock is the time source; nil is the real clock.
 	Clock clock.WithTickerAndDelayedExecution
 }

@@ -27,7 +27,7 @@ func runAgent(ctx context.Context, o *options) error {
 	if err := os.MkdirAll(o.RootDir, 0o750); err != nil {
 		return fmt.Errorf("--root-dir: %w", err)
 	}
-	cfg, provider, err := agentConfig(ctx, o, registry)
+	cfg, beside, err := agentConfig(ctx, o, registry)
 	if err != nil {
 		return err
 	}
@@ -38,7 +38,7 @@ func runAgent(ctx context.Context, o *options) error {
 	if _, why := o.kubeletAPI(); why != "" {
 		logger.Info("Not serving the kubelet API", "reason", why)
 	}
-	components := append([]agent.Component{a}, provider.components...)
+	components := append([]agent.Component{a}, beside...)
 	if limiter := applyMemoryLimit(o, logger); limiter != nil {
 		components = append(components, limiter)
 	}
@@ -48,17 +48,17 @@ func runAgent(ctx context.Context, o *options) error {
 			registry:  registry,
 			profiling: o.Profiling,
 			ready:     a.Ready(),
-			runtime:   provider.runtimeHealth(),
+			runtime:   runtimeHealth(a.Provider()),
 		})
 	}
 	logger.Info("vk-static", startupValues(o)...)
 	return agent.RunAll(ctx, components...)
 }
 
-// agentConfig is the agent the options describe, its metrics registered with registry, and the
-// provider with what must run beside the agent.
-func agentConfig(ctx context.Context, o *options, registry prometheus.Registerer) (agent.Config, builtProvider, error) {
-	var none builtProvider
+// agentConfig is the agent the options describe, its metrics registered with registry, and
+// what must run beside it (the certificate managers).
+func agentConfig(ctx context.Context, o *options, registry prometheus.Registerer) (agent.Config, []agent.Component, error) {
+	var none []agent.Component
 	nodeName, err := o.nodeName()
 	if err != nil {
 		return agent.Config{}, none, err
@@ -88,12 +88,14 @@ func agentConfig(ctx context.Context, o *options, registry prometheus.Registerer
 		NodeStatusUpdateFrequency: o.NodeStatusUpdateFrequency,
 		NodeStatusReportFrequency: o.NodeStatusReportFrequency,
 		NodeLeaseDurationSeconds:  o.NodeLeaseDurationSeconds,
+		NodeStatusMaxImages:       &o.NodeStatusMaxImages,
 		PodSyncWorkers:            o.PodSyncWorkers,
 		SyncFrequency:             o.SyncFrequency,
 		Registerer:                registry,
+		NewProvider:               providers[o.Provider](ctx, o),
 	}
 	cfg.API, _ = o.kubeletAPI()
-	var certManagers []agent.Component // run beside the agent, with the provider's components
+	var certManagers []agent.Component // run beside the agent
 	if o.Kubeconfig != "" {
 		base, clientCerts, err := nodeCredentials(ctx, o, nodeName)
 		if err != nil {
@@ -119,13 +121,7 @@ func agentConfig(ctx context.Context, o *options, registry prometheus.Registerer
 			certManagers = append(certManagers, managerComponent{serving})
 		}
 	}
-	provider, err := buildProvider(ctx, o, nodeName, nodeIP, n, cfg.Client, registry)
-	if err != nil {
-		return agent.Config{}, none, err
-	}
-	provider.components = append(provider.components, certManagers...)
-	cfg.Provider = provider.provider
-	return cfg, provider, nil
+	return cfg, certManagers, nil
 }
 
 // startupValues are the start-up line's key/value pairs: what a person reading the log needs to

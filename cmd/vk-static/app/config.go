@@ -97,6 +97,9 @@ func applyConfigFile(path string, o *options, fs *pflag.FlagSet) error {
 		// that sets only the update frequency reports at it.
 		set("node-status-report-frequency", func() { o.NodeStatusReportFrequency = cfg.NodeStatusUpdateFrequency.Duration })
 	}
+	if cfg.NodeStatusMaxImages != nil {
+		set("node-status-max-images", func() { o.NodeStatusMaxImages = *cfg.NodeStatusMaxImages })
+	}
 	if cfg.NodeLeaseDurationSeconds != 0 {
 		set("node-lease-duration-seconds", func() { o.NodeLeaseDurationSeconds = cfg.NodeLeaseDurationSeconds })
 	}
@@ -160,6 +163,7 @@ var supportedConfigFields = map[string]bool{
 	"clusterDomain": true, "cgroupRoot": true, "cgroupsPerQOS": true, "cgroupDriver": true, "podPidsLimit": true,
 	"evictionHard": true, "evictionSoft": true, "evictionSoftGracePeriod": true, "evictionMinimumReclaim": true,
 	"evictionPressureTransitionPeriod": true,
+	"nodeStatusMaxImages":              true,
 }
 
 // ignoredConfigFields lists the top-level keys of a KubeletConfiguration file that are valid

@@ -54,6 +54,7 @@ func (o *options) kubeletConfiguration() kubeletv1beta1.KubeletConfiguration {
 		NodeStatusUpdateFrequency: metav1.Duration{Duration: o.NodeStatusUpdateFrequency},
 		NodeStatusReportFrequency: metav1.Duration{Duration: o.NodeStatusReportFrequency},
 		NodeLeaseDurationSeconds:  o.NodeLeaseDurationSeconds,
+		NodeStatusMaxImages:       ptr.To(o.NodeStatusMaxImages),
 		RegisterWithTaints:        taints,
 		SystemReserved:            o.Process.SystemReserved,
 		KubeReserved:              o.Process.KubeReserved,

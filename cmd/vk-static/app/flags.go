@@ -63,6 +63,7 @@ var kubeletConfigFields = map[string]string{
 	"node-status-update-frequency": "nodeStatusUpdateFrequency",
 	"node-status-report-frequency": "nodeStatusReportFrequency",
 	"node-lease-duration-seconds":  "nodeLeaseDurationSeconds",
+	"node-status-max-images":       "nodeStatusMaxImages",
 	"register-with-taints":         "registerWithTaints",
 	"system-reserved":              "systemReserved",
 	"kube-reserved":                "kubeReserved",

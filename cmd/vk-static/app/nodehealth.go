@@ -9,6 +9,7 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
+	"github.com/vk-static/vk-static/agent"
 	"github.com/vk-static/vk-static/eviction"
 	"github.com/vk-static/vk-static/lifecycle"
 )
@@ -130,8 +131,8 @@ func applyEvictionConfig(cfg *kubeletv1beta1.KubeletConfiguration, o *options, s
 
 // runtimeHealth is the provider's runtime health for /healthz and /readyz; nil for a provider
 // that reports none (mock).
-func (b builtProvider) runtimeHealth() func() error {
-	if h, ok := b.provider.(interface{ RuntimeHealth() error }); ok {
+func runtimeHealth(p agent.Provider) func() error {
+	if h, ok := p.(interface{ RuntimeHealth() error }); ok {
 		return h.RuntimeHealth
 	}
 	return nil

@@ -51,6 +51,7 @@ type options struct {
 	NodeStatusUpdateFrequency time.Duration
 	NodeStatusReportFrequency time.Duration
 	NodeLeaseDurationSeconds  int32
+	NodeStatusMaxImages       int32
 	PodSyncWorkers            int
 	Profiling                 bool
 	MemoryLimit               string
@@ -99,6 +100,7 @@ func defaultOptions() *options {
 		NodeStatusUpdateFrequency: 10 * time.Second, // the kubelet's; the node package's own default is for heartbeats through the Lease only
 		NodeStatusReportFrequency: node.DefaultStatusReportFrequency,
 		NodeLeaseDurationSeconds:  node.DefaultLeaseDurationSeconds,
+		NodeStatusMaxImages:       node.DefaultNodeStatusMaxImages,
 		PodSyncWorkers:            node.DefaultPodSyncWorkers,
 		MemoryLimit:               "auto",
 		RotateCertificates:        true,
@@ -144,6 +146,7 @@ func (o *options) addNodeFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.NodeStatusUpdateFrequency, "node-status-update-frequency", o.NodeStatusUpdateFrequency, "How often the Node's status is computed; a change is written at once.")
 	fs.DurationVar(&o.NodeStatusReportFrequency, "node-status-report-frequency", o.NodeStatusReportFrequency, "How often the Node's status is written when nothing changed, to refresh its heartbeats (the Lease says the node is alive meanwhile); the first period after a start or a change is spread by up to half of it. (The kubelet sets it in its config file only.)")
 	fs.Int32Var(&o.NodeLeaseDurationSeconds, "node-lease-duration-seconds", o.NodeLeaseDurationSeconds, "Duration of the node Lease; it is renewed every quarter of it.")
+	fs.Int32Var(&o.NodeStatusMaxImages, "node-status-max-images", o.NodeStatusMaxImages, "The maximum number of the runtime's images the Node's status.images lists, the largest first; -1 lists all of them. (--provider process has none.)")
 }
 
 func (o *options) addClientFlags(fs *pflag.FlagSet) {
@@ -206,6 +209,9 @@ func (o *options) validate() error {
 		if d <= 0 {
 			bad(flag, "must be positive, got %s", d)
 		}
+	}
+	if o.NodeStatusMaxImages < -1 {
+		bad("node-status-max-images", "must be -1 (no cap) or more, got %d", o.NodeStatusMaxImages)
 	}
 	o.validateProvider(bad)
 	o.validateSysctls(bad)

@@ -8,20 +8,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/vk-static/vk-static/agent"
 	"github.com/vk-static/vk-static/internal/host"
 	"github.com/vk-static/vk-static/lifecycle"
-	"github.com/vk-static/vk-static/lifecycle/env"
-	"github.com/vk-static/vk-static/lifecycle/volume"
-	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/provider/mock"
 	"github.com/vk-static/vk-static/runtime/cri"
 	"github.com/vk-static/vk-static/runtime/process"
@@ -104,9 +99,7 @@ func applyCRIConfig(cfg *kubeletv1beta1.KubeletConfiguration, o *options, set fu
 }
 
 func (o *options) validateProvider(bad func(flag, format string, args ...any)) {
-	switch o.Provider {
-	case providerProcess, providerCRI, providerMock:
-	default:
+	if _, ok := providers[o.Provider]; !ok {
 		bad("provider", "unknown provider %q (available: %s, %s, %s)", o.Provider, providerProcess, providerCRI, providerMock)
 	}
 	// The kubelet's validation of the image GC thresholds.
@@ -154,76 +147,95 @@ func reservation(m map[string]string) (corev1.ResourceList, error) {
 	return out, nil
 }
 
-// builtProvider is the provider the options choose, with what the agent must run beside it.
-type builtProvider struct {
-	provider   provider.PodLifecycleHandler
-	components []agent.Component
+// providers are the factories --provider chooses from: each builds the agent's provider from
+// the options when the agent is built (agent.New), with what the agent gives every provider.
+var providers = map[string]func(ctx context.Context, o *options) agent.NewProviderFunc{
+	providerProcess: processProvider,
+	providerCRI:     criProvider,
+	providerMock:    mockProvider,
 }
 
-// buildProvider makes the provider --provider names. The process provider fills in the Node's
-// capacity and allocatable from the machine; client (nil standalone) reads the config maps and
-// secrets API pods use, with the node's identity; registry receives the lifecycle's metrics.
-func buildProvider(ctx context.Context, o *options, nodeName, nodeIP string, n *corev1.Node, client kubernetes.Interface, registry prometheus.Registerer) (builtProvider, error) {
-	if o.Provider == providerMock {
-		p, err := mock.New(mock.Config{NodeName: nodeName, InternalIP: nodeIP, Pods: *resource.NewQuantity(int64(o.MaxPods), resource.DecimalSI)})
-		return builtProvider{provider: p}, err
+// mockProvider simulates pods, and a Node with --max-pods and the mock's taint.
+func mockProvider(_ context.Context, o *options) agent.NewProviderFunc {
+	return func(pc agent.ProviderConfig) (agent.Provider, error) {
+		p, err := mock.New(mock.Config{NodeName: pc.NodeName, InternalIP: firstIP(pc.NodeIPs), Pods: *resource.NewQuantity(int64(o.MaxPods), resource.DecimalSI)})
+		if err != nil {
+			return nil, err
+		}
+		p.ConfigureNode(pc.Node)
+		return p, nil
 	}
+}
+
+// firstIP is the first of ips, "" for none.
+func firstIP(ips []string) string {
+	if len(ips) == 0 {
+		return ""
+	}
+	return ips[0]
+}
+
+// machineResources sets the Node's capacity from the machine and its allocatable, that less
+// --system-reserved and --kube-reserved, and returns the allocatable.
+func machineResources(o *options, n *corev1.Node) (corev1.ResourceList, error) {
 	capacity, err := host.Capacity(o.RootDir, int64(o.MaxPods))
 	if err != nil {
-		return builtProvider{}, fmt.Errorf("--provider process: read the machine's capacity: %w", err)
+		return nil, fmt.Errorf("--provider %s: read the machine's capacity: %w", o.Provider, err)
 	}
-	system, _ := reservation(o.Process.SystemReserved)
+	system, _ := reservation(o.Process.SystemReserved) // validated
 	kube, _ := reservation(o.Process.KubeReserved)
-	allocatable := host.Allocatable(capacity, system, kube)
-	n.Status.Capacity, n.Status.Allocatable = capacity, allocatable
-
-	if o.Provider == providerCRI {
-		return buildCRIProvider(ctx, o, nodeName, nodeIP, allocatable, client, registry)
-	}
-	logMax := resource.MustParse(o.Process.ContainerLogMaxSize)
-	exe, _ := os.Executable()
-	supervisor := supervisorBeside(exe)
-	if supervisor != "" {
-		klog.FromContext(ctx).Info("Container supervisor", "binary", supervisor)
-	} else {
-		klog.FromContext(ctx).Info("Container supervisor: the agent itself, re-executed — install "+supervisorBinaryName+" beside it to spare each container the agent's start-up and memory", "binary", exe)
-	}
-	rt, err := process.New(process.Config{
-		StateDir:    filepath.Join(o.RootDir, "process"),
-		DefaultUser: o.Process.DefaultUser,
-		AllowRoot:   o.Process.AllowRoot,
-		// Static pods are the node administrator's (trust follows the source), unless held to
-		// the API pods' rules.
-		RestrictStaticPods: o.Process.RestrictStaticPods,
-		Cgroups:            o.Process.Cgroups.processCgroups(),
-		LogMaxSize:         logMax.Value(),
-		LogMaxFiles:        int(o.Process.ContainerLogMaxFiles),
-		NodeIPs:            []string{nodeIP},
-		// Empty re-executes the agent.
-		SupervisorPath: supervisor,
-	})
-	if err != nil {
-		return builtProvider{}, fmt.Errorf("--provider process: %w", err)
-	}
-	logCgroups(ctx, rt, &o.Process.Cgroups)
-	cfg := lifecycleConfig(o, nodeName, nodeIP, allocatable, client, registry)
-	cfg.Runtime, cfg.RuntimeName = rt, providerProcess
-	cfg.AllowedHostPaths, cfg.HostPathFlag = o.Process.AllowedHostPaths, "--process-allowed-host-paths"
-	cfg.StopPodsOnExit = o.Process.StopPodsOnExit
-	cfg.RestrictStaticPods, cfg.RestrictStaticPodsFlag = o.Process.RestrictStaticPods, "--process-restrict-static-pods"
-	p, err := lifecycle.New(ctx, cfg)
-	if err != nil {
-		return builtProvider{}, err
-	}
-	return builtProvider{provider: p, components: []agent.Component{p}}, nil
+	n.Status.Capacity, n.Status.Allocatable = capacity, host.Allocatable(capacity, system, kube)
+	return n.Status.Allocatable, nil
 }
 
-// lifecycleConfig is what the lifecycle takes whatever the runtime.
-func lifecycleConfig(o *options, nodeName, nodeIP string, allocatable corev1.ResourceList, client kubernetes.Interface, registry prometheus.Registerer) lifecycle.Config {
+// processProvider runs each container as a host process under a supervisor: the one installed
+// beside the agent, else the agent re-executed.
+func processProvider(ctx context.Context, o *options) agent.NewProviderFunc {
+	return func(pc agent.ProviderConfig) (agent.Provider, error) {
+		allocatable, err := machineResources(o, pc.Node)
+		if err != nil {
+			return nil, err
+		}
+		logMax := resource.MustParse(o.Process.ContainerLogMaxSize)
+		exe, _ := os.Executable()
+		supervisor := supervisorBeside(exe)
+		if supervisor != "" {
+			klog.FromContext(ctx).Info("Container supervisor", "binary", supervisor)
+		} else {
+			klog.FromContext(ctx).Info("Container supervisor: the agent itself, re-executed — install "+supervisorBinaryName+" beside it to spare each container the agent's start-up and memory", "binary", exe)
+		}
+		rt, err := process.New(process.Config{
+			StateDir:    filepath.Join(o.RootDir, "process"),
+			DefaultUser: o.Process.DefaultUser,
+			AllowRoot:   o.Process.AllowRoot,
+			// Static pods are the node administrator's (trust follows the source), unless held
+			// to the API pods' rules.
+			RestrictStaticPods: o.Process.RestrictStaticPods,
+			Cgroups:            o.Process.Cgroups.processCgroups(),
+			LogMaxSize:         logMax.Value(),
+			LogMaxFiles:        int(o.Process.ContainerLogMaxFiles),
+			NodeIPs:            pc.NodeIPs,
+			// Empty re-executes the agent.
+			SupervisorPath: supervisor,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("--provider process: %w", err)
+		}
+		logCgroups(ctx, rt, &o.Process.Cgroups)
+		cfg := lifecycleConfig(o, pc.NodeName, allocatable)
+		cfg.Runtime, cfg.RuntimeName = rt, providerProcess
+		cfg.AllowedHostPaths, cfg.HostPathFlag = o.Process.AllowedHostPaths, "--process-allowed-host-paths"
+		cfg.StopPodsOnExit = o.Process.StopPodsOnExit
+		cfg.RestrictStaticPods, cfg.RestrictStaticPodsFlag = o.Process.RestrictStaticPods, "--process-restrict-static-pods"
+		return lifecycle.NewProvider(ctx, cfg)(pc)
+	}
+}
+
+// lifecycleConfig is what the lifecycle takes from the options whatever the runtime (the agent
+// gives it the rest: lifecycle.NewProvider).
+func lifecycleConfig(o *options, nodeName string, allocatable corev1.ResourceList) lifecycle.Config {
 	cfg := lifecycle.Config{
-		Registerer: registry,
-		RootDir:    o.RootDir,
-		NodeIPs:    []string{nodeIP},
+		RootDir: o.RootDir,
 		// A pod's domain with spec.subdomain (its /etc/hosts, setHostnameAsFQDN).
 		ClusterDomain: o.ClusterDomain,
 		Allocatable:   allocatable,
@@ -235,49 +247,49 @@ func lifecycleConfig(o *options, nodeName, nodeIP string, allocatable corev1.Res
 		VolumeRefresh: o.SyncFrequency,
 	}
 	o.applyNodeHealth(&cfg)
-	if client != nil {
-		cfg.Objects = env.NewClientGetter(client)
-		cfg.Services = env.NewServiceWatch(client)
-		cfg.Tokens = volume.NewClientTokenRequester(client)
-	}
 	return cfg
 }
 
-// buildCRIProvider runs pods through the CRI runtime at --container-runtime-endpoint; the
-// runtime's name ("containerd") is the scheme of the pods' container IDs.
-func buildCRIProvider(ctx context.Context, o *options, nodeName, nodeIP string, allocatable corev1.ResourceList, client kubernetes.Interface, registry prometheus.Registerer) (builtProvider, error) {
-	logMax := resource.MustParse(o.Process.ContainerLogMaxSize)
-	rt, err := cri.New(ctx, cri.Config{
-		RuntimeEndpoint:      o.CRI.RuntimeEndpoint,
-		ImageEndpoint:        o.CRI.ImageEndpoint,
-		AllowPrivileged:      o.CRI.AllowPrivileged,
-		ImageGCHighThreshold: int(o.CRI.ImageGCHighThreshold),
-		ImageGCLowThreshold:  int(o.CRI.ImageGCLowThreshold),
-		SeccompProfileRoot:   filepath.Join(o.RootDir, "seccomp"),
-		LogMaxSize:           logMax.Value(),
-		LogMaxFiles:          int(o.Process.ContainerLogMaxFiles),
-	})
-	if err != nil {
-		return builtProvider{}, fmt.Errorf("--provider cri: %w; --container-runtime-endpoint must name the socket of a running CRI runtime: install and start containerd (e.g. apt-get install containerd runc) or CRI-O, or point the flag at its socket", err)
+// criProvider runs pods through the CRI runtime at --container-runtime-endpoint; the runtime's
+// name ("containerd") is the scheme of the pods' container IDs.
+func criProvider(ctx context.Context, o *options) agent.NewProviderFunc {
+	return func(pc agent.ProviderConfig) (agent.Provider, error) {
+		allocatable, err := machineResources(o, pc.Node)
+		if err != nil {
+			return nil, err
+		}
+		logMax := resource.MustParse(o.Process.ContainerLogMaxSize)
+		rt, err := cri.New(ctx, cri.Config{
+			RuntimeEndpoint:      o.CRI.RuntimeEndpoint,
+			ImageEndpoint:        o.CRI.ImageEndpoint,
+			AllowPrivileged:      o.CRI.AllowPrivileged,
+			ImageGCHighThreshold: int(o.CRI.ImageGCHighThreshold),
+			ImageGCLowThreshold:  int(o.CRI.ImageGCLowThreshold),
+			SeccompProfileRoot:   filepath.Join(o.RootDir, "seccomp"),
+			LogMaxSize:           logMax.Value(),
+			LogMaxFiles:          int(o.Process.ContainerLogMaxFiles),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("--provider cri: %w; --container-runtime-endpoint must name the socket of a running CRI runtime: install and start containerd (e.g. apt-get install containerd runc) or CRI-O, or point the flag at its socket", err)
+		}
+		klog.FromContext(ctx).Info("Container runtime", "name", rt.Name(), "version", rt.Version(), "endpoint", o.CRI.RuntimeEndpoint)
+		cfg := lifecycleConfig(o, pc.NodeName, allocatable)
+		cfg.Runtime, cfg.RuntimeName = rt, rt.Name()
+		// Pods mount host paths as the kubelet lets them: any.
+		cfg.AllowedHostPaths, cfg.HostPathFlag = []string{"/"}, ""
+		if gc := rt.ImageGC(); gc != nil {
+			cfg.RuntimeWork = append(cfg.RuntimeWork, gc)
+		}
+		if logs := rt.LogRotator(); logs != nil {
+			cfg.RuntimeWork = append(cfg.RuntimeWork, logs)
+		}
+		p, err := lifecycle.NewProvider(ctx, cfg)(pc)
+		if err != nil {
+			_ = rt.Close(ctx)
+			return nil, err
+		}
+		return p, nil
 	}
-	klog.FromContext(ctx).Info("Container runtime", "name", rt.Name(), "version", rt.Version(), "endpoint", o.CRI.RuntimeEndpoint)
-	cfg := lifecycleConfig(o, nodeName, nodeIP, allocatable, client, registry)
-	cfg.Runtime, cfg.RuntimeName = rt, rt.Name()
-	// Pods mount host paths as the kubelet lets them: any.
-	cfg.AllowedHostPaths, cfg.HostPathFlag = []string{"/"}, ""
-	p, err := lifecycle.New(ctx, cfg)
-	if err != nil {
-		_ = rt.Close(ctx)
-		return builtProvider{}, err
-	}
-	components := []agent.Component{p}
-	if gc := rt.ImageGC(); gc != nil {
-		components = append(components, gc)
-	}
-	if logs := rt.LogRotator(); logs != nil {
-		components = append(components, logs)
-	}
-	return builtProvider{provider: p, components: components}, nil
 }
 
 // providerSummary names the provider for the start-up line.

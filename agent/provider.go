@@ -1,0 +1,72 @@
+package agent
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/vk-static/vk-static/lifecycle/env"
+	"github.com/vk-static/vk-static/lifecycle/volume"
+	"github.com/vk-static/vk-static/provider"
+)
+
+// Provider runs the agent's pods: a provider.PodLifecycleHandler, with whichever of package
+// provider's optional interfaces it implements (PodNotifier to push status instead of being
+// polled, NodeProvider for the node's health, NodeImageLister, the kubelet API's capabilities).
+// A provider with work of its own (watching its runtime, garbage collection) also implements
+// Component: the agent runs it from Run, beside its other parts, until Run's context ends.
+type Provider interface {
+	provider.PodLifecycleHandler
+}
+
+// NewProviderFunc builds the agent's provider from what the agent gives it; New calls it once,
+// before the Node is registered. virtual-kubelet's nodeutil.NewProviderFunc is the model.
+type NewProviderFunc func(ProviderConfig) (Provider, error)
+
+// ProviderConfig is what the agent gives its provider: everything node-scoped, read with the
+// node's own identity. The getters are nil without a Client (standalone: static pods cannot use
+// config maps, secrets, Services or service account tokens).
+type ProviderConfig struct {
+	NodeName string
+	// Node is the Node the agent registers, which the provider completes in place before
+	// returning: capacity, allocatable, node info, addresses, a taint that keeps real workloads
+	// off a simulator.
+	Node *corev1.Node
+	// NodeIPs are the Node's InternalIP addresses, as Config.Node gives them.
+	NodeIPs []string
+
+	// Objects reads the config maps and secrets API pods use.
+	Objects env.ObjectGetter
+	// Services watches the cluster's Services, for the pods' service environment variables;
+	// constructing it started nothing: a provider that uses it runs it (its Run) from its own.
+	Services *env.ServiceWatch
+	// Tokens requests the service account tokens of API pods' projected volumes.
+	Tokens volume.TokenRequester
+
+	// Recorder posts events about the pods (Killing, BackOff, Unhealthy, FailedMount); never
+	// nil: standalone, where there are no events, it drops them.
+	Recorder record.EventRecorder
+	// Registerer receives the provider's metrics with the agent's (Config.Registerer).
+	Registerer prometheus.Registerer
+}
+
+// newProvider calls cfg.NewProvider with the ProviderConfig of the Node n, which the provider
+// completes, and the recorder (nil standalone).
+func (a *Agent) newProvider(n *corev1.Node, recorder record.EventRecorder) (Provider, error) {
+	cfg := a.cfg
+	pc := ProviderConfig{NodeName: cfg.NodeName, Node: n, Recorder: recorder, Registerer: cfg.Registerer}
+	if pc.Recorder == nil {
+		pc.Recorder = &record.FakeRecorder{} // drops events: no channel
+	}
+	for _, addr := range n.Status.Addresses {
+		if addr.Type == corev1.NodeInternalIP {
+			pc.NodeIPs = append(pc.NodeIPs, addr.Address)
+		}
+	}
+	if cfg.Client != nil {
+		pc.Objects = env.NewClientGetter(cfg.Client)
+		pc.Services = env.NewServiceWatch(cfg.Client)
+		pc.Tokens = volume.NewClientTokenRequester(cfg.Client)
+	}
+	return cfg.NewProvider(pc)
+}
