@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/vk-static/vk-static/test/support/agentproc"
@@ -24,22 +25,14 @@ var (
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
 
 func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "vk-static-e2e-bin-")
+	agent, remove, err := agentproc.BuildInTemp(true)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	if agentBinary, err = agentproc.BuildAgentWithSupervisor(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
-	if workloadBinary, err = testimage.BuildWorkload(dir); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		return 1
-	}
-	// MkdirTemp made it root's alone; containers running as nobody execute the workload here.
-	if err := os.Chmod(dir, 0o755); err != nil {
+	defer remove()
+	agentBinary = agent
+	if workloadBinary, err = testimage.BuildWorkload(filepath.Dir(agent)); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}

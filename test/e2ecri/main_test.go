@@ -43,17 +43,12 @@ func TestMain(m *testing.M) {
 }
 
 func runParent() int {
-	dir, err := os.MkdirTemp("", "vk-static-e2ecri-bin-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	agent, err := agentproc.BuildAgent(dir)
+	agent, remove, err := agentproc.BuildInTemp(false)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2ecri:", err)
 		return 1
 	}
+	defer remove()
 	code, leftover, err := netns.Run(os.Args[1:], agentEnv+"="+agent)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2ecri:", err)

@@ -24,16 +24,13 @@ const signingDuration = 2 * time.Minute
 func TestMain(m *testing.M) { os.Exit(runTests(m)) }
 
 func runTests(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "vk-static-e2ejoin-bin-")
+	agent, remove, err := agentproc.BuildInTemp(false)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	if agentBinary, err = agentproc.BuildAgent(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "e2ejoin:", err)
 		return 1
 	}
+	defer remove()
+	agentBinary = agent
 	return testenv.Main(m, &env, testenv.Options{
 		ControllerManager: &testenv.ControllerManagerOptions{SigningDuration: signingDuration},
 	})

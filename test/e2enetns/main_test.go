@@ -38,21 +38,20 @@ func TestMain(m *testing.M) {
 // runParent builds the agent, runs this binary again with the same arguments in a new network
 // namespace, and returns its exit code once it and every container process it left are gone.
 func runParent() int {
-	dir, err := os.MkdirTemp("", "vk-static-e2enetns-")
+	agent, remove, err := agentproc.BuildInTemp(true)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
+		fmt.Fprintln(os.Stderr, "e2enetns:", err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	bin, work := filepath.Join(dir, "bin"), filepath.Join(dir, "work")
-	for _, d := range []string{bin, work} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
+	defer remove()
+	bin := filepath.Dir(agent)
+	work, err := os.MkdirTemp("", "vk-static-e2enetns-work-")
+	if err == nil {
+		defer os.RemoveAll(work)
+		err = os.Chmod(work, 0o755)
 	}
-	if _, err := agentproc.BuildAgentWithSupervisor(bin); err != nil {
-		fmt.Fprintln(os.Stderr, "e2enetns:", err)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 

@@ -40,6 +40,31 @@ func BuildAgentWithSupervisor(dir string) (string, error) {
 	return agent, buildSupervisor(dir)
 }
 
+// BuildInTemp builds the agent — with vk-static-supervisor beside it when withSupervisor — into
+// a new temporary directory, for a test package's TestMain, and returns the agent's path and a
+// function that removes the directory. The directory is readable by all: containers running as
+// nobody execute what a test puts there.
+func BuildInTemp(withSupervisor bool) (agent string, remove func(), err error) {
+	dir, err := os.MkdirTemp("", "vk-static-bin-")
+	if err != nil {
+		return "", nil, err
+	}
+	remove = func() { _ = os.RemoveAll(dir) }
+	build := BuildAgent
+	if withSupervisor {
+		build = BuildAgentWithSupervisor
+	}
+	if err := os.Chmod(dir, 0o755); err != nil { // MkdirTemp made it its owner's alone
+		remove()
+		return "", nil, err
+	}
+	if agent, err = build(dir); err != nil {
+		remove()
+		return "", nil, err
+	}
+	return agent, remove, nil
+}
+
 func goBuild(env []string, args ...string) error {
 	build := exec.Command("go", append([]string{"build"}, args...)...)
 	build.Env = append(os.Environ(), env...)
