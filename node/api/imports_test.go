@@ -11,7 +11,9 @@ import (
 
 // heavyPackages are what k8s.io/apiserver's authenticator and authorizer factories bring in —
 // the webhook plugins, CEL and its parser, the API server's configuration API — which this
-// package does without (authn.go, authz.go): each a path or, ending in "/", a tree.
+// package does without (authn.go, authz.go), and the apiserver's x509 authenticator, whose
+// histogram links component-base metrics and OpenTelemetry (package clientcert instead): each
+// a path or, ending in "/", a tree.
 var heavyPackages = []string{
 	"github.com/google/cel-go/",
 	"github.com/antlr4-go/antlr/",
@@ -21,6 +23,7 @@ var heavyPackages = []string{
 	"k8s.io/apiserver/pkg/apis/apiserver/",
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory",
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory",
+	"k8s.io/apiserver/pkg/authentication/request/x509",
 }
 
 // TestAgentLinksNoHeavyAuth keeps the agent's binary free of heavyPackages: every megabyte of
