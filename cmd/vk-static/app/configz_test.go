@@ -31,6 +31,7 @@ var configzArgs = []string{
 	"--allowed-unsafe-sysctls", "kernel.msg*,net.core.somaxconn",
 	"--eviction-hard", "memory.available<1Gi", "--eviction-soft", "memory.available<2Gi", "--eviction-soft-grace-period", "memory.available=1m",
 	"--eviction-minimum-reclaim", "memory.available=100Mi", "--eviction-pressure-transition-period", "1m",
+	"--node-status-max-images", "11",
 }
 
 // What /configz serves is the configuration the agent runs with: read back as a --config file,

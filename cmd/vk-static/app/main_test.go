@@ -138,6 +138,7 @@ func TestInvalidFlagsNameTheFlag(t *testing.T) {
 		{[]string{"--hostname-override", "Not_A_Name"}, "--hostname-override"},
 		{[]string{"--pod-sync-workers", "0"}, "--pod-sync-workers"},
 		{[]string{"--node-status-report-frequency", "0s"}, "--node-status-report-frequency"},
+		{[]string{"--node-status-max-images", "-2"}, "--node-status-max-images"},
 		{[]string{"--memory-limit", "lots"}, "--memory-limit"},
 		{[]string{"--memory-limit", "-5Mi"}, "--memory-limit"},
 	} {
