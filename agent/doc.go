@@ -8,12 +8,18 @@
 // It holds no logic of its own beyond wiring: everything it builds is documented in its own
 // package. Without a Client it runs standalone: static pods only, no Node, no mirrors.
 //
+// The provider is built by a factory (Config.NewProvider) from what the agent gives it
+// (ProviderConfig: the Node to complete, the node's IPs, config map, secret, Service and token
+// getters, the event recorder, the metrics registry); New calls it and starts nothing, and Run
+// runs every part — the provider's own work too, when it has any (a Run method) — until its
+// context ends. lifecycle.NewProvider is the factory of the lifecycle on a lifecycle.Runtime.
+//
 // The smallest agent with mirrors, given a clientset carrying the node's own identity
 // (system:node:<name>; nothing more is needed):
 //
 //	a, err := agent.New(agent.Config{
 //		NodeName:        "edge-1",
-//		Provider:        myProvider, // a provider.PodLifecycleHandler
+//		NewProvider:     newMyProvider, // func(agent.ProviderConfig) (agent.Provider, error)
 //		Client:          clientset,
 //		PodManifestPath: "/etc/kubernetes/manifests",
 //	})

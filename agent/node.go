@@ -11,8 +11,8 @@ import (
 
 // NewNode is the Node an agent registers unless told otherwise: the well-known hostname, OS and
 // architecture labels (plus labels), the InternalIP nodeIP (omitted when empty) and the hostname
-// as addresses, and the kubelet version line `kubectl get nodes` shows. The provider's
-// NodeConfigurer, if any, adds to it when the agent is built.
+// as addresses, and the kubelet version line `kubectl get nodes` shows. The provider's factory
+// completes it when the agent is built (ProviderConfig.Node).
 //
 // It advertises no daemon endpoint: the agent sets the kubelet port when it serves the kubelet
 // API (Config.API), and only then, as a port nothing listens on sends `kubectl logs` to a dead

@@ -69,10 +69,14 @@
 // lifecycle/volume, probes and hooks from lifecycle/probe, logs are read by package
 // containerlog.
 //
-// The smallest use, with the process runtime:
+// The smallest use, with the process runtime (ExampleNewProvider: with a runtime of one's own);
+// the agent gives the lifecycle its node-scoped parts and runs it (NewProvider):
 //
 //	rt, err := process.New(process.Config{StateDir: "/var/lib/vk-static/process"})
-//	p, err := lifecycle.New(ctx, lifecycle.Config{Runtime: rt, RuntimeName: "process", RootDir: "/var/lib/vk-static"})
-//	go p.Run(ctx)                       // workers, container events; returns when ctx ends
-//	agent.New(agent.Config{NodeName: "n1", Provider: p, PodManifestPath: "/etc/kubernetes/manifests"})
+//	a, err := agent.New(agent.Config{
+//		NodeName:        "n1",
+//		PodManifestPath: "/etc/kubernetes/manifests",
+//		NewProvider:     lifecycle.NewProvider(ctx, lifecycle.Config{Runtime: rt, RuntimeName: "process", RootDir: "/var/lib/vk-static"}),
+//	})
+//	err = a.Run(ctx) // the provider's workers and container events too; returns when ctx ends
 package lifecycle

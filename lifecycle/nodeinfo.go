@@ -21,8 +21,8 @@ type RuntimeVersion interface {
 // ConfigureNode fills the Node's nodeInfo from the machine, as the kubelet's MachineInfo and
 // VersionInfo setters do: kernel version, OS image (os-release's PRETTY_NAME), machine ID,
 // system UUID, boot ID and the container runtime's version; the kubelet version and the
-// operating system are the caller's. The agent calls it when it builds the Node
-// (agent.NodeConfigurer). What cannot be read is left as it is.
+// operating system are the caller's. NewProvider calls it on the Node the agent gives it
+// (agent.ProviderConfig.Node). What cannot be read is left as it is.
 func (p *Provider) ConfigureNode(n *corev1.Node) {
 	info := &n.Status.NodeInfo
 	set := func(field *string, value string) {

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/backoff"
@@ -174,10 +173,6 @@ func (p *Provider) stopAll(ctx context.Context) {
 	}
 	wg.Wait()
 }
-
-// UseEventRecorder makes recorder receive the pods' events; call it before Run (package agent
-// does, as agent.EventRecorderUser).
-func (p *Provider) UseEventRecorder(recorder record.EventRecorder) { p.cfg.Recorder = recorder }
 
 // NotifyPods registers cb for every status change.
 func (p *Provider) NotifyPods(_ context.Context, cb func(*corev1.Pod)) {
