@@ -1,0 +1,146 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+// TestProcessEvictionUnderDiskPressure: the agent's --root-dir is a 64 MiB tmpfs and
+// nodefs.available<24Mi its only threshold. Of two API pods, one fills its emptyDir past the
+// threshold: the Node turns DiskPressure=True, the filling pod is evicted (Failed, reason
+// Evicted, the kubelet's message, a Warning Evicted event), the other keeps running, and once
+// the evicted pod's emptyDir is removed DiskPressure goes back to False after the pressure
+// transition period (issue 26).
+func TestProcessEvictionUnderDiskPressure(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root")
+	}
+	rootDir := tmpfsDir(t, "64m")
+	a := startProcessAgent(t, "--root-dir", rootDir,
+		"--eviction-hard", "nodefs.available<24Mi", "--eviction-pressure-transition-period", "5s")
+	ns := env.Namespace(t)
+	pods := env.Admin.CoreV1().Pods(ns)
+	ctx := context.Background()
+
+	withScratch := func(name, script string) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PodSpec{
+				NodeName:                      a.Node,
+				TerminationGracePeriodSeconds: ptr.To[int64](1),
+				// No token volume: its source is under --root-dir, which the emptyDir at /tmp
+				// hides from the mounts that follow it.
+				AutomountServiceAccountToken: ptr.To(false),
+				Volumes:                      []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+				Containers: []corev1.Container{{Name: "main", Image: "busybox", Command: shell(script),
+					// The process provider mounts over existing host paths: /tmp.
+					VolumeMounts: []corev1.VolumeMount{{Name: "scratch", MountPath: "/tmp"}}}},
+			},
+		}
+	}
+	phase := func(name string) (*corev1.Pod, error) { return pods.Get(ctx, name, metav1.GetOptions{}) }
+	waitPod := func(name, what string, check func(*corev1.Pod) bool) *corev1.Pod {
+		t.Helper()
+		var got *corev1.Pod
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			p, err := phase(name)
+			require.NoError(c, err)
+			if !check(p) {
+				c.Errorf("phase %s reason %q message %q", p.Status.Phase, p.Status.Reason, p.Status.Message)
+				return
+			}
+			got = p
+		}, 90*time.Second, 200*time.Millisecond, "%s %s", name, what)
+		return got
+	}
+	diskPressure := func(want corev1.ConditionStatus) {
+		t.Helper()
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			n, err := env.Admin.CoreV1().Nodes().Get(ctx, a.Node, metav1.GetOptions{})
+			require.NoError(c, err)
+			for _, cond := range n.Status.Conditions {
+				if cond.Type == corev1.NodeDiskPressure {
+					assert.Equal(c, want, cond.Status, "%s: %s", cond.Reason, cond.Message)
+					return
+				}
+			}
+			c.Errorf("no DiskPressure condition")
+		}, 90*time.Second, 200*time.Millisecond, "DiskPressure=%s", want)
+	}
+	running := func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodRunning && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Running != nil
+	}
+
+	diskPressure(corev1.ConditionFalse)
+	// The quiet pod first: under pressure no new pod is admitted.
+	_, err := pods.Create(ctx, withScratch("quiet", "echo small > /tmp/small && exec sleep 3600"), metav1.CreateOptions{})
+	require.NoError(t, err)
+	waitPod("quiet", "Running", running)
+	_, err = pods.Create(ctx, withScratch("filler", "dd if=/dev/zero of=/tmp/fill bs=1M count=48; exec sleep 3600"), metav1.CreateOptions{})
+	require.NoError(t, err)
+
+	diskPressure(corev1.ConditionTrue)
+	evicted := waitPod("filler", "Failed/Evicted", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodFailed && p.Status.Reason == "Evicted"
+	})
+	assert.True(t, strings.HasPrefix(evicted.Status.Message,
+		"The node was low on resource: ephemeral-storage. Threshold quantity: 24Mi, available: "), evicted.Status.Message)
+	for _, cs := range evicted.Status.ContainerStatuses {
+		assert.NotNil(t, cs.State.Terminated, "container %s stopped", cs.Name)
+	}
+	waitEvent(t, ns, "filler", "Evicted", "The node was low on resource: ephemeral-storage.", 30*time.Second)
+	quiet, err := phase("quiet")
+	require.NoError(t, err)
+	assert.True(t, running(quiet), "the other pod keeps running")
+
+	diskPressure(corev1.ConditionFalse)
+	quiet, err = phase("quiet")
+	require.NoError(t, err)
+	assert.True(t, running(quiet), "the other pod still runs")
+	evicted, err = phase("filler")
+	require.NoError(t, err)
+	assert.Equal(t, corev1.PodFailed, evicted.Status.Phase, "an evicted pod is not started again")
+
+	for _, name := range []string{"quiet", "filler"} {
+		require.NoError(t, pods.Delete(ctx, name, metav1.DeleteOptions{}))
+	}
+	for _, name := range []string{"quiet", "filler"} {
+		require.EventuallyWithT(t, func(c *assert.CollectT) {
+			_, err := phase(name)
+			assert.True(c, apierrors.IsNotFound(err), "%s still there (%v)", name, err)
+		}, 30*time.Second, 200*time.Millisecond, "%s gone", name)
+	}
+	a.noContainerProcesses(10 * time.Second)
+}
+
+// tmpfsDir is a fresh directory with a tmpfs of size mounted on it, unmounted when the test
+// ends (after the agent using it has stopped: cleanups run last first).
+func tmpfsDir(t *testing.T, size string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "vk-static-e2e-tmpfs-")
+	require.NoError(t, err)
+	out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size+",mode=0755", "tmpfs", dir).CombinedOutput()
+	require.NoError(t, err, "mount tmpfs: %s", out)
+	t.Cleanup(func() {
+		if err := syscall.Unmount(dir, 0); err != nil && !errors.Is(err, syscall.EINVAL) {
+			// Pods' volumes left mounted below it by a test that failed midway.
+			t.Logf("unmounting %s: %v; detaching it", dir, err)
+			_ = syscall.Unmount(dir, syscall.MNT_DETACH)
+		}
+		_ = os.Remove(dir)
+	})
+	return dir
+}
