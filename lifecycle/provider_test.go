@@ -2,6 +2,8 @@ package lifecycle
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -201,6 +203,41 @@ func TestCrashLoopBackOffGrowsAndShowsTheLastExit(t *testing.T) {
 			return s.ContainerStatuses[0].RestartCount == int32(i+2) && mainState(s, 0).Running != nil
 		})
 	}
+}
+
+// TestCrashLoopBackOffStartsOverAfterALongRun: a container that ran 10 minutes before it
+// exited is restarted at once, and its next back-off is the first one again, as the kubelet's.
+func TestCrashLoopBackOffStartsOverAfterALongRun(t *testing.T) {
+	h := newHarness(t)
+	pod := testPod("u2r", corev1.RestartPolicyAlways, ctr("crash", "false"))
+	require.NoError(t, h.p.CreatePod(context.Background(), pod))
+	h.eventually(pod.UID, "running", func(s *corev1.PodStatus) bool { return mainState(s, 0).Running != nil })
+	restarted := func(n int32) {
+		t.Helper()
+		h.eventually(pod.UID, fmt.Sprintf("restarted %d times", n), func(s *corev1.PodStatus) bool {
+			return s.ContainerStatuses[0].RestartCount == n && mainState(s, 0).Running != nil
+		})
+	}
+	backingOff := func(wait time.Duration) {
+		t.Helper()
+		h.eventually(pod.UID, "in CrashLoopBackOff for "+wait.String(), func(s *corev1.PodStatus) bool {
+			w := s.ContainerStatuses[0].State.Waiting
+			return w != nil && w.Reason == "CrashLoopBackOff" && strings.Contains(w.Message, "back-off "+wait.String()+" ")
+		})
+	}
+
+	h.rt.exit(h.rt.running("crash"), 1) // the first restart is immediate
+	restarted(1)
+	h.rt.exit(h.rt.running("crash"), 1)
+	backingOff(10 * time.Second)
+	h.step(10 * time.Second)
+	restarted(2)
+
+	h.clock.Step(10 * time.Minute) // a long run: restarted at once, and the back-off starts over
+	h.rt.exit(h.rt.running("crash"), 1)
+	restarted(3)
+	h.rt.exit(h.rt.running("crash"), 1)
+	backingOff(10 * time.Second)
 }
 
 func TestRestartPolicyDecidesThePhase(t *testing.T) {
