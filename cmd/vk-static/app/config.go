@@ -162,8 +162,8 @@ var supportedConfigFields = map[string]bool{
 	"imageGCHighThresholdPercent": true, "imageGCLowThresholdPercent": true,
 	"clusterDomain": true, "cgroupRoot": true, "cgroupsPerQOS": true, "cgroupDriver": true, "podPidsLimit": true,
 	"evictionHard": true, "evictionSoft": true, "evictionSoftGracePeriod": true, "evictionMinimumReclaim": true,
-	"evictionPressureTransitionPeriod": true,
-	"nodeStatusMaxImages":              true,
+	"evictionPressureTransitionPeriod": true, "evictionMaxPodGracePeriod": true,
+	"nodeStatusMaxImages": true,
 }
 
 // ignoredConfigFields lists the top-level keys of a KubeletConfiguration file that are valid

@@ -77,6 +77,7 @@ func (o *options) kubeletConfiguration() kubeletv1beta1.KubeletConfiguration {
 		EvictionSoftGracePeriod:          o.NodeHealth.EvictionSoftGracePeriod,
 		EvictionMinimumReclaim:           o.NodeHealth.EvictionMinimumReclaim,
 		EvictionPressureTransitionPeriod: metav1.Duration{Duration: o.NodeHealth.EvictionPressureTransitionPeriod},
+		EvictionMaxPodGracePeriod:        o.NodeHealth.EvictionMaxPodGracePeriod,
 
 		TLSCertFile:       o.TLSCertFile,
 		TLSPrivateKeyFile: o.TLSPrivateKeyFile,

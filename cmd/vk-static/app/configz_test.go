@@ -31,6 +31,7 @@ var configzArgs = []string{
 	"--allowed-unsafe-sysctls", "kernel.msg*,net.core.somaxconn",
 	"--eviction-hard", "memory.available<1Gi", "--eviction-soft", "memory.available<2Gi", "--eviction-soft-grace-period", "memory.available=1m",
 	"--eviction-minimum-reclaim", "memory.available=100Mi", "--eviction-pressure-transition-period", "1m",
+	"--eviction-max-pod-grace-period", "20",
 	"--node-status-max-images", "11",
 }
 

@@ -94,6 +94,7 @@ var kubeletConfigFields = map[string]string{
 	"eviction-soft-grace-period":                   "evictionSoftGracePeriod",
 	"eviction-minimum-reclaim":                     "evictionMinimumReclaim",
 	"eviction-pressure-transition-period":          "evictionPressureTransitionPeriod",
+	"eviction-max-pod-grace-period":                "evictionMaxPodGracePeriod",
 }
 
 // flagSections are the agent's flags, bound to o, in the sections --help prints them in; each

@@ -126,6 +126,7 @@ func TestKubeletConfigFieldsAreTheOnesApplied(t *testing.T) {
 		"evictionSoftGracePeriod":                    "evictionSoftGracePeriod: {memory.available: 1m}",
 		"evictionMinimumReclaim":                     "evictionMinimumReclaim: {memory.available: 100Mi}",
 		"evictionPressureTransitionPeriod":           "evictionPressureTransitionPeriod: 1m",
+		"evictionMaxPodGracePeriod":                  "evictionMaxPodGracePeriod: 30",
 		"nodeStatusMaxImages":                        "nodeStatusMaxImages: 3",
 	}
 	named := map[string]bool{}

@@ -30,6 +30,7 @@ type nodeHealthOptions struct {
 	EvictionSoftGracePeriod          map[string]string
 	EvictionMinimumReclaim           map[string]string
 	EvictionPressureTransitionPeriod time.Duration
+	EvictionMaxPodGracePeriod        int32
 }
 
 func defaultNodeHealthOptions() nodeHealthOptions {
@@ -57,6 +58,8 @@ func (o *options) addNodeHealthFlags(fs *pflag.FlagSet) {
 		"Minimum reclaims (e.g. imagefs.available=2Gi): a threshold met stays met until this much more than it is available.")
 	fs.DurationVar(&h.EvictionPressureTransitionPeriod, "eviction-pressure-transition-period", h.EvictionPressureTransitionPeriod,
 		"How long a pressure condition stays True after its last threshold stopped being met.")
+	fs.Int32Var(&h.EvictionMaxPodGracePeriod, "eviction-max-pod-grace-period", h.EvictionMaxPodGracePeriod,
+		"The longest grace period, in seconds, a pod evicted for a soft threshold gets (its terminationGracePeriodSeconds if shorter); a hard threshold evicts with 1s, as the kubelet.")
 }
 
 // evictionThresholds parses the eviction flags as the kubelet does.
@@ -86,6 +89,9 @@ func (o *options) validateNodeHealth(bad func(flag, format string, args ...any))
 		}
 		bad(flag, "%v", err)
 	}
+	if h.EvictionMaxPodGracePeriod < 0 {
+		bad("eviction-max-pod-grace-period", "must not be negative, got %d", h.EvictionMaxPodGracePeriod)
+	}
 	if h.EvictionPressureTransitionPeriod < 0 {
 		bad("eviction-pressure-transition-period", "must not be negative, got %s", h.EvictionPressureTransitionPeriod)
 	}
@@ -106,6 +112,7 @@ func (o *options) applyNodeHealth(cfg *lifecycle.Config) {
 	cfg.Eviction = &eviction.Config{
 		Thresholds:               thresholds,
 		PressureTransitionPeriod: o.NodeHealth.EvictionPressureTransitionPeriod,
+		MaxPodGracePeriod:        time.Duration(o.NodeHealth.EvictionMaxPodGracePeriod) * time.Second,
 	}
 }
 
@@ -123,6 +130,9 @@ func applyEvictionConfig(cfg *kubeletv1beta1.KubeletConfiguration, o *options, s
 	}
 	if cfg.EvictionMinimumReclaim != nil {
 		set("eviction-minimum-reclaim", func() { h.EvictionMinimumReclaim = cfg.EvictionMinimumReclaim })
+	}
+	if cfg.EvictionMaxPodGracePeriod != 0 {
+		set("eviction-max-pod-grace-period", func() { h.EvictionMaxPodGracePeriod = cfg.EvictionMaxPodGracePeriod })
 	}
 	if cfg.EvictionPressureTransitionPeriod.Duration != 0 {
 		set("eviction-pressure-transition-period", func() { h.EvictionPressureTransitionPeriod = cfg.EvictionPressureTransitionPeriod.Duration })
