@@ -41,7 +41,8 @@
 // Exec, attach and port-forward ask CRI for a URL of the runtime's streaming server and speak
 // SPDY to it with client-go; the agent's authenticated kubelet API stays in front.
 //
-// Images: ImageRef is CRI ImageStatus's ID; PullImage passes the pull secret's credential.
+// Images: ImageRef is CRI ImageStatus's ID; PullImage passes the pull secret's credential;
+// ListImages is CRI ListImages, for the Node's status.images.
 // ImageGC is the kubelet's image garbage collector: by the image filesystem's usage against
 // its capacity, unused images least recently used first, never one a container uses, a
 // pinned one or the sandbox image.
