@@ -363,6 +363,8 @@ type remoteImages struct {
 	conn    *grpc.ClientConn
 	c       runtimeapi.ImageServiceClient
 	timeout time.Duration
+	// sharedConn is the runtime service's connection, which its Close closes.
+	sharedConn bool
 }
 
 var _ internalapi.ImageManagerService = (*remoteImages)(nil)
@@ -377,7 +379,19 @@ func newRemoteImages(endpoint string, timeout time.Duration) (*remoteImages, err
 	return &remoteImages{conn: conn, c: runtimeapi.NewImageServiceClient(conn), timeout: timeout}, nil
 }
 
-func (s *remoteImages) Close(context.Context) error { return s.conn.Close() }
+// images is the image service on the runtime's own connection, for a runtime that serves
+// both on one socket (cri-client dialled it twice: another HTTP/2 connection, its buffers
+// and goroutines, for nothing).
+func (r *remoteRuntime) images() *remoteImages {
+	return &remoteImages{conn: r.conn, c: runtimeapi.NewImageServiceClient(r.conn), timeout: r.timeout, sharedConn: true}
+}
+
+func (s *remoteImages) Close(context.Context) error {
+	if s.sharedConn {
+		return nil
+	}
+	return s.conn.Close()
+}
 
 func (s *remoteImages) ListImages(ctx context.Context, filter *runtimeapi.ImageFilter) ([]*runtimeapi.Image, error) {
 	resp, err := unary(ctx, s.timeout, s.c.ListImages, &runtimeapi.ListImagesRequest{Filter: filter})

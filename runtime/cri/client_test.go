@@ -172,3 +172,21 @@ func TestSocketPath(t *testing.T) {
 		assert.Error(t, err, endpoint)
 	}
 }
+
+// One socket, one connection: the image service on the runtime's connection, which only the
+// runtime service's Close closes.
+func TestRemoteImagesOnTheRuntimeConnection(t *testing.T) {
+	_, endpoint := serveFake(t)
+	rs, err := newRemoteRuntime(endpoint, time.Minute)
+	require.NoError(t, err)
+	is := rs.images()
+	ctx := t.Context()
+	_, err = is.ListImages(ctx, nil)
+	require.NoError(t, err)
+	require.NoError(t, is.Close(ctx))
+	_, err = rs.ListContainers(ctx, nil)
+	require.NoError(t, err, "the runtime's connection outlives the image service's Close")
+	require.NoError(t, rs.Close(ctx))
+	_, err = is.ListImages(ctx, nil)
+	assert.Equal(t, codes.Canceled, status.Code(err), "closed with the runtime's connection")
+}

@@ -103,6 +103,9 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 			return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, cfg.RuntimeEndpoint, err)
 		}
 	}
+	if rs, ok := r.rs.(*remoteRuntime); ok && r.is == nil && cfg.ImageEndpoint == cfg.RuntimeEndpoint {
+		r.is = rs.images()
+	}
 	if r.is == nil {
 		if r.is, err = newRemoteImages(cfg.ImageEndpoint, connectionTimeout); err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, cfg.ImageEndpoint, err)
