@@ -121,6 +121,30 @@ func TestImagePullBackOffGrows(t *testing.T) {
 	assert.Contains(t, events, `Warning Failed Error: ImagePullBackOff`)
 }
 
+// TestImagePullBackOffGoesWithThePod: a pod created again with the same UID (a static pod's
+// manifest put back) pulls at once, and then backs off from the first delay, not from where
+// the pod that was deleted had got to.
+func TestImagePullBackOffGoesWithThePod(t *testing.T) {
+	h, img := newImageHarness(t, nil)
+	img.broken["missing:1"] = true
+	pod := testPod("i2g", corev1.RestartPolicyAlways, corev1.Container{Name: "app", Image: "missing:1"})
+	require.NoError(t, h.p.CreatePod(context.Background(), pod))
+	h.eventually(pod.UID, "ErrImagePull", func(s *corev1.PodStatus) bool {
+		w := mainState(s, 0).Waiting
+		return w != nil && w.Reason == "ErrImagePull"
+	})
+	h.deleteUntilStopped(pod)
+	require.Eventually(t, func() bool { return !h.known(pod) }, 5*time.Second, time.Millisecond, "forgotten")
+
+	require.NoError(t, h.p.CreatePod(context.Background(), pod.DeepCopy()))
+	require.Eventually(t, func() bool { return len(img.pulled()) == 2 }, 5*time.Second, time.Millisecond,
+		"pulled again at once (pulls %v)", img.pulled())
+	h.step(5 * time.Second) // halfway: the pod says ImagePullBackOff
+	h.step(5 * time.Second)
+	require.Eventually(t, func() bool { return len(img.pulled()) == 3 }, 5*time.Second, time.Millisecond,
+		"pulled again after the first back-off, 10 s (pulls %v)", img.pulled())
+}
+
 func TestImagePullSecretsAreTriedInTurn(t *testing.T) {
 	secret := func(name, password string) *corev1.Secret {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}, Type: corev1.SecretTypeDockerConfigJson,
