@@ -1,6 +1,7 @@
 // Package eviction is the kubelet's eviction manager in small: it measures the node's eviction
 // signals every housekeeping period and holds them against the kubelet's thresholds, to report
-// MemoryPressure, DiskPressure and PIDPressure as the kubelet does.
+// MemoryPressure, DiskPressure and PIDPressure as the kubelet does, and reclaims or evicts as
+// its synchronize does.
 //
 // Signals (the kubelet's names): memory.available (the machine's MemAvailable), nodefs.available
 // and nodefs.inodesFree (the filesystem of the agent's root directory, where pods' volumes and
@@ -21,6 +22,16 @@
 //     no threshold of it has been met for the pressure transition period
 //     (--eviction-pressure-transition-period, 5 min);
 //   - a soft threshold counts for eviction only once met for its grace period (Met).
+//
+// Then, as the kubelet (evict.go): for the first threshold met for its grace period (memory
+// before the others) whose signal was measured anew, node-level reclaim first — for disk, the
+// Config's ReclaimContainers and ReclaimImages (none for the nodefs when the imagefs is a
+// filesystem of its own) — and a new measurement; if a threshold is still met, its minimum
+// reclaim included, one pod of Config.ActivePods is evicted through Config.EvictPod: the first
+// in the kubelet's ranking (rank.go: usage above requests, then priority, then usage above
+// requests, for memory, disk or pids, on Config.PodStats) that is not critical (IsCriticalPod:
+// static, mirror, system-critical priority), with 1 s of grace for a hard threshold and
+// MaxPodGracePeriod (or the pod's own, if shorter) for a soft one, and the kubelet's message.
 //
 // The conditions carry the kubelet's reasons (KubeletHasInsufficientMemory,
 // KubeletHasDiskPressure, KubeletHasInsufficientPID and their opposites). A Manager is a
