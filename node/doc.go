@@ -35,9 +35,11 @@
 //
 // NodeController registers the Node, renews its Lease and reports its status as the kubelet
 // does: computed against the Node a watch holds (WithNodeGetter), written when it changes and
-// otherwise once a report period (WithNodeStatusReportFrequency). EventRecorder posts events
-// with several workers and counts what it must drop. Metrics are Prometheus metrics; a nil
-// *Metrics records nothing.
+// otherwise once a report period (WithNodeStatusReportFrequency); a provider that is a
+// provider.NodeImageLister has its images listed every status update interval, apart from the
+// status writes, as the kubelet's status.images (WithNodeStatusMaxImages). EventRecorder
+// posts events with several workers and counts what it must drop. Metrics are Prometheus
+// metrics; a nil *Metrics records nothing.
 //
 // A whole agent — sources, mirrors, the Node watch they need, events, node registration — is
 // assembled by package agent (agent.New); its example runs a provider of one's own with mirrors.
