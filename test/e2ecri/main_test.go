@@ -36,29 +36,10 @@ var (
 // their own (test/support/netns): the containerd's bridge network, its pods' veths and portmap's
 // rules exist there only, and the machine's network is untouched.
 func TestMain(m *testing.M) {
-	if netns.InChild() {
-		os.Exit(runChild(m))
-	}
-	os.Exit(runParent())
-}
-
-func runParent() int {
-	agent, remove, err := agentproc.BuildInTemp(false)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2ecri:", err)
-		return 1
-	}
-	defer remove()
-	code, leftover, err := netns.Run(os.Args[1:], agentEnv+"="+agent)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2ecri:", err)
-		return max(code, 1)
-	}
-	if len(leftover) > 0 {
-		fmt.Fprintf(os.Stderr, "e2ecri: killed %d processes left in the tests' network namespace: %v\n", len(leftover), leftover)
-		return max(code, 1)
-	}
-	return code
+	os.Exit(netns.RunTests("e2ecri", func() ([]string, func(), error) {
+		agent, remove, err := agentproc.BuildInTemp(false)
+		return []string{agentEnv + "=" + agent}, remove, err
+	}, func() int { return runChild(m) }))
 }
 
 // runChild sets up the namespaces it runs in, then the registry, control plane and

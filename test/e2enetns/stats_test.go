@@ -135,14 +135,12 @@ func findPodStats(s statsv1alpha1.Summary, namespace, name string) *statsv1alpha
 }
 
 // startAgent runs an agent with the identity of node, args after agentproc's loopback defaults
-// and its mock provider (a later flag wins), and its own directory under workDir, where the
-// parent finds what a crashed child left. When the test ends it is stopped, and whatever still
-// runs for its containers is killed and fails the test (agentproc.StartInTest).
+// and its mock provider (a later flag wins), and a directory of its own. When the test ends it
+// is stopped, and whatever still runs for its containers is killed and fails the test
+// (agentproc.StartInTest).
 func startAgent(t *testing.T, node string, args ...string) *agentproc.Agent {
 	t.Helper()
-	dir, err := os.MkdirTemp(workDir, node+"-")
-	require.NoError(t, err)
-	return agentproc.StartInTest(t, agentproc.Config{Binary: agentBinary, Dir: dir, Node: node, Env: env, Args: args})
+	return agentproc.StartInTest(t, agentproc.Config{Binary: agentBinary, Dir: t.TempDir(), Node: node, Env: env, Args: args})
 }
 
 // kubectl runs the control plane's kubectl as the cluster's administrator.

@@ -48,3 +48,30 @@ wait:
 	leftover, err = KillLeft(ns)
 	return code, leftover, err
 }
+
+// RunTests is a test package's TestMain for tests that run in namespaces of their own. In the
+// parent it calls prepare for what the child needs (built binaries: the environment that names
+// them, and a clean-up for after the child), runs the tests again in the child (Run), and fails
+// the run for whatever the child left in its network namespace; in the child it runs child,
+// which calls Enter first. name prefixes what it prints. It returns the exit code.
+func RunTests(name string, prepare func() (env []string, cleanup func(), err error), child func() int) int {
+	if InChild() {
+		return child()
+	}
+	env, cleanup, err := prepare()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		return 1
+	}
+	defer cleanup()
+	code, leftover, err := Run(os.Args[1:], env...)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
+		return max(code, 1)
+	}
+	if len(leftover) > 0 {
+		fmt.Fprintf(os.Stderr, "%s: killed %d processes left in the tests' network namespace: %v\n", name, len(leftover), leftover)
+		return max(code, 1)
+	}
+	return code
+}
