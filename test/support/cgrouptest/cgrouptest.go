@@ -72,22 +72,9 @@ func Root(t testing.TB) string {
 // Mounts are the mount points of the cgroup hierarchies (v1 controllers, named hierarchies
 // and v2).
 func Mounts() []string {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
 	var out []string
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		fields := strings.Fields(s.Text())
-		i := slices.Index(fields, "-")
-		if i < 0 || i+1 >= len(fields) || len(fields) < 5 {
-			continue
-		}
-		if fs := fields[i+1]; fs == "cgroup" || fs == "cgroup2" {
-			out = append(out, fields[4])
-		}
+	for _, h := range hierarchies() {
+		out = append(out, h.mount)
 	}
 	return out
 }
