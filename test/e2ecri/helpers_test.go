@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	internalapi "k8s.io/cri-api/pkg/apis"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -240,4 +241,18 @@ func watchFromNow(t *testing.T, open func(context.Context) (watch.Interface, err
 	stop = func() { once.Do(func() { cancel(); w.Stop(); <-done }) }
 	t.Cleanup(stop)
 	return stop
+}
+
+// watchPods is watchFromNow for the pods of namespace whose field (metadata.name, spec.nodeName)
+// is value: seen gets each pod the watch reports, with the event's type.
+func watchPods(t *testing.T, namespace, field, value string, seen func(watch.EventType, *corev1.Pod)) (stop func()) {
+	t.Helper()
+	return watchFromNow(t, func(ctx context.Context) (watch.Interface, error) {
+		return env.Admin.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{
+			FieldSelector: fields.OneTermEqualSelector(field, value).String()})
+	}, func(ev watch.Event) {
+		if p, ok := ev.Object.(*corev1.Pod); ok {
+			seen(ev.Type, p)
+		}
+	})
 }

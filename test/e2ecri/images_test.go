@@ -117,14 +117,7 @@ func watchWaitingReasons(t *testing.T, namespace, name string) func() []string {
 		mu      sync.Mutex
 		reasons []string
 	)
-	watchFromNow(t, func(ctx context.Context) (watch.Interface, error) {
-		return env.Admin.CoreV1().Pods(namespace).Watch(ctx, metav1.ListOptions{
-			FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
-	}, func(ev watch.Event) {
-		p, ok := ev.Object.(*corev1.Pod)
-		if !ok {
-			return
-		}
+	watchPods(t, namespace, "metadata.name", name, func(_ watch.EventType, p *corev1.Pod) {
 		if cs := podwait.MainStatus(p); cs != nil && cs.State.Waiting != nil {
 			mu.Lock()
 			defer mu.Unlock()

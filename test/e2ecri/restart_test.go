@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/vk-static/vk-static/test/support/podwait"
@@ -109,14 +108,7 @@ func (a *agent) watchMirrors(t *testing.T) func() []string {
 		flips []string
 		first = map[string]string{}
 	)
-	stop := watchFromNow(t, func(ctx context.Context) (watch.Interface, error) {
-		return env.Admin.CoreV1().Pods(metav1.NamespaceDefault).Watch(ctx, metav1.ListOptions{
-			FieldSelector: fields.OneTermEqualSelector("spec.nodeName", a.Node).String()})
-	}, func(ev watch.Event) {
-		p, ok := ev.Object.(*corev1.Pod)
-		if !ok {
-			return
-		}
+	stop := watchPods(t, metav1.NamespaceDefault, "spec.nodeName", a.Node, func(evType watch.EventType, p *corev1.Pod) {
 		cs := podwait.MainStatus(p)
 		mu.Lock()
 		defer mu.Unlock()
@@ -124,7 +116,7 @@ func (a *agent) watchMirrors(t *testing.T) func() []string {
 			first[p.Name] = cs.ContainerID
 		}
 		if err := podwait.MainRunning(p); err != nil || cs.ContainerID != first[p.Name] {
-			flips = append(flips, fmt.Sprintf("%s %s: %v %s", ev.Type, p.Name, err, podwait.Describe(cs)))
+			flips = append(flips, fmt.Sprintf("%s %s: %v %s", evType, p.Name, err, podwait.Describe(cs)))
 		}
 	})
 	return func() []string {
