@@ -1,11 +1,6 @@
 package conformance
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
-	"fmt"
-	"io"
 	"maps"
 	"os"
 	"path"
@@ -13,7 +8,8 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
+
+	"github.com/vk-static/vk-static/test/support/testimage"
 )
 
 // entry is one file, directory or symbolic link of an image's root file system.
@@ -59,40 +55,10 @@ func (t tree) layer() (v1.Layer, error) {
 			}
 		}
 	}
-	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	if err != nil {
-		return nil, err
-	}
-	tw := tar.NewWriter(zw)
+	var entries []testimage.LayerEntry
 	for _, p := range slices.Sorted(maps.Keys(all)) { // a parent sorts before its children
 		e := all[p]
-		h := &tar.Header{Name: p, Mode: e.mode, Uid: e.uid, Gid: e.gid, Format: tar.FormatPAX}
-		switch {
-		case e.dir:
-			h.Typeflag, h.Name = tar.TypeDir, p+"/"
-		case e.link != "":
-			h.Typeflag, h.Linkname = tar.TypeSymlink, e.link
-		default:
-			h.Typeflag, h.Size = tar.TypeReg, int64(len(e.data))
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			return nil, fmt.Errorf("layer entry %s: %w", p, err)
-		}
-		if h.Typeflag == tar.TypeReg {
-			if _, err := tw.Write(e.data); err != nil {
-				return nil, err
-			}
-		}
+		entries = append(entries, testimage.LayerEntry{Name: p, Mode: e.mode, Dir: e.dir, Link: e.link, Data: e.data, UID: e.uid, GID: e.gid})
 	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	compressed := buf.Bytes()
-	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(compressed)), nil
-	})
+	return testimage.Layer(entries)
 }

@@ -89,21 +89,21 @@ func extraLayer(opts Options) (v1.Layer, error) {
 		files[p] = content
 	}
 	dirs := map[string]bool{"etc": true, "tmp": true}
-	var entries []tarEntry
+	var entries []LayerEntry
 	for _, p := range slices.Sorted(maps.Keys(files)) {
 		name := strings.TrimPrefix(p, "/")
 		for d := path.Dir(name); d != "."; d = path.Dir(d) {
 			dirs[d] = true
 		}
-		entries = append(entries, tarEntry{name: name, mode: 0o644, data: []byte(files[p])})
+		entries = append(entries, LayerEntry{Name: name, Mode: 0o644, Data: []byte(files[p])})
 	}
-	var dirEntries []tarEntry
+	var dirEntries []LayerEntry
 	for _, d := range slices.Sorted(maps.Keys(dirs)) { // parents sort before their children
 		mode := int64(0o755)
 		if d == "tmp" {
 			mode = 0o1777
 		}
-		dirEntries = append(dirEntries, tarEntry{name: d, mode: mode, dir: true})
+		dirEntries = append(dirEntries, LayerEntry{Name: d, Mode: mode, Dir: true})
 	}
-	return layerOf(append(dirEntries, entries...))
+	return Layer(append(dirEntries, entries...))
 }

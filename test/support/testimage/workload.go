@@ -1,11 +1,7 @@
 package testimage
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +9,6 @@ import (
 	"sync"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
 // workloadPackage is the program every test image runs.
@@ -38,9 +33,7 @@ func buildWorkloadLayer() (v1.Layer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return layerOf([]tarEntry{
-		{name: "workload", mode: 0o755, data: program},
-	})
+	return Layer([]LayerEntry{{Name: "workload", Mode: 0o755, Data: program}})
 }
 
 // BuildWorkload compiles the workload program (static, for this machine) into dir/workload and
@@ -54,45 +47,4 @@ func BuildWorkload(dir string) (string, error) {
 		return "", fmt.Errorf("build the test workload %s: %w\n%s", workloadPackage, err, out)
 	}
 	return bin, nil
-}
-
-// tarEntry is a file or a directory in a layer.
-type tarEntry struct {
-	name string
-	mode int64
-	dir  bool
-	data []byte
-}
-
-// layerOf builds a gzip-compressed layer in memory. Entries carry no timestamps or owners, so
-// the same content always has the same digest.
-func layerOf(entries []tarEntry) (v1.Layer, error) {
-	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
-	if err != nil {
-		return nil, err
-	}
-	tw := tar.NewWriter(zw)
-	for _, e := range entries {
-		h := &tar.Header{Name: e.name, Mode: e.mode, Typeflag: tar.TypeReg, Size: int64(len(e.data)), Format: tar.FormatPAX}
-		if e.dir {
-			h.Typeflag, h.Name = tar.TypeDir, e.name+"/"
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			return nil, err
-		}
-		if _, err := tw.Write(e.data); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	compressed := buf.Bytes()
-	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
-		return io.NopCloser(bytes.NewReader(compressed)), nil
-	})
 }
