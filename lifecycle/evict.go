@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -31,8 +32,14 @@ import (
 // kubelet evicted.
 const reasonTerminationByKubelet = "TerminationByKubelet"
 
+// evictCleanupTimeout is how long evictPod waits beyond the grace period for the pod to be
+// stopped and its volumes removed, the kubelet's podCleanupTimeout: the eviction manager,
+// waiting, measures nothing, and must not wait on a stop that hangs.
+const evictCleanupTimeout = 30 * time.Second
+
 // evictPod evicts pod: a Warning event Evicted with message, then its containers stopped with
-// grace. It returns once they have stopped and its volumes are removed, or ctx ends.
+// grace. It returns once they have stopped and its volumes are removed, ctx ends, or
+// evictCleanupTimeout after the grace period.
 func (p *Provider) evictPod(ctx context.Context, pod *corev1.Pod, grace time.Duration, message string) error {
 	p.mu.Lock()
 	st, ok := p.pods[pod.UID]
@@ -59,6 +66,8 @@ func (p *Provider) evictPod(ctx context.Context, pod *corev1.Pod, grace time.Dur
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-p.cfg.Clock.After(grace + evictCleanupTimeout):
+		return fmt.Errorf("lifecycle: pod %s not stopped and cleaned up %s after its eviction", klog.KObj(pod), grace+evictCleanupTimeout)
 	}
 }
 

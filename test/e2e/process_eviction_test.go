@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -13,9 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/vk-static/vk-static/test/support/podwait"
 )
 
 // TestProcessEvictionUnderDiskPressure: the agent's --root-dir is a 64 MiB tmpfs and
@@ -51,21 +53,7 @@ func TestProcessEvictionUnderDiskPressure(t *testing.T) {
 			},
 		}
 	}
-	phase := func(name string) (*corev1.Pod, error) { return pods.Get(ctx, name, metav1.GetOptions{}) }
-	waitPod := func(name, what string, check func(*corev1.Pod) bool) *corev1.Pod {
-		t.Helper()
-		var got *corev1.Pod
-		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			p, err := phase(name)
-			require.NoError(c, err)
-			if !check(p) {
-				c.Errorf("phase %s reason %q message %q", p.Status.Phase, p.Status.Reason, p.Status.Message)
-				return
-			}
-			got = p
-		}, 90*time.Second, 200*time.Millisecond, "%s %s", name, what)
-		return got
-	}
+	get := func(name string) (*corev1.Pod, error) { return pods.Get(ctx, name, metav1.GetOptions{}) }
 	diskPressure := func(want corev1.ConditionStatus) {
 		t.Helper()
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
@@ -80,21 +68,20 @@ func TestProcessEvictionUnderDiskPressure(t *testing.T) {
 			c.Errorf("no DiskPressure condition")
 		}, 90*time.Second, 200*time.Millisecond, "DiskPressure=%s", want)
 	}
-	running := func(p *corev1.Pod) bool {
-		return p.Status.Phase == corev1.PodRunning && len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Running != nil
-	}
-
 	diskPressure(corev1.ConditionFalse)
 	// The quiet pod first: under pressure no new pod is admitted.
 	_, err := pods.Create(ctx, withScratch("quiet", "echo small > /tmp/small && exec sleep 3600"), metav1.CreateOptions{})
 	require.NoError(t, err)
-	waitPod("quiet", "Running", running)
+	podwait.Until(t, env.Admin, ns, "quiet", 30*time.Second, "Running", podwait.MainRunning)
 	_, err = pods.Create(ctx, withScratch("filler", "dd if=/dev/zero of=/tmp/fill bs=1M count=48; exec sleep 3600"), metav1.CreateOptions{})
 	require.NoError(t, err)
 
 	diskPressure(corev1.ConditionTrue)
-	evicted := waitPod("filler", "Failed/Evicted", func(p *corev1.Pod) bool {
-		return p.Status.Phase == corev1.PodFailed && p.Status.Reason == "Evicted"
+	evicted := podwait.Until(t, env.Admin, ns, "filler", 90*time.Second, "Failed/Evicted", func(p *corev1.Pod) error {
+		if p.Status.Phase != corev1.PodFailed || p.Status.Reason != "Evicted" {
+			return fmt.Errorf("phase %s reason %q", p.Status.Phase, p.Status.Reason)
+		}
+		return nil
 	})
 	assert.True(t, strings.HasPrefix(evicted.Status.Message,
 		"The node was low on resource: ephemeral-storage. Threshold quantity: 24Mi, available: "), evicted.Status.Message)
@@ -102,15 +89,15 @@ func TestProcessEvictionUnderDiskPressure(t *testing.T) {
 		assert.NotNil(t, cs.State.Terminated, "container %s stopped", cs.Name)
 	}
 	waitEvent(t, ns, "filler", "Evicted", "The node was low on resource: ephemeral-storage.", 30*time.Second)
-	quiet, err := phase("quiet")
+	quiet, err := get("quiet")
 	require.NoError(t, err)
-	assert.True(t, running(quiet), "the other pod keeps running")
+	assert.NoError(t, podwait.MainRunning(quiet), "the other pod keeps running")
 
 	diskPressure(corev1.ConditionFalse)
-	quiet, err = phase("quiet")
+	quiet, err = get("quiet")
 	require.NoError(t, err)
-	assert.True(t, running(quiet), "the other pod still runs")
-	evicted, err = phase("filler")
+	assert.NoError(t, podwait.MainRunning(quiet), "the other pod still runs")
+	evicted, err = get("filler")
 	require.NoError(t, err)
 	assert.Equal(t, corev1.PodFailed, evicted.Status.Phase, "an evicted pod is not started again")
 
@@ -118,10 +105,7 @@ func TestProcessEvictionUnderDiskPressure(t *testing.T) {
 		require.NoError(t, pods.Delete(ctx, name, metav1.DeleteOptions{}))
 	}
 	for _, name := range []string{"quiet", "filler"} {
-		require.EventuallyWithT(t, func(c *assert.CollectT) {
-			_, err := phase(name)
-			assert.True(c, apierrors.IsNotFound(err), "%s still there (%v)", name, err)
-		}, 30*time.Second, 200*time.Millisecond, "%s gone", name)
+		podwait.Gone(t, env.Admin, ns, name, 30*time.Second)
 	}
 	a.noContainerProcesses(10 * time.Second)
 }
