@@ -187,3 +187,18 @@ func TestHostMeasures(t *testing.T) {
 	}
 	assert.Equal(t, obs[SignalNodeFsAvailable].Capacity.Value(), obs[SignalImageFsAvailable].Capacity.Value(), "no image filesystem: the nodefs")
 }
+
+// TestHostDedicatedImageFs: the imagefs is dedicated when it is another device than the nodefs.
+func TestHostDedicatedImageFs(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	for dir, want := range map[string]bool{"": false, t.TempDir(): false, "/proc": true} {
+		h := &Host{RootDir: root, ImageFs: func(context.Context) (string, error) { return dir, nil }}
+		got, err := h.DedicatedImageFs(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, want, got, "imagefs %q", dir)
+	}
+	got, err := (&Host{RootDir: root}).DedicatedImageFs(ctx)
+	require.NoError(t, err)
+	assert.False(t, got, "no imagefs of its own")
+}
