@@ -17,6 +17,7 @@ import (
 	"github.com/vk-static/vk-static/lifecycle/env"
 	"github.com/vk-static/vk-static/lifecycle/probe"
 	"github.com/vk-static/vk-static/lifecycle/volume"
+	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/provider"
 )
 
@@ -311,7 +312,7 @@ func (p *Provider) killContainer(ctx context.Context, uid types.UID, name, reaso
 	target := p.targetLocked(st, c, id)
 	p.mu.Unlock()
 
-	grace := gracePeriod(pod)
+	grace := podutil.GracePeriod(pod)
 	if pod.DeletionGracePeriodSeconds == nil && reason == "Unhealthy" {
 		grace = probeGrace(c, grace)
 	}

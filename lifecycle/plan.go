@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vk-static/vk-static/backoff"
+	"github.com/vk-static/vk-static/podutil"
 )
 
 // crashLoop is the restart back-off of the kubelet: the first restart is immediate, then 10 s
@@ -75,7 +76,7 @@ func planPod(st *podState, now time.Time) plan {
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		rec := st.containers[c.Name]
-		if isSidecar(c) {
+		if podutil.IsSidecar(c) {
 			switch {
 			case st.waiting[c.Name].final:
 			case rec == nil || rec.current == nil:
@@ -157,7 +158,7 @@ func (p *plan) restart(c *corev1.Container, rec *containerRecord, now time.Time)
 func (p *plan) killSidecars(st *podState, reason string) {
 	for i := range st.pod.Spec.InitContainers {
 		c := &st.pod.Spec.InitContainers[i]
-		if isSidecar(c) && st.containers[c.Name].running() {
+		if podutil.IsSidecar(c) && st.containers[c.Name].running() {
 			p.kill = append(p.kill, killAction{name: c.Name, reason: reason})
 		}
 	}
@@ -187,10 +188,4 @@ func restarts(pod *corev1.Pod, c *corev1.Container, rec *containerRecord) bool {
 		return !rec.succeeded()
 	}
 	return true
-}
-
-// isSidecar reports whether an init container keeps running beside the main containers (a
-// restartable init container).
-func isSidecar(c *corev1.Container) bool {
-	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }

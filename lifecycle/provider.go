@@ -249,7 +249,7 @@ func (p *Provider) DeletePod(ctx context.Context, pod *corev1.Pod) error {
 	}
 	if !st.deleting {
 		st.deleting = true
-		st.grace = gracePeriod(pod)
+		st.grace = podutil.GracePeriod(pod)
 		// Recorded, so that an agent restarted before the pod is cleaned up goes on deleting
 		// it rather than starting it again; failing that, the next agent is told again.
 		if err := p.savePod(st); err != nil {

@@ -5,25 +5,23 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vk-static/vk-static/podutil"
 )
 
 // Reasons the lifecycle reports, the kubelet's where it has one.
 const (
-	reasonContainerCreating  = "ContainerCreating"
-	reasonPodInitializing    = "PodInitializing"
-	reasonCrashLoopBackOff   = "CrashLoopBackOff"
-	reasonCompleted          = "Completed"
-	reasonError              = "Error"
-	reasonConfigError        = "CreateContainerConfigError"
-	reasonNoCommand          = "NoCommand"
-	reasonDeadlineExceeded   = "DeadlineExceeded"
-	reasonNotAdmitted        = "NotAdmitted"
-	reasonContainersNotReady = "ContainersNotReady"
-	reasonContainersNotInit  = "ContainersNotInitialized"
-	reasonPodCompleted       = "PodCompleted"
-	messageDeadlineExceeded  = "Pod was active on the node longer than the specified deadline"
-	conditionsReadinessGates = "ReadinessGatesNotReady"
-	containerIDPrefixSep     = "://"
+	reasonContainerCreating = "ContainerCreating"
+	reasonPodInitializing   = "PodInitializing"
+	reasonCrashLoopBackOff  = "CrashLoopBackOff"
+	reasonCompleted         = "Completed"
+	reasonError             = "Error"
+	reasonConfigError       = "CreateContainerConfigError"
+	reasonNoCommand         = "NoCommand"
+	reasonDeadlineExceeded  = "DeadlineExceeded"
+	reasonNotAdmitted       = "NotAdmitted"
+	messageDeadlineExceeded = "Pod was active on the node longer than the specified deadline"
+	containerIDPrefixSep    = "://"
 )
 
 // statusInput is what podStatus needs beyond the pod's state.
@@ -63,7 +61,7 @@ func podStatus(st *podState, in statusInput) *corev1.PodStatus {
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
 		cs := containerStatus(st, c, waitReason, in)
-		if !isSidecar(c) {
+		if !podutil.IsSidecar(c) {
 			// The kubelet's: a regular init container is ready once it completed, never while
 			// it runs (Initialized counts it done by this).
 			t := cs.State.Terminated
@@ -114,7 +112,7 @@ func initialized(st *podState) bool {
 	for i := range st.pod.Spec.InitContainers {
 		c := &st.pod.Spec.InitContainers[i]
 		rec := st.containers[c.Name]
-		if isSidecar(c) {
+		if podutil.IsSidecar(c) {
 			if rec == nil || !rec.everStarted {
 				return false
 			}
@@ -209,7 +207,7 @@ func willRestart(st *podState, c *corev1.Container, rec *containerRecord) bool {
 		if &st.pod.Spec.InitContainers[i] != c {
 			continue
 		}
-		if isSidecar(c) {
+		if podutil.IsSidecar(c) {
 			return true
 		}
 		return !rec.succeeded() && st.pod.Spec.RestartPolicy != corev1.RestartPolicyNever
@@ -227,7 +225,7 @@ func phase(st *podState, s *corev1.PodStatus) corev1.PodPhase {
 	for i := range spec.InitContainers {
 		c := &spec.InitContainers[i]
 		rec := st.containers[c.Name]
-		if !isSidecar(c) && rec.hasExited() && !rec.succeeded() && spec.RestartPolicy == corev1.RestartPolicyNever {
+		if !podutil.IsSidecar(c) && rec.hasExited() && !rec.succeeded() && spec.RestartPolicy == corev1.RestartPolicyNever {
 			return corev1.PodFailed
 		}
 	}

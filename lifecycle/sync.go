@@ -194,18 +194,6 @@ func activeDeadline(st *podState) (time.Time, bool) {
 	return st.startTime.Add(time.Duration(*ads) * time.Second), true
 }
 
-// gracePeriod is how long a deleted pod's containers get to stop: the deletion's grace
-// period, else the pod's terminationGracePeriodSeconds, else the API default of 30 s.
-func gracePeriod(pod *corev1.Pod) time.Duration {
-	switch {
-	case pod.DeletionGracePeriodSeconds != nil:
-		return time.Duration(*pod.DeletionGracePeriodSeconds) * time.Second
-	case pod.Spec.TerminationGracePeriodSeconds != nil:
-		return time.Duration(*pod.Spec.TerminationGracePeriodSeconds) * time.Second
-	}
-	return corev1.DefaultTerminationGracePeriodSeconds * time.Second
-}
-
 func (r *containerRecord) closeExited() {
 	if r.exited == nil {
 		return

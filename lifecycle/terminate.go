@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vk-static/vk-static/lifecycle/probe"
+	"github.com/vk-static/vk-static/podutil"
 )
 
 // stopPod stops every running container of the pod within its grace period (a deletion's, an
@@ -27,7 +28,7 @@ func (p *Provider) stopPod(ctx context.Context, uid types.UID) {
 	case st.evicted != "":
 		grace = st.evictGrace
 	default:
-		grace = gracePeriod(st.pod)
+		grace = podutil.GracePeriod(st.pod)
 	}
 	deadline := p.cfg.Clock.Now().Add(grace)
 	pod := st.pod
@@ -55,7 +56,7 @@ func (p *Provider) stopPod(ctx context.Context, uid types.UID) {
 	mains = append(mains, collect(ephemerals)...)
 	var sidecars, inits []victim
 	for _, v := range collect(pod.Spec.InitContainers) {
-		if isSidecar(v.c) {
+		if podutil.IsSidecar(v.c) {
 			sidecars = append(sidecars, v)
 		} else {
 			inits = append(inits, v)
