@@ -29,7 +29,7 @@ func TestCapability(t *testing.T) {
 	assert.True(t, IsNotImplemented(fmt.Errorf("exec: %w", err)), "through wrapping")
 	assert.False(t, IsNotFound(err) || IsInvalidInput(err), "a missing capability is no other kind")
 	assert.ErrorContains(t, err, "provider.ContainerExecHandler", "the error names the capability")
-	assert.ErrorContains(t, err, "node.logsOnly", "and the provider")
+	assert.ErrorContains(t, err, "provider.logsOnly", "and the provider")
 
 	_, err = Capability[StatsSummaryHandler](nil)
 	assert.True(t, IsNotImplemented(err), "no provider at all: %v", err)
