@@ -14,17 +14,18 @@ import (
 //
 //	func TestMain(m *testing.M) { os.Exit(testcontainerd.Main(m, &cd)) }
 func Main(m *testing.M, c **Containerd, opts ...Options) int {
-	var o Options
-	if len(opts) > 0 {
-		o = opts[0]
-	}
-	cd, err := Start(context.Background(), o)
+	cd, err := Start(context.Background(), append(opts, Options{})[0]) // the first, or none
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "testcontainerd: %v\n", err)
 		return 1
 	}
 	*c = cd
-	code := m.Run()
+	return stopAfter(cd, m.Run())
+}
+
+// stopAfter stops containerd after the tests ended with code, keeping its log if they failed;
+// a failed stop fails the run.
+func stopAfter(cd *Containerd, code int) int {
 	if code != 0 {
 		if kept, err := keepLog(cd.LogPath()); err == nil {
 			fmt.Fprintf(os.Stderr, "testcontainerd: containerd's log kept in %s\n", kept)
@@ -32,9 +33,7 @@ func Main(m *testing.M, c **Containerd, opts ...Options) int {
 	}
 	if err := cd.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "testcontainerd: stop: %v\n", err)
-		if code == 0 {
-			code = 1
-		}
+		return max(code, 1)
 	}
 	return code
 }

@@ -12,11 +12,7 @@ import (
 //
 //	func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env)) }
 func Main(m *testing.M, env **Env, opts ...Options) int {
-	var o Options
-	if len(opts) > 0 {
-		o = opts[0]
-	}
-	e, err := Start(context.Background(), o)
+	e, err := Start(context.Background(), append(opts, Options{})[0]) // the first, or none
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "testenv: %v\n", err)
 		return 1
