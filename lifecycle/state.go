@@ -7,6 +7,7 @@ import (
 
 	"github.com/vk-static/vk-static/backoff"
 	"github.com/vk-static/vk-static/lifecycle/volume"
+	"github.com/vk-static/vk-static/podutil"
 )
 
 // podState is what the lifecycle knows of one pod: the spec it was given and its containers as
@@ -39,6 +40,9 @@ type podState struct {
 	volumesReady     bool
 	volumes          volume.Volumes
 	volumesRefreshed time.Time
+	// What moves the pod out of podSyncing (workState): a refusal (above), a deletion, the
+	// active deadline or an eviction; stopped moves it on to podTerminated.
+	//
 	// deleting is set by DeletePod: the pod is being stopped for good, within grace.
 	deleting bool
 	grace    time.Duration
@@ -61,6 +65,50 @@ type podState struct {
 	leftovers leftovers
 	// status is the last status built and reported; nil before the first.
 	status *corev1.PodStatus
+}
+
+// podWorkState is where a pod is in its life in the lifecycle, the kubelet's pod worker states
+// (SyncPod, TerminatingPod, TerminatedPod in pkg/kubelet/pod_workers.go). It is read from the
+// facts podState records, which are kept because each also says why (the status's reason, the
+// grace, whether the pod is forgotten at the end):
+//
+//	podSyncing ──deleted, past its active deadline, evicted──► podTerminating ──stopped──► podTerminated
+//	refused by admission: podTerminated from the start (nothing ever ran); deleted, it is stopped
+//	(nothing to stop) and forgotten like any other
+//
+// A deleted pod is forgotten once terminated and cleaned up (cleanup.go); any other terminated
+// pod stays, Failed or Succeeded, until it is deleted.
+type podWorkState int
+
+const (
+	// podSyncing: containers are started, restarted and probed as the plan says (planPod).
+	podSyncing podWorkState = iota
+	// podTerminating: the pod is to stop and some containers may still run (stopPod).
+	podTerminating
+	// podTerminated: nothing runs and nothing starts again; the status is terminal.
+	podTerminated
+)
+
+func (st *podState) workState() podWorkState {
+	switch {
+	case st.stopped || (st.refused != "" && !st.deleting):
+		return podTerminated
+	case st.deleting || st.deadlineExceeded || st.evicted != "":
+		return podTerminating
+	}
+	return podSyncing
+}
+
+// stopGrace is how long the pod's containers get to stop: a deletion's grace period, else an
+// eviction's, else (past its active deadline) the pod's own.
+func (st *podState) stopGrace() time.Duration {
+	switch {
+	case st.deleting:
+		return st.grace
+	case st.evicted != "":
+		return st.evictGrace
+	}
+	return podutil.GracePeriod(st.pod)
 }
 
 // waitingReason is a container's Waiting reason and message; final is set when the spec can

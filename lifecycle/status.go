@@ -156,7 +156,7 @@ func containerStatus(st *podState, c *corev1.Container, waitReason string, in st
 		cs.Ready = rec.ready && rec.started && !st.deleting
 	case ContainerExited:
 		t := terminated(cur, in.runtimeName)
-		restarting := !st.deleting && !st.deadlineExceeded && st.evicted == "" && st.refused == "" && willRestart(st, c, rec)
+		restarting := st.workState() == podSyncing && willRestart(st, c, rec)
 		if restarting && in.now.Time.Before(backoffUntil(rec)) {
 			// The kubelet's CrashLoopBackOff: waiting, with the exit as the last state.
 			cs.LastTerminationState.Terminated = t

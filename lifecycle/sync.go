@@ -15,7 +15,9 @@ import (
 // map is missing, a sandbox the runtime could not create) is tried again.
 const retryAfter = 10 * time.Second
 
-// syncPod brings one pod a step closer to what it should be and reports its status. It returns
+// syncPod brings one pod a step closer to what it should be and reports its status, as its
+// work state says (state.go): in podSyncing the plan's containers are started (below), any
+// other is syncTerminating's. It returns
 // true once the pod has been stopped for good and forgotten; a deleted pod that could not be
 // cleaned up yet stays, and its worker tries again when the back-off wakes it.
 func (p *Provider) syncPod(ctx context.Context, uid types.UID) (forgotten bool) {
@@ -31,37 +33,11 @@ func (p *Provider) syncPod(ctx context.Context, uid types.UID) (forgotten bool) 
 	now := p.cfg.Clock.Now()
 	logger := klog.FromContext(ctx).WithValues("pod", klog.KObj(st.pod), "podUID", uid)
 	ctx = klog.NewContext(ctx, logger)
-	switch {
-	case st.deleting:
-		stopped := st.stopped
-		p.mu.Unlock()
-		if !stopped {
-			p.stopPod(ctx, uid)
-		}
-		return p.forget(ctx, uid)
-	case st.refused != "":
-		p.publishLocked(st)
-		p.mu.Unlock()
-		return false
+	if !st.deleting && st.refused == "" {
+		p.checkActiveDeadlineLocked(uid, st, now)
 	}
-	if deadline, ok := activeDeadline(st); ok {
-		if !now.Before(deadline) && !st.deadlineExceeded {
-			st.deadlineExceeded = true
-			p.cfg.Recorder.Event(st.pod, corev1.EventTypeNormal, reasonDeadlineExceeded, messageDeadlineExceeded)
-		}
-		p.wakeLocked(uid, deadline)
-	}
-	if st.deadlineExceeded || st.evicted != "" {
-		stopped, evicted := st.stopped, st.evicted != ""
-		p.mu.Unlock()
-		if !stopped {
-			p.stopPod(ctx, uid)
-		}
-		if evicted {
-			p.releaseEvicted(ctx, uid)
-		}
-		p.publish(uid)
-		return false
+	if st.workState() != podSyncing {
+		return p.syncTerminating(ctx, uid, st)
 	}
 	needVolumes, needSandbox := !st.volumesReady, st.sandboxID == ""
 	p.mu.Unlock()
@@ -106,6 +82,46 @@ func (p *Provider) syncPod(ctx context.Context, uid types.UID) (forgotten bool) 
 	p.wakeLocked(uid, pl.wakeAt)
 	p.publishLocked(st)
 	p.mu.Unlock()
+	return false
+}
+
+// checkActiveDeadlineLocked moves a pod past its activeDeadlineSeconds to podTerminating, and
+// wakes its worker when the deadline comes.
+func (p *Provider) checkActiveDeadlineLocked(uid types.UID, st *podState, now time.Time) {
+	deadline, ok := activeDeadline(st)
+	if !ok {
+		return
+	}
+	if !now.Before(deadline) && !st.deadlineExceeded {
+		st.deadlineExceeded = true
+		p.cfg.Recorder.Event(st.pod, corev1.EventTypeNormal, reasonDeadlineExceeded, messageDeadlineExceeded)
+	}
+	p.wakeLocked(uid, deadline)
+}
+
+// syncTerminating is a sync of a pod not in podSyncing, called with p.mu held, which it
+// releases: a terminating pod is stopped (the kubelet's SyncTerminatingPod); then a deleted
+// pod is cleaned up and forgotten, an evicted one's volumes are released, and the terminal
+// status is reported (SyncTerminatedPod). A refused pod, which never ran, is only reported
+// until it is deleted. It returns whether the pod was forgotten.
+func (p *Provider) syncTerminating(ctx context.Context, uid types.UID, st *podState) (forgotten bool) {
+	if st.refused != "" && !st.deleting {
+		p.publishLocked(st)
+		p.mu.Unlock()
+		return false
+	}
+	stopped, deleting, evicted := st.stopped, st.deleting, st.evicted != ""
+	p.mu.Unlock()
+	if !stopped {
+		p.stopPod(ctx, uid)
+	}
+	if deleting {
+		return p.forget(ctx, uid)
+	}
+	if evicted {
+		p.releaseEvicted(ctx, uid)
+	}
+	p.publish(uid)
 	return false
 }
 

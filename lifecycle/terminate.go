@@ -22,14 +22,7 @@ func (p *Provider) stopPod(ctx context.Context, uid types.UID) {
 		p.mu.Unlock()
 		return
 	}
-	grace := st.grace
-	switch {
-	case st.deleting:
-	case st.evicted != "":
-		grace = st.evictGrace
-	default:
-		grace = podutil.GracePeriod(st.pod)
-	}
+	grace := st.stopGrace()
 	deadline := p.cfg.Clock.Now().Add(grace)
 	pod := st.pod
 	type victim struct {
