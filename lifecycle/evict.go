@@ -129,7 +129,8 @@ func (p *Provider) activePods() []*corev1.Pod {
 }
 
 // evictionStats measures the active pods for eviction's ranking, as the kubelet's summary
-// does: each running container's working set and writable layer (from the runtime), each
+// does: each running container's working set, writable layer and processes (from the
+// runtime: the process runtime counts its cgroups' processes, CRI has no count), each
 // container's logs, and the pod's local volumes (emptyDir on disk, config map, secret,
 // downward API and projected files; not host paths, which the kubelet does not measure).
 func (p *Provider) evictionStats(ctx context.Context) ([]statsv1alpha1.PodStats, error) {
@@ -165,7 +166,7 @@ func (p *Provider) evictionStats(ctx context.Context) ([]statsv1alpha1.PodStats,
 	out := make([]statsv1alpha1.PodStats, 0, len(pods))
 	for _, m := range pods {
 		ps := statsv1alpha1.PodStats{PodRef: m.ref}
-		var workingSet uint64
+		var workingSet, processes uint64
 		for _, c := range m.containers {
 			cs := statsv1alpha1.ContainerStats{Name: c.name, Rootfs: &statsv1alpha1.FsStats{UsedBytes: new(uint64), InodesUsed: new(uint64)}}
 			if c.id != "" {
@@ -173,6 +174,7 @@ func (p *Provider) evictionStats(ctx context.Context) ([]statsv1alpha1.PodStats,
 					ws := s.MemoryWorkingSetBytes
 					cs.Memory = &statsv1alpha1.MemoryStats{WorkingSetBytes: &ws}
 					workingSet += ws
+					processes += s.Processes
 					bytes, inodes := s.WritableLayerBytes, s.WritableLayerInodes
 					cs.Rootfs = &statsv1alpha1.FsStats{UsedBytes: &bytes, InodesUsed: &inodes}
 				}
@@ -182,6 +184,7 @@ func (p *Provider) evictionStats(ctx context.Context) ([]statsv1alpha1.PodStats,
 			ps.Containers = append(ps.Containers, cs)
 		}
 		ps.Memory = &statsv1alpha1.MemoryStats{WorkingSetBytes: &workingSet}
+		ps.ProcessStats = &statsv1alpha1.ProcessStats{ProcessCount: &processes}
 		for name, path := range m.volumes {
 			bytes, inodes := dirUsage(path)
 			ps.VolumeStats = append(ps.VolumeStats, statsv1alpha1.VolumeStats{Name: name,

@@ -303,4 +303,7 @@ type ContainerStats struct {
 	// directories and volumes).
 	WritableLayerBytes  uint64
 	WritableLayerInodes uint64
+	// Processes counts the container's processes (its cgroup's); 0 when the runtime cannot
+	// tell.
+	Processes uint64
 }

@@ -155,7 +155,8 @@ func (r *Runtime) cgroupStats(rec *containerRecord) (*lifecycle.ContainerStats, 
 	if err != nil {
 		return nil, fmt.Errorf("container %s: cgroup stats: %w", rec.ID, err)
 	}
-	return &lifecycle.ContainerStats{Timestamp: r.clock.Now(), CPUUsageCoreNanoSeconds: u.CPU, MemoryWorkingSetBytes: u.WorkingSet, MemoryUsageBytes: u.Memory}, nil
+	return &lifecycle.ContainerStats{Timestamp: r.clock.Now(), CPUUsageCoreNanoSeconds: u.CPU, MemoryWorkingSetBytes: u.WorkingSet, MemoryUsageBytes: u.Memory,
+		Processes: uint64(max(u.Pids, 0))}, nil
 }
 
 // removePodCgroup removes the cgroup of a removed sandbox's pod, unless another sandbox of the
