@@ -3,6 +3,8 @@ package eviction
 import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/vk-static/vk-static/podutil"
 )
 
 // podRequest is the kubelet's GetResourceRequestQuantity (v1resource): the pod's effective
@@ -28,10 +30,11 @@ func podRequest(pod *corev1.Pod, name corev1.ResourceName) resource.Quantity {
 	}
 	sidecars := resource.Quantity{Format: format}
 	initMax := resource.Quantity{Format: format}
-	for _, c := range pod.Spec.InitContainers {
+	for i := range pod.Spec.InitContainers {
+		c := &pod.Spec.InitContainers[i]
 		q := c.Resources.Requests[name]
 		step := q.DeepCopy()
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
+		if podutil.IsSidecar(c) {
 			total.Add(q)
 			sidecars.Add(q)
 			step = sidecars.DeepCopy()
