@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
+	"github.com/vk-static/vk-static/podstatus"
 	"github.com/vk-static/vk-static/podutil"
 )
 
@@ -100,7 +101,7 @@ func podStatusColumns(pod *corev1.Pod, now time.Time) (ready, reason, restarts s
 	initContainers := make(map[string]*corev1.Container, len(pod.Spec.InitContainers))
 	for i := range pod.Spec.InitContainers {
 		initContainers[pod.Spec.InitContainers[i].Name] = &pod.Spec.InitContainers[i]
-		if isRestartableInit(&pod.Spec.InitContainers[i]) {
+		if podutil.IsSidecar(&pod.Spec.InitContainers[i]) {
 			total++
 		}
 	}
@@ -111,7 +112,7 @@ func podStatusColumns(pod *corev1.Pod, now time.Time) (ready, reason, restarts s
 		if t := c.LastTerminationState.Terminated; t != nil && lastRestart.Before(t.FinishedAt.Time) {
 			lastRestart = t.FinishedAt.Time
 		}
-		restartable := isRestartableInit(initContainers[c.Name])
+		restartable := podutil.IsSidecar(initContainers[c.Name])
 		if restartable {
 			restartableInitRestarts += int(c.RestartCount)
 			if t := c.LastTerminationState.Terminated; t != nil && lastRestartableInitRestart.Before(t.FinishedAt.Time) {
@@ -190,7 +191,7 @@ func podStatusColumns(pod *corev1.Pod, now time.Time) (ready, reason, restarts s
 		}
 	}
 
-	terminal := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+	terminal := podstatus.IsTerminal(&pod.Status)
 	switch {
 	case pod.DeletionTimestamp != nil && pod.Status.Reason == "NodeLost": // the node lifecycle controller's reason
 		reason = "Unknown"
@@ -203,11 +204,6 @@ func podStatusColumns(pod *corev1.Pod, now time.Time) (ready, reason, restarts s
 		restarts = fmt.Sprintf("%d (%s ago)", restartCount, duration.HumanDuration(now.Sub(lastRestart)))
 	}
 	return fmt.Sprintf("%d/%d", readyCount, total), reason, restarts
-}
-
-// isRestartableInit reports whether c is a sidecar: an init container that restarts always.
-func isRestartableInit(c *corev1.Container) bool {
-	return c != nil && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }
 
 // hasCondition reports whether pod's condition t is True.
