@@ -45,8 +45,8 @@ func (m *Manager) signalReclaimFuncs(dedicatedImageFs bool) map[Signal][]reclaim
 // evict acts on the thresholds met (their signals measured anew since the last housekeeping):
 // it reclaims node-level resources for the first to reclaim (memory before the others) and,
 // if the thresholds are not then resolved with their minimum reclaim, evicts the first pod of
-// the kubelet's ranking that is not critical. It returns the pod evicted, nil for none.
-func (m *Manager) evict(ctx context.Context, thresholds []Threshold, observations Observations) *corev1.Pod {
+// the kubelet's ranking that is not critical. It returns the pod evicted, none or one.
+func (m *Manager) evict(ctx context.Context, thresholds []Threshold, observations Observations) []*corev1.Pod {
 	logger := klog.FromContext(ctx)
 	if len(thresholds) == 0 {
 		logger.V(3).Info("Eviction manager: no resources are starved")
@@ -92,10 +92,6 @@ func (m *Manager) evict(ctx context.Context, thresholds []Threshold, observation
 	rank(pods, stats)
 	logger.Info("Eviction manager: pods ranked for eviction", "pods", klog.KObjSlice(pods))
 	for _, pod := range pods {
-		if IsCriticalPod(pod) {
-			logger.Error(nil, "Eviction manager: cannot evict a critical pod", "pod", klog.KObj(pod))
-			continue
-		}
 		grace := immediateEvictionGracePeriod
 		if threshold.GracePeriod != 0 { // soft
 			grace = m.cfg.MaxPodGracePeriod
@@ -103,17 +99,29 @@ func (m *Manager) evict(ctx context.Context, thresholds []Threshold, observation
 				grace = min(grace, time.Duration(*t)*time.Second)
 			}
 		}
-		message := evictionMessage(res, pod, stats, thresholds, observations)
-		logger.V(3).Info("Evicting pod", "pod", klog.KObj(pod), "podUID", pod.UID, "message", message)
-		if err := m.cfg.EvictPod(ctx, pod, grace, message); err != nil {
-			logger.Error(err, "Eviction manager: pod failed to evict", "pod", klog.KObj(pod))
-		} else {
-			logger.Info("Eviction manager: pod is evicted successfully", "pod", klog.KObj(pod))
+		if m.evictPod(ctx, pod, grace, evictionMessage(res, pod, stats, thresholds, observations)) {
+			return []*corev1.Pod{pod}
 		}
-		return pod
 	}
 	logger.Info("Eviction manager: unable to evict any pods from the node")
 	return nil
+}
+
+// evictPod is the kubelet's: a critical pod is not evicted (false); any other is, through
+// Config.EvictPod, whose failure is logged — the pod counts as evicted all the same.
+func (m *Manager) evictPod(ctx context.Context, pod *corev1.Pod, grace time.Duration, message string) bool {
+	logger := klog.FromContext(ctx)
+	if IsCriticalPod(pod) {
+		logger.Error(nil, "Eviction manager: cannot evict a critical pod", "pod", klog.KObj(pod))
+		return false
+	}
+	logger.V(3).Info("Evicting pod", "pod", klog.KObj(pod), "podUID", pod.UID, "message", message)
+	if err := m.cfg.EvictPod(ctx, pod, grace, message); err != nil {
+		logger.Error(err, "Eviction manager: pod failed to evict", "pod", klog.KObj(pod))
+	} else {
+		logger.Info("Eviction manager: pod is evicted successfully", "pod", klog.KObj(pod))
+	}
+	return true
 }
 
 // dedicatedImageFs is whether the imagefs is a filesystem of its own, asked once (again after

@@ -440,3 +440,45 @@ func bytesOf(s string) uint64 {
 	q := resource.MustParse(s)
 	return uint64(q.Value()) //nolint:gosec // test sizes
 }
+
+// TestLocalStorageEviction, the kubelet's TestStorageLimitEvictions: without node pressure (no
+// thresholds at all), a pod above an emptyDir's sizeLimit, its pod's ephemeral-storage limit
+// or a container's is evicted at once with the kubelet's message; one within its limits, or
+// critical, is not.
+func TestLocalStorageEviction(t *testing.T) {
+	ctx := context.Background()
+	limit := func(pod *corev1.Pod, l string) *corev1.Pod {
+		pod.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceEphemeralStorage: resource.MustParse(l)}
+		return pod
+	}
+	sized := withScratch(podSpec("sized", 0, nil))
+	sized.Spec.Volumes[0].EmptyDir.SizeLimit = ptr.To(resource.MustParse("100Mi"))
+	podLimited := limit(withScratch(podSpec("pod-limited", 0, nil)), "200Mi") // 150Mi of volume, 60Mi of logs
+	containerLimited := limit(withScratch(podSpec("container-limited", 0, nil)), "50Mi")
+	// A second container with room: the pod's limit (the sum) is not exceeded, c's is.
+	containerLimited.Spec.Containers = append(containerLimited.Spec.Containers, corev1.Container{Name: "d",
+		Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceEphemeralStorage: resource.MustParse("1Gi")}}})
+	within := limit(withScratch(podSpec("within", 0, nil)), "1Gi")
+	critical := withScratch(podSpec("critical", SystemCriticalPriority, nil))
+	critical.Spec.Volumes[0].EmptyDir.SizeLimit = ptr.To(resource.MustParse("1Mi"))
+	unlimited := withScratch(podSpec("unlimited", 0, nil))
+	pods := &fakePods{
+		pods: []*corev1.Pod{sized, podLimited, containerLimited, within, critical, unlimited},
+		stats: map[types.UID]statsv1alpha1.PodStats{
+			sized.UID:            diskStats(sized, "0", "0", "150Mi"),
+			podLimited.UID:       diskStats(podLimited, "0", "60Mi", "150Mi"),
+			containerLimited.UID: diskStats(containerLimited, "30Mi", "30Mi", "0"),
+			within.UID:           diskStats(within, "10Mi", "10Mi", "500Mi"),
+			critical.UID:         diskStats(critical, "0", "0", "10Mi"),
+			unlimited.UID:        diskStats(unlimited, "0", "0", "5Gi"),
+		},
+	}
+	m := NewManager(Config{Measure: (&fakeNode{}).measure, Clock: testingclock.NewFakeClock(time.Unix(0, 0)),
+		ActivePods: pods.active, PodStats: pods.podStats, EvictPod: pods.evict})
+	assert.Len(t, m.Synchronize(ctx), 3)
+	assert.ElementsMatch(t, []evicted{
+		{"sized", time.Second, `Usage of EmptyDir volume "scratch" exceeds the limit "100Mi". `},
+		{"pod-limited", time.Second, "Pod ephemeral local storage usage exceeds the total limit of containers 200Mi. "},
+		{"container-limited", time.Second, `Container c exceeded its local ephemeral storage limit "50Mi". `},
+	}, pods.take())
+}

@@ -100,14 +100,15 @@ func (m *Manager) Run(ctx context.Context) error {
 }
 
 // Synchronize is one pass of the kubelet's synchronize: it measures the signals, reports the
-// pressure conditions if they changed and, for the thresholds met for their grace periods,
-// reclaims node-level resources or evicts one pod, which it returns (nil for none). A failed
-// measurement changes nothing.
-func (m *Manager) Synchronize(ctx context.Context) *corev1.Pod {
+// pressure conditions if they changed, evicts the pods above their own local storage limits
+// (localstorage.go) and, if there were none, for the thresholds met for their grace periods
+// reclaims node-level resources or evicts one pod (evict.go). It returns the pods evicted. A
+// failed measurement changes nothing.
+func (m *Manager) Synchronize(ctx context.Context) []*corev1.Pod {
 	logger := klog.FromContext(ctx)
 	if len(m.cfg.Thresholds) == 0 {
 		m.report(logger)
-		return nil
+		return m.evictForLocalStorage(ctx)
 	}
 	observations, err := m.cfg.Measure(ctx)
 	if err != nil {
@@ -134,6 +135,9 @@ func (m *Manager) Synchronize(ctx context.Context) *corev1.Pod {
 		logger.V(2).Info("Eviction manager: threshold met", "threshold", t.String(), "available", o.Available.String(), "capacity", o.Capacity.String())
 	}
 	m.report(logger)
+	if evicted := m.evictForLocalStorage(ctx); len(evicted) > 0 {
+		return evicted
+	}
 	return m.evict(ctx, updated, observations)
 }
 

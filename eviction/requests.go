@@ -23,16 +23,39 @@ func podRequest(pod *corev1.Pod, name corev1.ResourceName) resource.Quantity {
 			return withOverhead(pod, name, total)
 		}
 	}
-	for _, c := range pod.Spec.Containers {
-		if q, ok := c.Resources.Requests[name]; ok {
+	total, _ = containersTotal(pod, format, func(c *corev1.Container) (resource.Quantity, bool) {
+		q, ok := c.Resources.Requests[name]
+		return q, ok
+	})
+	return withOverhead(pod, name, total)
+}
+
+// podLimit is the kubelet's PodLimits of name, counted as podRequest counts requests; false
+// when no container sets one.
+func podLimit(pod *corev1.Pod, name corev1.ResourceName) (resource.Quantity, bool) {
+	return containersTotal(pod, resource.BinarySI, func(c *corev1.Container) (resource.Quantity, bool) {
+		q, ok := c.Resources.Limits[name]
+		return q, ok
+	})
+}
+
+// containersTotal is the kubelet's resource helpers' total over the pod's containers of what
+// of returns: the containers' sum with the sidecars', or the largest init container's with the
+// sidecars started before it if that is more; false when no container has any.
+func containersTotal(pod *corev1.Pod, format resource.Format, of func(*corev1.Container) (resource.Quantity, bool)) (resource.Quantity, bool) {
+	total, found := resource.Quantity{Format: format}, false
+	for i := range pod.Spec.Containers {
+		if q, ok := of(&pod.Spec.Containers[i]); ok {
 			total.Add(q)
+			found = true
 		}
 	}
 	sidecars := resource.Quantity{Format: format}
 	initMax := resource.Quantity{Format: format}
 	for i := range pod.Spec.InitContainers {
 		c := &pod.Spec.InitContainers[i]
-		q := c.Resources.Requests[name]
+		q, ok := of(c)
+		found = found || ok
 		step := q.DeepCopy()
 		if podutil.IsSidecar(c) {
 			total.Add(q)
@@ -48,7 +71,7 @@ func podRequest(pod *corev1.Pod, name corev1.ResourceName) resource.Quantity {
 	if initMax.Cmp(total) > 0 {
 		total = initMax
 	}
-	return withOverhead(pod, name, total)
+	return total, found
 }
 
 func withOverhead(pod *corev1.Pod, name corev1.ResourceName, q resource.Quantity) resource.Quantity {
