@@ -33,6 +33,10 @@
 // static, mirror, system-critical priority), with 1 s of grace for a hard threshold and
 // MaxPodGracePeriod (or the pod's own, if shorter) for a soft one, and the kubelet's message.
 //
+// Before that, at every housekeeping whatever the thresholds, the pods above their own local
+// storage limits (an emptyDir's sizeLimit, an ephemeral-storage limit) are evicted, as the
+// kubelet's localStorageCapacityIsolation does (localstorage.go).
+//
 // The conditions carry the kubelet's reasons (KubeletHasInsufficientMemory,
 // KubeletHasDiskPressure, KubeletHasInsufficientPID and their opposites). A Manager is a
 // provider.NodeProvider's NotifyNodeStatus half: it reports the three conditions whenever one
