@@ -85,12 +85,16 @@ func NewManager(cfg Config) *Manager {
 	return &Manager{cfg: cfg}
 }
 
-// Run synchronizes at once and then every housekeeping period until ctx ends.
+// Run synchronizes at once and then every housekeeping period until ctx ends; after an
+// eviction (EvictPod has waited for the pod to be stopped and cleaned up) it synchronizes
+// again at once, as the kubelet does, to see what the eviction freed.
 func (m *Manager) Run(ctx context.Context) error {
 	ticker := m.cfg.Clock.NewTicker(m.cfg.Housekeeping)
 	defer ticker.Stop()
 	for {
-		m.Synchronize(ctx)
+		if evicted := m.Synchronize(ctx); len(evicted) > 0 && ctx.Err() == nil {
+			continue
+		}
 		select {
 		case <-ctx.Done():
 			return nil
