@@ -216,9 +216,10 @@ func willRestart(st *podState, c *corev1.Container, rec *containerRecord) bool {
 }
 
 // phase is the pod's phase as the kubelet's getPhase computes it, with a stopped pod (deleted,
-// past its deadline) terminal by its containers' exit codes.
+// past its deadline) terminal by its containers' exit codes. An evicted pod is Failed once
+// stopped: the kubelet never reports a terminal phase while containers may still run.
 func phase(st *podState, s *corev1.PodStatus) corev1.PodPhase {
-	if st.refused != "" || st.deadlineExceeded || st.evicted != "" {
+	if st.refused != "" || st.deadlineExceeded || (st.evicted != "" && st.stopped) {
 		return corev1.PodFailed
 	}
 	spec := &st.pod.Spec

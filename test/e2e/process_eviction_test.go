@@ -85,6 +85,7 @@ func TestProcessEvictionUnderDiskPressure(t *testing.T) {
 	})
 	assert.True(t, strings.HasPrefix(evicted.Status.Message,
 		"The node was low on resource: ephemeral-storage. Threshold quantity: 24Mi, available: "), evicted.Status.Message)
+	assert.True(t, hasCondition(evicted, corev1.DisruptionTarget), "DisruptionTarget: %v", evicted.Status.Conditions)
 	for _, cs := range evicted.Status.ContainerStatuses {
 		assert.NotNil(t, cs.State.Terminated, "container %s stopped", cs.Name)
 	}
