@@ -77,10 +77,12 @@ type Config struct {
 	// 30 s, which it does not let be configured.
 	RuntimeStatusPeriod    time.Duration
 	RuntimeStatusThreshold time.Duration
-	// Eviction, when set, measures the node's eviction signals against its thresholds and
-	// reports MemoryPressure, DiskPressure and PIDPressure (package eviction); its Measure
-	// defaults to the host's, with RootDir as the nodefs and the runtime's image filesystem
-	// (ImageFsDir) as the imagefs. Nil reports no pressure conditions.
+	// Eviction, when set, measures the node's eviction signals against its thresholds,
+	// reports MemoryPressure, DiskPressure and PIDPressure and evicts pods as the kubelet does
+	// (package eviction; evict.go); its Measure defaults to the host's, with RootDir as the
+	// nodefs and the runtime's image filesystem (ImageFsDir) as the imagefs; the pods, their
+	// usage, their eviction and the node-level reclaim are the provider's, whatever this
+	// Config sets. Nil reports no pressure conditions and evicts nothing.
 	Eviction *eviction.Config
 	// Registerer receives the lifecycle's metrics (metrics.go); nil registers them nowhere.
 	Registerer prometheus.Registerer
