@@ -46,6 +46,11 @@
 //     Config.AllowedUnsafeSysctls: admission.go) or the Runtime refuses (Admit) is Failed as the
 //     kubelet rejects a pod — its reason (PodOSNotSupported, SysctlForbidden, NotAdmitted for
 //     the Runtime's), "Pod was rejected: <message>" — and never started;
+//   - with Config.Eviction, a pod the eviction manager evicts (evict.go) is stopped with the
+//     eviction's grace, its volumes removed, and is Failed once stopped, reason Evicted, with
+//     the kubelet's message, a DisruptionTarget condition and a Warning event; it is never
+//     started again, an agent restart included. Under disk pressure the containers and logs
+//     of terminated pods are reclaimed first (and, on a Runtime that can, unused images);
 //   - ephemeral containers (ephemeral.go) are started once each, in the pod's existing sandbox,
 //     before and whatever the init containers do, as the kubelet's EphemeralContainersToStart;
 //     never restarted nor killed before the pod stops; with a targetContainerName, given the
