@@ -117,10 +117,7 @@ func (p *Provider) activePods() []*corev1.Pod {
 	defer p.mu.Unlock()
 	var out []*corev1.Pod
 	for _, st := range p.pods {
-		if st.deleting || st.refused != "" || st.evicted != "" || st.deadlineExceeded || st.stopped {
-			continue
-		}
-		if st.status != nil && (st.status.Phase == corev1.PodSucceeded || st.status.Phase == corev1.PodFailed) {
+		if st.workState() != podSyncing || podstatus.IsTerminal(st.status) {
 			continue
 		}
 		out = append(out, st.pod) // replaced, never changed in place: safe to read
@@ -244,7 +241,7 @@ func (p *Provider) reclaimContainers(ctx context.Context) error {
 	p.mu.Lock()
 	var all []dead
 	for uid, st := range p.pods {
-		terminated := st.stopped || (st.status != nil && (st.status.Phase == corev1.PodSucceeded || st.status.Phase == corev1.PodFailed))
+		terminated := st.stopped || podstatus.IsTerminal(st.status)
 		if !terminated || st.deleting {
 			continue
 		}
