@@ -22,8 +22,9 @@
 //     conditions; statuses reach NotifyPods in the order they were built, coalesced per pod;
 //     a container without an instance waits with PodInitializing in a pod with init
 //     containers, else ContainerCreating; the conditions it owns are the kubelet's generated
-//     ones, with their reasons and messages (conditions.go), Ready waiting for every readiness
-//     gate's condition as UpdatePod brings it; the conditions of others are never reported;
+//     ones, with their reasons and messages (podstatus.Conditions), Ready waiting for every
+//     readiness gate's condition as UpdatePod brings it; the conditions of others are never
+//     reported;
 //   - a pod's addresses are its sandbox's, none until the sandbox has them; only a pod on the
 //     host's network (or on a runtime whose sandboxes report none: processes) has the node's.
 //     The downward API (status.podIP, status.podIPs) and the httpGet and tcpSocket actions of

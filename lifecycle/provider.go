@@ -226,7 +226,7 @@ func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
 	updated := pod.DeepCopy()
 	updated.Status = st.pod.Status
 	// The conditions others set (readiness gates) as the API server holds them: the pod's
-	// Ready depends on them (conditions.go).
+	// Ready depends on them (podstatus.Conditions).
 	updated.Status.Conditions = pod.Status.Conditions
 	st.pod = updated
 	if err := p.savePod(st); err != nil {

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/vk-static/vk-static/podstatus"
 	"github.com/vk-static/vk-static/podutil"
 )
 
@@ -88,7 +89,10 @@ func podStatus(st *podState, in statusInput) *corev1.PodStatus {
 	case st.deadlineExceeded:
 		out.Reason, out.Message = reasonDeadlineExceeded, messageDeadlineExceeded
 	}
-	out.Conditions = podConditions(st, out, in.now)
+	// The kubelet's conditions (podstatus.Conditions): ready to start containers while the pod
+	// has a sandbox and is not stopped; Ready reads the readiness gates' conditions from the pod
+	// as UpdatePod brought it (node: otherconditions.go keeps them).
+	out.Conditions = podstatus.Conditions(st.pod, out, st.sandboxID != "" && !st.stopped, st.status, in.now)
 	if st.evicted != "" {
 		out.Conditions = append(out.Conditions, evictedCondition(st, in.now))
 	}
