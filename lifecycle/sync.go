@@ -16,10 +16,10 @@ import (
 const retryAfter = 10 * time.Second
 
 // syncPod brings one pod a step closer to what it should be and reports its status, as its
-// work state says (state.go): in podSyncing the plan's containers are started (below), any
-// other is syncTerminating's. It returns
-// true once the pod has been stopped for good and forgotten; a deleted pod that could not be
-// cleaned up yet stays, and its worker tries again when the back-off wakes it.
+// work state says (state.go): in podSyncing the plan's containers are started (below); any
+// other state is syncTerminating's. It returns true once the pod has been stopped for good and
+// forgotten; a deleted pod that could not be cleaned up yet stays, and its worker tries again
+// when the back-off wakes it.
 func (p *Provider) syncPod(ctx context.Context, uid types.UID) (forgotten bool) {
 	_ = p.removeLeftovers(ctx, uid) // logged, and tried again
 	p.refreshContainers(ctx, uid)
