@@ -62,6 +62,9 @@ func (m *Manager) evict(ctx context.Context, thresholds []Threshold, observation
 		return nil
 	}
 	logger.Info("Eviction manager: attempting to reclaim", "resourceName", res)
+	if m.cfg.Recorder != nil && m.cfg.NodeRef != nil {
+		m.cfg.Recorder.Eventf(m.cfg.NodeRef, corev1.EventTypeWarning, "EvictionThresholdMet", "Attempting to reclaim %s", res)
+	}
 	if m.reclaimNodeLevelResources(ctx, m.signalReclaimFuncs(dedicated)[threshold.Signal]) {
 		logger.Info("Eviction manager: able to reduce resource pressure without evicting pods.", "resourceName", res)
 		return nil

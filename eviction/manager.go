@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/clock"
@@ -51,6 +52,11 @@ type Config struct {
 	// MaxPodGracePeriod caps the grace period of a pod evicted for a soft threshold (the
 	// kubelet's --eviction-max-pod-grace-period; 0 by default, as its).
 	MaxPodGracePeriod time.Duration
+	// Recorder, with NodeRef, receives the node's Warning event EvictionThresholdMet
+	// ("Attempting to reclaim ephemeral-storage") before each reclaim, as the kubelet's; nil
+	// records none.
+	Recorder record.EventRecorder
+	NodeRef  *corev1.ObjectReference
 }
 
 // Manager holds the node's signals against its thresholds. Build it with NewManager, run it

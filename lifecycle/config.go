@@ -84,6 +84,8 @@ type Config struct {
 	// usage, their eviction and the node-level reclaim are the provider's, whatever this
 	// Config sets. Nil reports no pressure conditions and evicts nothing.
 	Eviction *eviction.Config
+	// NodeName is the node's, for the events about it (EvictionThresholdMet); "" records none.
+	NodeName string
 	// Registerer receives the lifecycle's metrics (metrics.go); nil registers them nowhere.
 	Registerer prometheus.Registerer
 	// RuntimeWork is the runtime's own work (the CRI runtime's image garbage collection and log

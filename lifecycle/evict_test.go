@@ -40,6 +40,7 @@ func TestEvictionUnderDiskPressure(t *testing.T) {
 	h.runtime = h.rt
 	h.configure = func(cfg *Config) {
 		cfg.Eviction = &eviction.Config{Thresholds: thresholds, Measure: measure}
+		cfg.NodeName = "node-a"
 	}
 	h.start()
 	ctx := context.Background()
@@ -82,12 +83,14 @@ func TestEvictionUnderDiskPressure(t *testing.T) {
 	assert.Contains(t, h.rt.calls(), "stop fill#0 grace=2s", "a hard threshold: the kubelet's immediate 1 s, raised to its minimum of 2 s")
 	assert.NoDirExists(t, dir, "the evicted pod's emptyDir is removed")
 	var evictedEvents []string
-	for _, e := range h.drainEvents() {
+	events := h.drainEvents()
+	for _, e := range events {
 		if strings.HasPrefix(e, "Warning Evicted ") {
 			evictedEvents = append(evictedEvents, e)
 		}
 	}
 	assert.Equal(t, []string{"Warning Evicted " + s.Message}, evictedEvents)
+	assert.Contains(t, events, "Warning EvictionThresholdMet Attempting to reclaim ephemeral-storage", "the node's event")
 	assert.NotNil(t, mainState(h.status(quiet.UID), 0).Running, "the other pod keeps running")
 
 	// Never started again: not on later syncs, not by a restarted agent.

@@ -22,6 +22,9 @@ func NewProvider(ctx context.Context, cfg Config) agent.NewProviderFunc {
 			cfg.Services = pc.Services
 		}
 		cfg.Recorder, cfg.Registerer = pc.Recorder, pc.Registerer
+		if pc.Node != nil && cfg.NodeName == "" {
+			cfg.NodeName = pc.Node.Name
+		}
 		p, err := New(ctx, cfg)
 		if err != nil {
 			return nil, err

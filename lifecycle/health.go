@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vk-static/vk-static/eviction"
 	"github.com/vk-static/vk-static/node/health"
@@ -104,6 +105,11 @@ func newEvictionManager(cfg Config, p *Provider) *eviction.Manager {
 	}
 	ec.ActivePods, ec.PodStats, ec.EvictPod = p.activePods, p.evictionStats, p.evictPod
 	ec.ReclaimContainers = p.reclaimContainers
+	if cfg.NodeName != "" {
+		// The kubelet's node reference for events: the name as UID too.
+		ec.Recorder = cfg.Recorder
+		ec.NodeRef = &corev1.ObjectReference{Kind: "Node", Name: cfg.NodeName, UID: types.UID(cfg.NodeName)}
+	}
 	if gc, ok := cfg.Runtime.(ImageReclaimer); ok {
 		ec.ReclaimImages = gc.DeleteUnusedImages
 	}
