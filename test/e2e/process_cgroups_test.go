@@ -55,9 +55,7 @@ func TestProcessMemoryLimitOOMKilled(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "started", strings.TrimSpace(logs), "dd printed nothing: killed before it ended")
 
-	a.removePod("oom")
-	a.mirrorGone("oom")
-	a.noContainerProcesses(10 * time.Second)
+	a.removePods("oom")
 	require.Eventually(t, func() bool { return !cgrouptest.Exists(podCgroup) }, 20*time.Second, 100*time.Millisecond, "the pod's cgroup is removed with the pod")
 }
 
@@ -177,13 +175,7 @@ func TestProcessCPUQuotaAndPidsLimit(t *testing.T) {
 		a.waitMirror(name, 10*time.Second, "still Running", podwait.MainRunning)
 	}
 
-	for _, name := range []string{"bomb", "bystander", "spinner"} {
-		a.removePod(name)
-	}
-	for _, name := range []string{"bomb", "bystander", "spinner"} {
-		a.mirrorGone(name)
-	}
-	a.noContainerProcesses(10 * time.Second)
+	a.removePods("bomb", "bystander", "spinner")
 	require.Eventually(t, func() bool { return !cgrouptest.Exists(bombCgroup) && !cgrouptest.Exists(root+"/"+dir) }, 20*time.Second, 100*time.Millisecond, "the pods' cgroups are removed")
 }
 

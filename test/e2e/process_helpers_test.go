@@ -83,6 +83,19 @@ func (a *agent) workload(cs *corev1.ContainerStatus) agentproc.Workload {
 	return w
 }
 
+// removePods removes the static pods' manifests and waits until their mirrors are gone and
+// nothing runs for the agent's containers.
+func (a *agent) removePods(names ...string) {
+	a.t.Helper()
+	for _, name := range names {
+		a.removePod(name)
+	}
+	for _, name := range names {
+		a.mirrorGone(name)
+	}
+	a.noContainerProcesses(10 * time.Second)
+}
+
 // noContainerProcesses waits until nothing runs for the agent's containers.
 func (a *agent) noContainerProcesses(timeout time.Duration) {
 	a.t.Helper()

@@ -60,11 +60,5 @@ func TestProcessVolumeHidesRootDir(t *testing.T) {
 	})
 
 	// The end is recorded too: a container stopped by the pod's removal is gone from the node.
-	for _, name := range []string{"over-tmp", "over-tmp-missing"} {
-		a.removePod(name)
-	}
-	for _, name := range []string{"over-tmp", "over-tmp-missing"} {
-		a.mirrorGone(name)
-	}
-	a.noContainerProcesses(10 * time.Second)
+	a.removePods("over-tmp", "over-tmp-missing")
 }

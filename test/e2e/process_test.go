@@ -86,9 +86,7 @@ func TestProcessLogsFollowAndTimestamps(t *testing.T) {
 	}
 	cancel()
 
-	a.removePod("printer")
-	a.mirrorGone("printer")
-	a.noContainerProcesses(10 * time.Second)
+	a.removePods("printer")
 }
 
 // A container that exits at once: CrashLoopBackOff on the mirror, a restart count that grows,
@@ -164,9 +162,7 @@ func TestProcessCrashLoopBackOff(t *testing.T) {
 	// kubectl describe shows the back-off, as the node recorded it.
 	waitEvent(t, metav1.NamespaceDefault, second.Name, "BackOff", "Back-off restarting failed container main in pod crasher", 10*time.Second)
 
-	a.removePod("crasher")
-	a.mirrorGone("crasher")
-	a.noContainerProcesses(10 * time.Second)
+	a.removePods("crasher")
 }
 
 // Removing a manifest stops its pod within the grace period: a process that exits 3s after
@@ -269,9 +265,7 @@ func TestProcessReadinessProbe(t *testing.T) {
 	assert.Equal(t, int32(0), podwait.MainStatus(notReady).RestartCount, "readiness never restarts")
 	assert.Equal(t, podwait.MainStatus(ready).ContainerID, podwait.MainStatus(notReady).ContainerID)
 
-	a.removePod("gated")
-	a.mirrorGone("gated")
-	a.noContainerProcesses(10 * time.Second)
+	a.removePods("gated")
 }
 
 // A liveness probe that starts failing restarts the container: restart count 1, the old
@@ -319,9 +313,7 @@ func TestProcessLivenessProbeRestarts(t *testing.T) {
 		return nil
 	})
 
-	a.removePod("lively")
-	a.mirrorGone("lively")
-	a.noContainerProcesses(10 * time.Second)
+	a.removePods("lively")
 }
 
 // An API pod with a configMap volume: the file is at its mountPath in the container, and its
@@ -471,13 +463,7 @@ func TestProcessAgentKilledContainersRunOn(t *testing.T) {
 		assert.Equal(t, was[names[1]].containerID, last.ContainerID)
 	}
 
-	for _, name := range names {
-		a.removePod(name)
-	}
-	for _, name := range names {
-		a.mirrorGone(name)
-	}
-	a.noContainerProcesses(10 * time.Second)
+	a.removePods(names...)
 }
 
 // Bad input is reported where the user looks, and the other pods go on: a missing executable
@@ -542,13 +528,7 @@ func TestProcessBadInput(t *testing.T) {
 	assert.Equal(t, int32(0), now.RestartCount)
 
 	names := []string{"bystander", "missing", "rooted", "hostpath"}
-	for _, name := range names {
-		a.removePod(name)
-	}
-	for _, name := range names {
-		a.mirrorGone(name)
-	}
-	a.noContainerProcesses(10 * time.Second)
+	a.removePods(names...)
 }
 
 // saFilesScript prints, every half second, what a container finds in a service account
