@@ -9,6 +9,16 @@
 //	creates, err := a.Metric(ctx, "vk_static_provider_call_duration_seconds_count", map[string]string{"call": "CreatePod"})
 //	err = a.Stop(20 * time.Second)
 //
+// In a test, StartInTest does all of that and the clean-up: the agent is ready when it returns,
+// and stopped when the test ends (an unclean exit, a data race or a leaked container fails the
+// test; a failed test prints the end of the agent's log). NodeName names a test's node,
+// WritePod writes a pod as a JSON manifest and MirrorName names its mirror; test/support/podwait
+// waits for the mirror.
+//
+//	a := agentproc.StartInTest(t, agentproc.Config{Binary: bin, Dir: t.TempDir(), Node: agentproc.NodeName(t), Env: env})
+//	require.NoError(t, a.WritePod(pod))
+//	podwait.Until(t, env.Admin, "default", a.MirrorName(pod.Name), time.Minute, "running", podwait.MainRunning)
+//
 // With --provider process the containers are host processes that outlive the agent (Kill is a
 // kill -9 of the agent alone). ContainerProcesses finds what still runs for the containers of
 // the agents under a directory (supervisors by their VK_STATIC_SUPERVISOR environment,
