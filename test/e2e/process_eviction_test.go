@@ -91,6 +91,7 @@ func TestProcessEvictionUnderDiskPressure(t *testing.T) {
 		assert.NotNil(t, cs.State.Terminated, "container %s stopped", cs.Name)
 	}
 	waitEvent(t, ns, "filler", "Evicted", "The node was low on resource: ephemeral-storage.", 30*time.Second)
+	waitEvent(t, metav1.NamespaceDefault, a.Node, "EvictionThresholdMet", "Attempting to reclaim ephemeral-storage", 30*time.Second)
 	quiet, err := get("quiet")
 	require.NoError(t, err)
 	assert.NoError(t, podwait.MainRunning(quiet), "the other pod keeps running")
