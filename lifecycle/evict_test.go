@@ -63,6 +63,9 @@ func TestEvictionUnderDiskPressure(t *testing.T) {
 	logs := filepath.Join(h.root, "pods", string(filler.UID), "logs", "fill")
 	require.NoError(t, os.MkdirAll(logs, 0o750))
 	require.NoError(t, os.WriteFile(filepath.Join(logs, "0.log"), make([]byte, 64<<10), 0o600))
+	doneLogs := filepath.Join(h.root, "pods", string(done.UID), "logs", "once")
+	require.NoError(t, os.MkdirAll(doneLogs, 0o750))
+	require.NoError(t, os.WriteFile(filepath.Join(doneLogs, "0.log"), []byte("done\n"), 0o600))
 
 	available.Store(500 << 20)
 	evicted := h.p.eviction.Synchronize(ctx)
@@ -73,6 +76,8 @@ func TestEvictionUnderDiskPressure(t *testing.T) {
 		assert.NotEqual(t, "once", c.cfg.Name, "the terminated pod's container is reclaimed first")
 	}
 	h.rt.mu.Unlock()
+	assert.NoDirExists(t, doneLogs, "with its logs")
+	assert.Equal(t, corev1.PodSucceeded, h.status(done.UID).Phase, "its status kept")
 
 	h.eventually(filler.UID, "evicted", func(s *corev1.PodStatus) bool {
 		return s.Phase == corev1.PodFailed && s.Reason == "Evicted" && mainState(s, 0).Terminated != nil
