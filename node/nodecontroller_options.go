@@ -72,47 +72,35 @@ func WithNodeEnableLeaseV1WithRenewInterval(leases coordclientv1.LeaseInterface,
 
 // WithNodePingInterval sets how often the provider is pinged.
 func WithNodePingInterval(d time.Duration) NodeControllerOpt {
-	return func(c *NodeController) error {
-		if d <= 0 {
-			return fmt.Errorf("ping interval %v must be positive", d)
-		}
-		c.pingInterval = d
-		return nil
-	}
+	return withPositive("ping interval", d, func(c *NodeController) *time.Duration { return &c.pingInterval })
 }
 
 // WithNodePingTimeout bounds one Ping; default the ping interval.
 func WithNodePingTimeout(d time.Duration) NodeControllerOpt {
-	return func(c *NodeController) error {
-		if d <= 0 {
-			return fmt.Errorf("ping timeout %v must be positive", d)
-		}
-		c.pingTimeout = d
-		return nil
-	}
+	return withPositive("ping timeout", d, func(c *NodeController) *time.Duration { return &c.pingTimeout })
 }
 
 // WithNodeStatusUpdateInterval sets how often the status is computed and, without a Lease,
 // written with fresh heartbeats.
 func WithNodeStatusUpdateInterval(d time.Duration) NodeControllerOpt {
-	return func(c *NodeController) error {
-		if d <= 0 {
-			return fmt.Errorf("status update interval %v must be positive", d)
-		}
-		c.statusUpdateInterval = d
-		return nil
-	}
+	return withPositive("status update interval", d, func(c *NodeController) *time.Duration { return &c.statusUpdateInterval })
 }
 
 // WithNodeStatusReportFrequency sets how often, with a Lease, a status that has not changed is
 // written to refresh its heartbeats (default DefaultStatusReportFrequency); it is checked at
 // every status update interval. Without a Lease it is not used.
 func WithNodeStatusReportFrequency(d time.Duration) NodeControllerOpt {
+	return withPositive("status report frequency", d, func(c *NodeController) *time.Duration { return &c.report.frequency })
+}
+
+// withPositive sets the duration field points at to d, which must be positive; what names the
+// option in the error.
+func withPositive(what string, d time.Duration, field func(*NodeController) *time.Duration) NodeControllerOpt {
 	return func(c *NodeController) error {
 		if d <= 0 {
-			return fmt.Errorf("status report frequency %v must be positive", d)
+			return fmt.Errorf("%s %v must be positive", what, d)
 		}
-		c.report.frequency = d
+		*field(c) = d
 		return nil
 	}
 }
