@@ -22,39 +22,8 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/vk-static/vk-static/provider"
+	"github.com/vk-static/vk-static/provider/mock"
 )
-
-// fakeNodeProvider is a NodeProvider whose Ping result a test sets.
-type fakeNodeProvider struct {
-	mu       sync.Mutex
-	pingErr  error
-	callback func(*corev1.Node)
-}
-
-func (p *fakeNodeProvider) Ping(ctx context.Context) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.pingErr
-}
-
-func (p *fakeNodeProvider) setPingErr(err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.pingErr = err
-}
-
-func (p *fakeNodeProvider) NotifyNodeStatus(ctx context.Context, cb func(*corev1.Node)) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.callback = cb
-}
-
-func (p *fakeNodeProvider) report(n *corev1.Node) {
-	p.mu.Lock()
-	cb := p.callback
-	p.mu.Unlock()
-	cb(n)
-}
 
 const (
 	testStatusInterval   = time.Minute
@@ -111,7 +80,7 @@ func (g *fakeNodeGetter) setLagging(lagging bool) {
 // controllerHarness runs a NodeController against a fake clientset on a fake clock.
 type controllerHarness struct {
 	c        *NodeController
-	provider *fakeNodeProvider
+	provider *mock.NodeProvider
 	client   *fake.Clientset
 	clock    *clocktesting.FakeClock
 	getter   *fakeNodeGetter // nil: the controller has none
@@ -138,7 +107,7 @@ func startControllerWith(t *testing.T, cfg harnessConfig) *controllerHarness {
 	t.Helper()
 	baseline := goleak.IgnoreCurrent() // what ran before (klog, earlier tests) is not the controller's
 	h := &controllerHarness{
-		provider: &fakeNodeProvider{},
+		provider: &mock.NodeProvider{},
 		client:   fake.NewClientset(cfg.existing...),
 		clock:    clocktesting.NewFakeClock(statusEpoch),
 	}
@@ -264,11 +233,11 @@ func TestNewNodeControllerValidates(t *testing.T) {
 		"nil node getter":        {node: desiredTestNode(), opts: []NodeControllerOpt{WithNodeGetter(nil)}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := NewNodeController(&fakeNodeProvider{}, tc.node, client.CoreV1().Nodes(), tc.opts...)
+			_, err := NewNodeController(&mock.NodeProvider{}, tc.node, client.CoreV1().Nodes(), tc.opts...)
 			assert.Error(t, err)
 		})
 	}
-	c, err := NewNodeController(&fakeNodeProvider{}, desiredTestNode(), client.CoreV1().Nodes(), WithNodeEnableLeaseV1(leases, 0))
+	c, err := NewNodeController(&mock.NodeProvider{}, desiredTestNode(), client.CoreV1().Nodes(), WithNodeEnableLeaseV1(leases, 0))
 	require.NoError(t, err)
 	assert.Equal(t, DefaultLeaseDurationSeconds, c.leaseDurationSeconds)
 	assert.Equal(t, 10*time.Second, c.leaseRenewInterval)
@@ -392,12 +361,12 @@ func TestNodeControllerWritesAChangeAtOnceFromTheGetter(t *testing.T) {
 				h := startController(t)
 				synctest.Wait()
 
-				h.provider.report(&corev1.Node{Status: corev1.NodeStatus{Capacity: desiredTestNode().Status.Capacity}})
+				h.provider.ReportNodeStatus(&corev1.Node{Status: corev1.NodeStatus{Capacity: desiredTestNode().Status.Capacity}})
 				synctest.Wait()
 				assert.Zero(t, h.count("nodes", "patch"), "no write for an unchanged report")
 
 				h.clock.Step(time.Second)
-				h.provider.report(tc.report)
+				h.provider.ReportNodeStatus(tc.report)
 				synctest.Wait()
 				require.Equal(t, 1, h.count("nodes", "patch"))
 				assert.Zero(t, h.count("nodes", "get"), "read from the getter")
@@ -429,12 +398,12 @@ func TestNodeControllerGetterBehindItsOwnWrites(t *testing.T) {
 			return &corev1.Node{Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourcePods: resource.MustParse(pods)}}}
 		}
 		for i, pods := range []string{"50", "60", "110"} { // the last one is what the getter holds
-			h.provider.report(capacity(pods))
+			h.provider.ReportNodeStatus(capacity(pods))
 			synctest.Wait()
 			require.Equal(t, 2+i, h.count("nodes", "patch"), "pods %s", pods)
 			assert.Equal(t, pods, h.node(t).Status.Capacity.Pods().String())
 		}
-		h.provider.report(capacity("110"))
+		h.provider.ReportNodeStatus(capacity("110"))
 		synctest.Wait()
 		assert.Equal(t, 4, h.count("nodes", "patch"), "written already")
 		assert.Equal(t, 1, h.count("nodes", "get"), "registration's only: it found the Node existing")
@@ -470,7 +439,7 @@ func TestNodeControllerRetryReadsTheServer(t *testing.T) {
 				h := startControllerWith(t, cfg)
 				synctest.Wait()
 
-				h.provider.report(&corev1.Node{Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("50")}}})
+				h.provider.ReportNodeStatus(&corev1.Node{Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("50")}}})
 				synctest.Wait()
 				if !tc.handler {
 					require.Equal(t, 1, h.count("nodes", "patch"), "refused")
@@ -482,7 +451,7 @@ func TestNodeControllerRetryReadsTheServer(t *testing.T) {
 				assert.Equal(t, "50", h.node(t).Status.Capacity.Pods().String())
 				assert.Len(t, handled, map[bool]int{true: 1}[tc.handler])
 
-				h.provider.report(&corev1.Node{Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("60")}}})
+				h.provider.ReportNodeStatus(&corev1.Node{Status: corev1.NodeStatus{Capacity: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("60")}}})
 				synctest.Wait()
 				assert.Equal(t, 3, h.count("nodes", "patch"))
 				assert.Equal(t, 1, h.count("nodes", "get"), "after a success the getter is read again")
@@ -531,7 +500,7 @@ func TestNodeControllerPingFailureStopsLease(t *testing.T) {
 		synctest.Wait()
 		require.Equal(t, 1, h.count("leases", "create"))
 
-		h.provider.setPingErr(errors.New("backend down"))
+		h.provider.SetPingError(errors.New("backend down"))
 		h.clock.Step(testPingInterval) // also the renew interval: the renewal may race the ping
 		synctest.Wait()
 		ready := condition(h.node(t), corev1.NodeReady)
@@ -547,7 +516,7 @@ func TestNodeControllerPingFailureStopsLease(t *testing.T) {
 		}
 		// Recovery renews: the next lease write carries a later renewTime, and none was
 		// written while failing (the lease is at most one interval past the failure).
-		h.provider.setPingErr(nil)
+		h.provider.SetPingError(nil)
 		h.clock.Step(testPingInterval)
 		synctest.Wait()
 		assert.Equal(t, corev1.ConditionTrue, condition(h.node(t), corev1.NodeReady).Status)
@@ -573,7 +542,7 @@ func TestNodeControllerHeartbeatsWhilePingFails(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := startController(t)
 		synctest.Wait()
-		h.provider.setPingErr(errors.New("backend down"))
+		h.provider.SetPingError(errors.New("backend down"))
 		h.step(testPingInterval)
 		require.Equal(t, 1, h.count("nodes", "patch"), "Ready False")
 		for i := 1; i <= 3; i++ {
@@ -583,7 +552,7 @@ func TestNodeControllerHeartbeatsWhilePingFails(t *testing.T) {
 			assert.Equal(t, corev1.ConditionFalse, ready.Status)
 			assert.Equal(t, h.clock.Now(), ready.LastHeartbeatTime.Time.UTC())
 		}
-		h.provider.setPingErr(nil)
+		h.provider.SetPingError(nil)
 		h.step(testPingInterval)
 		require.Equal(t, 5, h.count("nodes", "patch"), "Ready True")
 		for range 3 {
@@ -634,7 +603,7 @@ func TestNodeControllerErrorHandler(t *testing.T) {
 		return true, nil, boom
 	})
 	var handled []error
-	c, err := NewNodeController(&fakeNodeProvider{}, desiredTestNode(), client.CoreV1().Nodes(),
+	c, err := NewNodeController(&mock.NodeProvider{}, desiredTestNode(), client.CoreV1().Nodes(),
 		WithNodeClock(fc), WithNodeStatusUpdateInterval(testStatusInterval),
 		WithNodeStatusUpdateErrorHandler(func(ctx context.Context, err error) error {
 			handled = append(handled, err)

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/vk-static/vk-static/provider"
+	"github.com/vk-static/vk-static/provider/mock"
 )
 
 // fakeImageLister is a runtime's images, which a test sets, and how often they were listed.
@@ -35,9 +36,9 @@ func (f *fakeImageLister) listed() int {
 	return f.calls
 }
 
-// imageListingProvider is a fakeNodeProvider that is also a provider.NodeImageLister.
+// imageListingProvider is a mock.NodeProvider that is also a provider.NodeImageLister.
 type imageListingProvider struct {
-	*fakeNodeProvider
+	*mock.NodeProvider
 	images *fakeImageLister
 }
 
@@ -136,7 +137,7 @@ func TestNodeControllerListsImagesEveryStatusInterval(t *testing.T) {
 		assert.Equal(t, 1, lister.listed())
 
 		// A provider's status report is written without listing the images.
-		h.provider.report(&corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeDiskPressure, Status: corev1.ConditionTrue}}}})
+		h.provider.ReportNodeStatus(&corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{{Type: corev1.NodeDiskPressure, Status: corev1.ConditionTrue}}}})
 		synctest.Wait()
 		assert.Equal(t, 1, lister.listed())
 

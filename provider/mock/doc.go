@@ -42,6 +42,8 @@
 // provider's name, alongside any taints the caller set. The simulator runs nothing, so the
 // scheduler and DaemonSets must not place real workloads on its node; pods bound with
 // spec.nodeName and static pods are not scheduled, so the taint does not keep them off.
+// Its Ping and status reports are an embedded NodeProvider, which a test of the node
+// controller alone uses by itself.
 //
 // # Logs, exec, attach, port-forward and stats
 //

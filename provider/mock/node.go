@@ -3,40 +3,54 @@ package mock
 import (
 	"context"
 	"runtime"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vk-static/vk-static/provider"
 )
 
+// NodeProvider is the node half of the mock, a provider.NodeProvider whose Ping result and
+// status reports the caller sets. Provider embeds one; a test of the node controller alone uses
+// it by itself. The zero value is healthy and has no callback.
+type NodeProvider struct {
+	mu       sync.Mutex
+	pingErr  error
+	callback func(*corev1.Node)
+}
+
+var _ provider.NodeProvider = (*NodeProvider)(nil)
+
 // Ping reports the error set with SetPingError, nil by default.
-func (p *Provider) Ping(ctx context.Context) error {
+func (n *NodeProvider) Ping(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.pingErr
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.pingErr
 }
 
 // SetPingError makes Ping fail with err (nil: healthy again), to simulate a broken backend.
-func (p *Provider) SetPingError(err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.pingErr = err
+func (n *NodeProvider) SetPingError(err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.pingErr = err
 }
 
 // NotifyNodeStatus registers cb; ReportNodeStatus calls it.
-func (p *Provider) NotifyNodeStatus(ctx context.Context, cb func(*corev1.Node)) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.nodeNotifier = cb
+func (n *NodeProvider) NotifyNodeStatus(ctx context.Context, cb func(*corev1.Node)) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.callback = cb
 }
 
 // ReportNodeStatus hands node to the NotifyNodeStatus callback (if any) on the calling
 // goroutine, to simulate a change of the node's health or capacity.
-func (p *Provider) ReportNodeStatus(node *corev1.Node) {
-	p.mu.Lock()
-	cb := p.nodeNotifier
-	p.mu.Unlock()
+func (n *NodeProvider) ReportNodeStatus(node *corev1.Node) {
+	n.mu.Lock()
+	cb := n.callback
+	n.mu.Unlock()
 	if cb != nil {
 		cb(node)
 	}

@@ -30,8 +30,7 @@ type Provider struct {
 	createAttempts map[types.UID]int
 	bg             background // notification queue and delayed transitions, guarded by mu
 
-	pingErr      error
-	nodeNotifier func(*corev1.Node)
+	NodeProvider // Ping and the node's status reports
 
 	started time.Time // the node's start time in GetStatsSummary
 }
