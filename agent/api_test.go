@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/vk-static/vk-static/agent"
 	"github.com/vk-static/vk-static/node/api"
@@ -85,6 +84,6 @@ func TestKubeletAPIThroughTheAPIServer(t *testing.T) {
 type loggingProvider struct{ *instantProvider }
 
 func (p *loggingProvider) GetContainerLogs(ctx context.Context, namespace, podName, containerName string, _ provider.ContainerLogOpts) (io.ReadCloser, error) {
-	u, _ := request.UserFrom(ctx)
+	u, _ := api.UserFrom(ctx)
 	return io.NopCloser(strings.NewReader(fmt.Sprintf("logs of %s/%s/%s for %s", namespace, podName, containerName, u.GetName()))), nil
 }

@@ -31,7 +31,7 @@
 //     selector into the agent, 10 MB of its binary (TestAgentLinksNoHeavyAuth keeps them out).
 //   - Every route is behind both, including paths no route serves (they answer 404 once
 //     authorized), so the API tells nobody unauthenticated what it serves. Tokens are never
-//     logged; a route learns who called from k8s.io/apiserver/pkg/endpoints/request.UserFrom.
+//     logged; a route learns who called from UserFrom.
 //
 // With Config.LocalAdmin there is also a local administrator (package localadmin): a local CA
 // in CertDirectory signs a client certificate, written there as a kubeconfig (0600) once the

@@ -6,7 +6,6 @@ import (
 
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
-	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/klog/v2"
 )
 
@@ -46,7 +45,7 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if decision == authorizer.DecisionAllow {
-			g.next.ServeHTTP(w, r.WithContext(request.WithUser(r.Context(), resp.User)))
+			g.next.ServeHTTP(w, r.WithContext(withUser(r.Context(), resp.User)))
 			return
 		}
 	}

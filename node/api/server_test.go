@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
-	"k8s.io/apiserver/pkg/endpoints/request"
 	certutil "k8s.io/client-go/util/cert"
 
 	"github.com/vk-static/vk-static/internal/selfsigned"
@@ -54,7 +53,7 @@ func (ca *testCA) issue(t *testing.T, user string, usage x509.ExtKeyUsage, group
 
 // whoAmI answers with the user the guard let through.
 var whoAmI = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	u, ok := request.UserFrom(r.Context())
+	u, ok := UserFrom(r.Context())
 	if !ok {
 		http.Error(w, "no user", http.StatusInternalServerError)
 		return

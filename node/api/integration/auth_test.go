@@ -17,7 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apiserver/pkg/endpoints/request"
 
 	"github.com/vk-static/vk-static/node/api"
 )
@@ -26,7 +25,7 @@ const itWait = 10 * time.Second
 
 // whoAmI answers with the user the server let through.
 var whoAmI = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-	u, _ := request.UserFrom(r.Context())
+	u, _ := api.UserFrom(r.Context())
 	fmt.Fprint(w, u.GetName())
 })
 
