@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vk-static/vk-static/eviction"
-	"github.com/vk-static/vk-static/node/health"
+	"github.com/vk-static/vk-static/lifecycle/health"
 	"github.com/vk-static/vk-static/provider"
 )
 

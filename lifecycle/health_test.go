@@ -13,7 +13,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/vk-static/vk-static/eviction"
-	"github.com/vk-static/vk-static/node/health"
+	"github.com/vk-static/vk-static/lifecycle/health"
 )
 
 // healthyRuntime is the fake runtime reporting its health.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/vk-static/vk-static/lifecycle"
-	"github.com/vk-static/vk-static/node/health"
+	"github.com/vk-static/vk-static/lifecycle/health"
 )
 
 var _ health.Checker = (*Runtime)(nil)

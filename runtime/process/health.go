@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/vk-static/vk-static/node/health"
+	"github.com/vk-static/vk-static/lifecycle/health"
 	"github.com/vk-static/vk-static/runtime/process/internal/protocol"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vk-static/vk-static/lifecycle"
-	"github.com/vk-static/vk-static/node/health"
+	"github.com/vk-static/vk-static/lifecycle/health"
 	"github.com/vk-static/vk-static/runtime/process/internal/records"
 )
 
