@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
+	"github.com/vk-static/vk-static/internal/runresult"
 	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/node/api"
@@ -33,9 +34,7 @@ type Agent struct {
 	api        *api.Server // nil when not served
 
 	ready chan struct{} // closed by Run once every part that can be waited for is ready
-	done  chan struct{}
-	mu    sync.Mutex
-	err   error
+	ended runresult.Result
 }
 
 // Component is one of the parts RunAll starts and waits for: Run returns once ctx is cancelled
@@ -58,7 +57,7 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Registerer == nil {
 		cfg.Registerer = prometheus.NewRegistry() // registered nowhere anyone scrapes
 	}
-	a := &Agent{cfg: cfg, ready: make(chan struct{}), done: make(chan struct{})}
+	a := &Agent{cfg: cfg, ready: make(chan struct{})}
 	standalone := cfg.Client == nil
 
 	// The Node watch feeds the mirror client (owner references need the live Node UID) and
@@ -226,24 +225,15 @@ func (a *Agent) API() *api.Server { return a.api }
 func (a *Agent) Provider() Provider { return a.provider }
 
 // Done is closed when Run has returned.
-func (a *Agent) Done() <-chan struct{} { return a.done }
+func (a *Agent) Done() <-chan struct{} { return a.ended.Done() }
 
 // Err is the error Run returned, once Done is closed.
-func (a *Agent) Err() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.err
-}
+func (a *Agent) Err() error { return a.ended.Err() }
 
 // Run runs every part until ctx is cancelled or one of them fails (which stops the others), and
 // returns after all have stopped.
 func (a *Agent) Run(ctx context.Context) (err error) {
-	defer func() {
-		a.mu.Lock()
-		a.err = err
-		a.mu.Unlock()
-		close(a.done)
-	}()
+	defer func() { a.ended.Finish(err) }()
 	logger := klog.FromContext(ctx)
 	a.problems.Logger = logger
 	logger.Info("Starting the agent", "node", a.cfg.NodeName, "standalone", a.cfg.Client == nil,

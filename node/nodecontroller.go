@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/vk-static/vk-static/backoff"
+	"github.com/vk-static/vk-static/internal/runresult"
 	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/provider"
 )
@@ -67,11 +68,11 @@ type NodeController struct {
 	pingErr error        // the latest Ping's result
 	nodeUID types.UID    // the registered Node's UID, for the Lease's owner reference
 	started bool
-	err     error
 
 	statusChanged chan struct{} // capacity 1: write the status now
 	pingRecovered chan struct{} // capacity 1: renew the lease now
-	ready, done   chan struct{}
+	ready         chan struct{}
+	ended         runresult.Result
 }
 
 // NewNodeController returns a controller for node, which describes the Node to register:
@@ -103,7 +104,6 @@ func NewNodeController(p provider.NodeProvider, node *corev1.Node, nodes corev1c
 		statusChanged:        make(chan struct{}, 1),
 		pingRecovered:        make(chan struct{}, 1),
 		ready:                make(chan struct{}),
-		done:                 make(chan struct{}),
 	}
 	for _, opt := range opts {
 		if err := opt(c); err != nil {
@@ -120,14 +120,10 @@ func NewNodeController(p provider.NodeProvider, node *corev1.Node, nodes corev1c
 func (c *NodeController) Ready() <-chan struct{} { return c.ready }
 
 // Done is closed when Run has returned.
-func (c *NodeController) Done() <-chan struct{} { return c.done }
+func (c *NodeController) Done() <-chan struct{} { return c.ended.Done() }
 
 // Err is what Run returned, once Done is closed.
-func (c *NodeController) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
-}
+func (c *NodeController) Err() error { return c.ended.Err() }
 
 // Run registers the Node (retrying until it succeeds), then pings the provider, writes the
 // status and renews the Lease until ctx is cancelled. It returns after all its goroutines
@@ -141,12 +137,7 @@ func (c *NodeController) Run(ctx context.Context) (err error) {
 	}
 	c.started = true
 	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.err = err
-		c.mu.Unlock()
-		close(c.done)
-	}()
+	defer func() { c.ended.Finish(err) }()
 
 	ctx, cancel := context.WithCancel(klog.NewContext(ctx, klog.FromContext(ctx).WithValues("node", c.name)))
 	defer cancel()
