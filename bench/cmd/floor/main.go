@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/vk-static/vk-static/bench/agentflags"
 	"github.com/vk-static/vk-static/bench/floor"
 )
 
@@ -32,31 +33,21 @@ func main() {
 }
 
 func run(args []string) error {
+	f := agentflags.Defaults()
 	fs := flag.NewFlagSet("floor", flag.ContinueOnError)
-	kubeconfig := fs.String("kubeconfig", "", "the node identity's kubeconfig")
-	node := fs.String("hostname-override", "", "the node name")
-	healthzAddr := fs.String("healthz-bind-address", "127.0.0.1", "")
-	healthzPort := fs.Int("healthz-port", 10248, "")
-	qps := fs.Float64("kube-api-qps", -1, "client-side rate limit (-1: none)")
-	burst := fs.Int("kube-api-burst", 1000, "")
+	f.Register(fs) // it uses the identity, the healthz address, the rate, profiling and the manifests
 	workers := fs.Int("workers", floor.DefaultWorkers, "API writes in flight")
-	profiling := fs.Bool("profiling", false, "serve /debug/pprof on the healthz port")
-	manifests := fs.String("pod-manifest-path", "", "static pods: a mirror per manifest file (read once), deleted with the file")
-	// vk-static's flags that agentproc and the bench pass: accepted, unused.
-	for _, name := range []string{"node-ip", "address", "port", "root-dir", "provider", "client-ca-file", "max-pods", "v"} {
-		fs.String(name, "", "ignored (vk-static's)")
-	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *kubeconfig == "" || *node == "" {
+	if f.Kubeconfig == "" || f.Node == "" {
 		return errors.New("--kubeconfig and --hostname-override are required")
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
+	cfg, err := clientcmd.BuildConfigFromFlags("", f.Kubeconfig)
 	if err != nil {
 		return err
 	}
-	cfg.QPS, cfg.Burst = float32(*qps), *burst
+	cfg.QPS, cfg.Burst = float32(f.QPS), f.Burst
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	cfg.UserAgent = "vkbench-floor"
@@ -68,7 +59,7 @@ func run(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx = klog.NewContext(ctx, klog.Background())
-	a := &floor.Agent{Client: client, Node: *node, Workers: *workers, ManifestDir: *manifests}
+	a := &floor.Agent{Client: client, Node: f.Node, Workers: *workers, ManifestDir: f.ManifestDir}
 
 	mux := http.NewServeMux()
 	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }
@@ -82,11 +73,11 @@ func run(args []string) error {
 		}
 		ok(w, r)
 	})
-	if *profiling {
+	if f.Profiling {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(*healthzAddr, strconv.Itoa(*healthzPort)))
+	ln, err := net.Listen("tcp", net.JoinHostPort(f.HealthzAddr, strconv.Itoa(f.HealthzPort)))
 	if err != nil {
 		return err
 	}

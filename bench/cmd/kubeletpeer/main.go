@@ -14,6 +14,7 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/vk-static/vk-static/bench/agentflags"
 	"github.com/vk-static/vk-static/bench/kubelet"
 )
 
@@ -30,43 +31,31 @@ func main() {
 
 // parse reads vkbench's command line into the kubelet binary's path and its options.
 func parse(args []string) (string, kubelet.Options, error) {
-	var o kubelet.Options
+	f := agentflags.Defaults()
 	fs := flag.NewFlagSet("kubeletpeer", flag.ContinueOnError)
+	f.Register(fs) // all but --provider (the kubelet always uses the CRI) and --profiling (its pprof is on its authenticated API)
 	binary := fs.String("kubelet", "", "the kubelet binary (make bench-full builds it from bench/kubelet/tools)")
-	fs.StringVar(&o.Node, "hostname-override", "", "the node name")
-	fs.StringVar(&o.NodeIP, "node-ip", "", "the node's address: not a loopback one, which the kubelet refuses")
-	fs.StringVar(&o.Address, "address", "", "the kubelet API's address")
-	fs.IntVar(&o.Port, "port", 10250, "the kubelet API's port")
-	fs.StringVar(&o.HealthzAddr, "healthz-bind-address", "127.0.0.1", "")
-	fs.IntVar(&o.HealthzPort, "healthz-port", 10248, "")
-	fs.StringVar(&o.ManifestDir, "pod-manifest-path", "", "the static pods' directory")
-	fs.StringVar(&o.RootDir, "root-dir", "", "the kubelet's root directory; its configuration is written there")
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", "", "the node identity")
-	fs.StringVar(&o.ClientCAFile, "client-ca-file", "", "the CA of the API server's kubelet client certificate")
-	fs.StringVar(&o.RuntimeEndpoint, "container-runtime-endpoint", "", "the CRI endpoint (unix://…)")
-	fs.IntVar(&o.MaxPods, "max-pods", 110, "")
-	fs.Float64Var(&o.QPS, "kube-api-qps", -1, "the API client's rate (≤ 0: as --kube-api-burst, the kubelet has no unlimited setting)")
-	fs.IntVar(&o.Burst, "kube-api-burst", 1000, "")
-	fs.IntVar(&o.Verbosity, "v", 1, "the kubelet's log verbosity")
-	// vk-static's flags that agentproc and the bench pass: accepted, unused.
-	fs.String("provider", "", "ignored (vk-static's; the kubelet always uses the CRI)")
-	fs.Bool("profiling", false, "ignored: the kubelet serves /debug/pprof only on its authenticated API")
 	if err := fs.Parse(args); err != nil {
-		return "", o, err
+		return "", kubelet.Options{}, err
 	}
 	if fs.NArg() > 0 {
-		return "", o, fmt.Errorf("unexpected arguments %q", fs.Args())
+		return "", kubelet.Options{}, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	for name, v := range map[string]string{"kubelet": *binary, "hostname-override": o.Node, "node-ip": o.NodeIP,
-		"root-dir": o.RootDir, "kubeconfig": o.Kubeconfig, "pod-manifest-path": o.ManifestDir, "container-runtime-endpoint": o.RuntimeEndpoint} {
+	for name, v := range map[string]string{"kubelet": *binary, "hostname-override": f.Node, "node-ip": f.NodeIP,
+		"root-dir": f.RootDir, "kubeconfig": f.Kubeconfig, "pod-manifest-path": f.ManifestDir, "container-runtime-endpoint": f.RuntimeEndpoint} {
 		if v == "" {
-			return "", o, errors.New("--" + name + " is required")
+			return "", kubelet.Options{}, errors.New("--" + name + " is required")
 		}
 	}
-	if o.Address == "" {
-		o.Address = o.NodeIP
+	if f.Address == "" {
+		f.Address = f.NodeIP
 	}
-	return *binary, o, nil
+	return *binary, kubelet.Options{
+		Node: f.Node, NodeIP: f.NodeIP, Address: f.Address, Port: f.Port,
+		HealthzAddr: f.HealthzAddr, HealthzPort: f.HealthzPort, ManifestDir: f.ManifestDir, RootDir: f.RootDir,
+		Kubeconfig: f.Kubeconfig, ClientCAFile: f.ClientCAFile, RuntimeEndpoint: f.RuntimeEndpoint,
+		MaxPods: f.MaxPods, QPS: f.QPS, Burst: f.Burst, Verbosity: f.Verbosity,
+	}, nil
 }
 
 // run writes the configuration and execs the kubelet.

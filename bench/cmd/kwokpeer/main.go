@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/vk-static/vk-static/bench/agentflags"
 	"github.com/vk-static/vk-static/bench/kwok"
 )
 
@@ -32,23 +33,16 @@ func main() {
 }
 
 func run(args []string) error {
+	f := agentflags.Defaults()
+	f.NodeIP = "127.0.0.1"
 	fs := flag.NewFlagSet("kwokpeer", flag.ContinueOnError)
+	f.Register(fs) // it uses the node's name and IP, the root and the healthz address
 	binary := fs.String("kwok", "", "the KWOK binary (make bench builds it from bench/tools)")
 	admin := fs.String("admin-kubeconfig", "", "the identity KWOK runs with: its controllers list and watch leases, which the node identity (--kubeconfig) may not")
-	node := fs.String("hostname-override", "", "the node KWOK manages")
-	rootDir := fs.String("root-dir", "", "where KWOK's configuration is written")
-	healthzAddr := fs.String("healthz-bind-address", "127.0.0.1", "")
-	healthzPort := fs.Int("healthz-port", 10248, "")
-	nodeIP := fs.String("node-ip", "127.0.0.1", "")
-	// vk-static's flags that agentproc and the bench pass: accepted, unused.
-	for _, name := range []string{"kubeconfig", "address", "port", "pod-manifest-path", "provider", "client-ca-file", "max-pods", "kube-api-qps", "kube-api-burst", "v"} {
-		fs.String(name, "", "ignored (vk-static's)")
-	}
-	fs.Bool("profiling", false, "ignored: KWOK always serves /debug/pprof")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *binary == "" || *admin == "" || *node == "" || *rootDir == "" {
+	if *binary == "" || *admin == "" || f.Node == "" || f.RootDir == "" {
 		return errors.New("--kwok, --admin-kubeconfig, --hostname-override and --root-dir are required")
 	}
 	cfg, err := clientcmd.BuildConfigFromFlags("", *admin)
@@ -61,19 +55,19 @@ func run(args []string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := kwok.RegisterNode(ctx, client, *node); err != nil {
+	if err := kwok.RegisterNode(ctx, client, f.Node); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(*rootDir, 0o755); err != nil {
+	if err := os.MkdirAll(f.RootDir, 0o755); err != nil {
 		return err
 	}
-	configPath := filepath.Join(*rootDir, "kwok.yaml")
+	configPath := filepath.Join(f.RootDir, "kwok.yaml")
 	if err := os.WriteFile(configPath, kwok.Config(), 0o644); err != nil {
 		return err
 	}
 	argv := kwok.Args(*binary, kwok.Options{
-		Kubeconfig: *admin, Node: *node, ConfigPath: configPath, NodeIP: *nodeIP,
-		ServerAddress: net.JoinHostPort(*healthzAddr, strconv.Itoa(*healthzPort)),
+		Kubeconfig: *admin, Node: f.Node, ConfigPath: configPath, NodeIP: f.NodeIP,
+		ServerAddress: net.JoinHostPort(f.HealthzAddr, strconv.Itoa(f.HealthzPort)),
 	})
 	return syscall.Exec(*binary, argv, os.Environ())
 }
