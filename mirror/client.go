@@ -3,9 +3,18 @@ package mirror
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+
+	"github.com/vk-static/vk-static/podutil"
 )
 
 // Client creates and deletes mirror pods in the API server. Implementations are safe for
@@ -42,3 +51,148 @@ var (
 	// mirror, or it is bound to another node). Retrying will not help.
 	ErrNotStatic = errors.New("not a static pod of this node")
 )
+
+// basicClient is the API-server Client. It holds no state of its own besides its
+// configuration.
+type basicClient struct {
+	client     kubernetes.Interface
+	nodeName   string
+	nodeGetter NodeGetter // nil: read the Node from the API server on every create
+}
+
+// NewBasicMirrorClient returns a Client that writes mirror pods through client (which should
+// carry the node identity system:node:<nodeName>, so NodeRestriction admits the mirrors).
+// nodeGetter supplies the live Node for the owner reference; nil means a GET on the API server
+// for every create (fine for tests and small agents; production passes an informer's lister).
+func NewBasicMirrorClient(client kubernetes.Interface, nodeName string, nodeGetter NodeGetter) Client {
+	return &basicClient{client: client, nodeName: nodeName, nodeGetter: nodeGetter}
+}
+
+func (c *basicClient) CreateMirrorPod(ctx context.Context, pod *corev1.Pod) error {
+	if err := c.checkStatic(pod); err != nil {
+		return err
+	}
+	node, err := c.liveNode(ctx)
+	if err != nil {
+		return err
+	}
+	mirrorPod := newMirrorPod(pod, node)
+	logger := klog.FromContext(ctx)
+	logger.V(2).Info("Creating a mirror pod", "pod", klog.KObj(mirrorPod), "hash", podutil.Hash(pod))
+	_, err = c.client.CoreV1().Pods(mirrorPod.Namespace).Create(ctx, mirrorPod, metav1.CreateOptions{})
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsAlreadyExists(err):
+		return fmt.Errorf("create mirror pod %s: %w: %w", podutil.FullName(pod), ErrMirrorExists, err)
+	default:
+		return fmt.Errorf("create mirror pod %s: %w", podutil.FullName(pod), err)
+	}
+}
+
+func (c *basicClient) DeleteMirrorPod(ctx context.Context, podFullName string, uid *types.UID) (bool, error) {
+	name, namespace, err := podutil.ParseFullName(podFullName)
+	if err != nil {
+		return false, fmt.Errorf("delete mirror pod: %w", err)
+	}
+	opts := metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](0)}
+	if uid != nil {
+		opts.Preconditions = &metav1.Preconditions{UID: ptr.To(*uid)}
+	}
+	logger := klog.FromContext(ctx)
+	logger.V(2).Info("Deleting a mirror pod", "pod", klog.KRef(namespace, name), "podUID", ptr.Deref(uid, ""))
+	err = c.client.CoreV1().Pods(namespace).Delete(ctx, name, opts)
+	switch {
+	case err == nil:
+		return true, nil
+	// Gone already, or replaced by a pod with another UID (the API server reports a failed UID
+	// precondition as a Conflict): either way this mirror no longer exists.
+	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		logger.V(4).Info("Mirror pod already gone", "pod", klog.KRef(namespace, name), "reason", err.Error())
+		return false, nil
+	default:
+		return false, fmt.Errorf("delete mirror pod %s: %w", podFullName, err)
+	}
+}
+
+// checkStatic refuses pods whose mirror the API server would reject or that would not be a
+// mirror at all, before anything is sent.
+func (c *basicClient) checkStatic(pod *corev1.Pod) error {
+	switch {
+	case pod == nil:
+		return fmt.Errorf("%w: nil pod", ErrNotStatic)
+	case podutil.IsMirrorPod(pod):
+		return fmt.Errorf("%w: %s is itself a mirror pod", ErrNotStatic, podutil.FullName(pod))
+	case podutil.Hash(pod) == "":
+		return fmt.Errorf("%w: %s has no %s annotation", ErrNotStatic, podutil.FullName(pod), podutil.ConfigHashAnnotationKey)
+	case pod.Spec.NodeName != c.nodeName:
+		return fmt.Errorf("%w: %s is bound to node %q, not %q", ErrNotStatic, podutil.FullName(pod), pod.Spec.NodeName, c.nodeName)
+	}
+	return nil
+}
+
+// liveNode returns the Node the mirror will be owned by (see UsableNode).
+func (c *basicClient) liveNode(ctx context.Context) (*corev1.Node, error) {
+	getter := c.nodeGetter
+	if getter == nil {
+		getter = NodeGetterFunc(func(name string) (*corev1.Node, error) {
+			return c.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		})
+	}
+	return UsableNode(getter, c.nodeName)
+}
+
+// newMirrorPod builds the object to create: only the static pod's name, namespace, labels,
+// annotations and spec are copied — its UID, resource version and status belong to the
+// agent, not the API server.
+func newMirrorPod(static *corev1.Pod, node *corev1.Node) *corev1.Pod {
+	annotations := maps.Clone(static.Annotations)
+	annotations[podutil.ConfigMirrorAnnotationKey] = podutil.Hash(static)
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        static.Name,
+			Namespace:   static.Namespace,
+			Labels:      maps.Clone(static.Labels),
+			Annotations: annotations,
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: "v1",
+				Kind:       "Node",
+				Name:       node.Name,
+				UID:        node.UID,
+				Controller: ptr.To(true),
+			}},
+		},
+		Spec: *static.Spec.DeepCopy(),
+	}
+}
+
+// NodeGetter reads the agent's Node, typically from an informer's lister (the returned object
+// is read-only). A NotFound error from the API machinery is the usual way to say it is missing.
+type NodeGetter interface {
+	Get(name string) (*corev1.Node, error)
+}
+
+// NodeGetterFunc adapts a function to NodeGetter.
+type NodeGetterFunc func(name string) (*corev1.Node, error)
+
+// Get calls f(name).
+func (f NodeGetterFunc) Get(name string) (*corev1.Node, error) { return f(name) }
+
+// UsableNode returns the Node named name if mirror pods can be owned by it — it exists, has a
+// UID and is not being deleted (a mirror owned by a deleted Node would be garbage collected at
+// once) — and otherwise an error wrapping ErrNodeUnavailable. It is the one place that decides
+// whether the Node is usable, for Decide's input and for CreateMirrorPod alike.
+func UsableNode(getter NodeGetter, name string) (*corev1.Node, error) {
+	node, err := getter.Get(name)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: get node %s: %w", ErrNodeUnavailable, name, err)
+	case node == nil:
+		return nil, fmt.Errorf("%w: node %s not found", ErrNodeUnavailable, name)
+	case node.DeletionTimestamp != nil:
+		return nil, fmt.Errorf("%w: node %s is being deleted", ErrNodeUnavailable, name)
+	case node.UID == "":
+		return nil, fmt.Errorf("%w: node %s has no UID", ErrNodeUnavailable, name)
+	}
+	return node, nil
+}
