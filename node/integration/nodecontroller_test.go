@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/provider"
+	"github.com/vk-static/vk-static/provider/mock"
 )
 
 // These tests run the NodeController against the package's real API server (main_test.go) as
@@ -46,26 +46,6 @@ func integrationNode(name string) *corev1.Node {
 		},
 	}
 }
-
-// fakeNodeProvider is a provider.NodeProvider whose Ping result a test sets.
-type fakeNodeProvider struct {
-	mu      sync.Mutex
-	pingErr error
-}
-
-func (p *fakeNodeProvider) Ping(context.Context) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.pingErr
-}
-
-func (p *fakeNodeProvider) setPingErr(err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.pingErr = err
-}
-
-func (p *fakeNodeProvider) NotifyNodeStatus(context.Context, func(*corev1.Node)) {}
 
 func condition(n *corev1.Node, typ corev1.NodeConditionType) corev1.NodeCondition {
 	for _, c := range n.Status.Conditions {
@@ -137,7 +117,7 @@ func waitRenewals(t *testing.T, name string, n int) {
 
 func TestNodeControllerIntegrationRegistersAndRenews(t *testing.T) {
 	const name = "nc-register"
-	_, _ = runIntegrationController(t, name, &fakeNodeProvider{})
+	_, _ = runIntegrationController(t, name, &mock.NodeProvider{})
 
 	n := adminNode(t, name)
 	assert.Equal(t, corev1.ConditionTrue, condition(n, corev1.NodeReady).Status)
@@ -159,11 +139,11 @@ func TestNodeControllerIntegrationRegistersAndRenews(t *testing.T) {
 
 func TestNodeControllerIntegrationPingFailure(t *testing.T) {
 	const name = "nc-ping"
-	p := &fakeNodeProvider{}
+	p := &mock.NodeProvider{}
 	_, _ = runIntegrationController(t, name, p)
 	waitRenewals(t, name, 1)
 
-	p.setPingErr(errors.New("backend down"))
+	p.SetPingError(errors.New("backend down"))
 	require.Eventually(t, func() bool {
 		return condition(adminNode(t, name), corev1.NodeReady).Status == corev1.ConditionFalse
 	}, itWait, 20*time.Millisecond)
@@ -176,7 +156,7 @@ func TestNodeControllerIntegrationPingFailure(t *testing.T) {
 		return adminRenewTime(t, name).After(notReadySeen)
 	}, 10*itRenewInterval, itRenewInterval/4, "lease renewed while the provider failed")
 
-	p.setPingErr(nil)
+	p.SetPingError(nil)
 	require.Eventually(t, func() bool {
 		return condition(adminNode(t, name), corev1.NodeReady).Status == corev1.ConditionTrue
 	}, itWait, 20*time.Millisecond)
@@ -185,7 +165,7 @@ func TestNodeControllerIntegrationPingFailure(t *testing.T) {
 
 func TestNodeControllerIntegrationRecreatesDeletedNode(t *testing.T) {
 	const name = "nc-recreate"
-	_, _ = runIntegrationController(t, name, &fakeNodeProvider{})
+	_, _ = runIntegrationController(t, name, &mock.NodeProvider{})
 	old := adminNode(t, name)
 	require.NoError(t, env.Admin.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}))
 
@@ -210,7 +190,7 @@ func TestNodeControllerIntegrationRecreatesDeletedNode(t *testing.T) {
 
 func TestNodeControllerIntegrationKeepsOthersFields(t *testing.T) {
 	const name = "nc-foreign"
-	_, _ = runIntegrationController(t, name, &fakeNodeProvider{})
+	_, _ = runIntegrationController(t, name, &mock.NodeProvider{})
 	ctx := context.Background()
 
 	// An admin labels the node and another controller reports a condition of its own.
@@ -241,7 +221,7 @@ func TestNodeControllerIntegrationAdoptsExistingNode(t *testing.T) {
 	_, err := env.Admin.CoreV1().Nodes().Create(ctx, existing, metav1.CreateOptions{})
 	require.NoError(t, err)
 
-	_, _ = runIntegrationController(t, name, &fakeNodeProvider{})
+	_, _ = runIntegrationController(t, name, &mock.NodeProvider{})
 	n := adminNode(t, name)
 	assert.Equal(t, "admins", n.Labels["team"])
 	assert.Equal(t, "edge", n.Labels["tier"], "owned labels are patched onto an existing node")
