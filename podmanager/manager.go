@@ -1,10 +1,17 @@
 package podmanager
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vk-static/vk-static/mirror"
+	"github.com/vk-static/vk-static/podutil"
 )
 
 // ResolvedPodUID is the UID of a pod the agent runs: a regular pod's own UID (a static pod's or
@@ -83,4 +90,273 @@ type Manager interface {
 	// mirror.Client writes mirror pods to the API server. With no client (standalone mode)
 	// both methods return an error wrapping ErrNoMirrorClient.
 	mirror.Client
+}
+
+// ErrNoMirrorClient is wrapped by CreateMirrorPod and DeleteMirrorPod of a Manager built
+// without a mirror client (standalone mode: no API server, so no mirrors).
+var ErrNoMirrorClient = errors.New("no mirror client: running without an API server")
+
+// The basic manager is the Manager, and also node.DesiredPods (asserted in package node, which
+// imports this one).
+var _ Manager = (*basicManager)(nil)
+
+// basicManager is the Manager. Every map is guarded by mu; the mirror client is called without
+// it, so readers never wait on the API server. The maps are keyed by UID kind: a types.UID
+// becomes a ResolvedPodUID or a MirrorPodUID once, where a pod enters (updateRegularLocked,
+// updateMirrorLocked) or a caller's UID is looked up, and past that the compiler keeps a
+// mirror's UID out of the regular pods' maps and the other way round.
+type basicManager struct {
+	mu sync.RWMutex
+	// pods holds the regular pods (static and API) by UID; podNames indexes them by full name.
+	pods     map[ResolvedPodUID]*corev1.Pod
+	podNames nameIndex[ResolvedPodUID]
+	// mirrors holds the mirror pods by UID; mirrorNames indexes them by full name.
+	mirrors     map[MirrorPodUID]*corev1.Pod
+	mirrorNames nameIndex[MirrorPodUID]
+	// staticOf maps a mirror UID to the UID of the static pod it is a current mirror of. An
+	// entry lives as long as the mirror, even after the static pod is removed.
+	staticOf map[MirrorPodUID]ResolvedPodUID
+
+	mirror.Client
+}
+
+// NewBasicPodManager returns an empty Manager whose mirror methods use client. client may be
+// nil (standalone mode): the mirror methods then return an error wrapping ErrNoMirrorClient.
+func NewBasicPodManager(client mirror.Client) Manager {
+	if client == nil {
+		client = noMirrorClient{}
+	}
+	m := &basicManager{Client: client}
+	m.resetLocked()
+	return m
+}
+
+func (m *basicManager) resetLocked() {
+	m.pods = make(map[ResolvedPodUID]*corev1.Pod)
+	m.podNames = make(nameIndex[ResolvedPodUID])
+	m.mirrors = make(map[MirrorPodUID]*corev1.Pod)
+	m.mirrorNames = make(nameIndex[MirrorPodUID])
+	m.staticOf = make(map[MirrorPodUID]ResolvedPodUID)
+}
+
+func (m *basicManager) SetPods(pods []*corev1.Pod) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.resetLocked()
+	for _, pod := range pods {
+		m.updateLocked(pod)
+	}
+}
+
+func (m *basicManager) AddPod(pod *corev1.Pod) { m.UpdatePod(pod) }
+
+func (m *basicManager) UpdatePod(pod *corev1.Pod) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.updateLocked(pod)
+}
+
+func (m *basicManager) updateLocked(pod *corev1.Pod) {
+	if podutil.IsMirrorPod(pod) {
+		m.updateMirrorLocked(pod)
+		return
+	}
+	m.updateRegularLocked(pod)
+}
+
+func (m *basicManager) updateRegularLocked(pod *corev1.Pod) {
+	uid := ResolvedPodUID(pod.UID)
+	name := podutil.FullName(pod)
+	if old, ok := m.pods[uid]; ok && podutil.FullName(old) != name {
+		m.podNames.remove(podutil.FullName(old), uid)
+	}
+	m.pods[uid] = pod
+	m.podNames.add(name, uid)
+
+	mirrorPod, ok := m.mirrorByNameLocked(name)
+	if !ok || !podutil.IsStaticPod(pod) {
+		return
+	}
+	mirrorUID := MirrorPodUID(mirrorPod.UID)
+	switch {
+	case mirror.IsMirrorOf(mirrorPod, pod):
+		m.staticOf[mirrorUID] = uid
+	case m.staticOf[mirrorUID] == uid:
+		// The same static pod changed hash in place; its old mirror no longer stands for it.
+		delete(m.staticOf, mirrorUID)
+	}
+}
+
+func (m *basicManager) updateMirrorLocked(mirrorPod *corev1.Pod) {
+	uid := MirrorPodUID(mirrorPod.UID)
+	name := podutil.FullName(mirrorPod)
+	old, existed := m.mirrors[uid]
+	if existed && podutil.FullName(old) != name {
+		m.mirrorNames.remove(podutil.FullName(old), uid)
+	}
+	m.mirrors[uid] = mirrorPod
+	m.mirrorNames.add(name, uid)
+
+	if static, ok := m.podByNameLocked(name); ok && podutil.IsStaticPod(static) && mirror.IsMirrorOf(mirrorPod, static) {
+		m.staticOf[uid] = ResolvedPodUID(static.UID)
+		return
+	}
+	// No current static pod for it: keep a translation to a removed static pod unless the
+	// mirror now claims another identity.
+	if existed && (podutil.FullName(old) != name || podutil.MirrorHash(old) != podutil.MirrorHash(mirrorPod)) {
+		delete(m.staticOf, uid)
+	}
+}
+
+func (m *basicManager) DeletePod(pod *corev1.Pod) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	// Trust what is stored over the argument, which may be an older copy of the object: the
+	// map that holds the UID says which kind it is, not the argument's annotations.
+	mirrorUID, podUID := MirrorPodUID(pod.UID), ResolvedPodUID(pod.UID)
+	if stored, ok := m.mirrors[mirrorUID]; ok {
+		delete(m.mirrors, mirrorUID)
+		m.mirrorNames.remove(podutil.FullName(stored), mirrorUID)
+		delete(m.staticOf, mirrorUID)
+		return
+	}
+	if stored, ok := m.pods[podUID]; ok {
+		delete(m.pods, podUID)
+		m.podNames.remove(podutil.FullName(stored), podUID)
+	}
+}
+
+func (m *basicManager) GetPods() []*corev1.Pod {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return values(m.pods)
+}
+
+func (m *basicManager) GetPodsAndMirrorPods() (pods, mirrorPods []*corev1.Pod) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return values(m.pods), values(m.mirrors)
+}
+
+func (m *basicManager) GetPodByUID(uid types.UID) (*corev1.Pod, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	pod, ok := m.pods[ResolvedPodUID(uid)]
+	return pod, ok
+}
+
+func (m *basicManager) GetPodByName(namespace, name string) (*corev1.Pod, bool) {
+	return m.GetPodByFullName(podutil.BuildFullName(name, namespace))
+}
+
+func (m *basicManager) GetPodByFullName(podFullName string) (*corev1.Pod, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.podByNameLocked(podFullName)
+}
+
+func (m *basicManager) GetPodByMirrorPod(mirrorPod *corev1.Pod) (*corev1.Pod, bool) {
+	return m.GetPodByFullName(podutil.FullName(mirrorPod))
+}
+
+func (m *basicManager) GetMirrorPodByPod(pod *corev1.Pod) (*corev1.Pod, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.mirrorByNameLocked(podutil.FullName(pod))
+}
+
+func (m *basicManager) GetOrphanedMirrorPodNames() []string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var names []string
+	for name := range m.mirrorNames {
+		if _, ok := m.podNames[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (m *basicManager) TranslatePodUID(uid types.UID) ResolvedPodUID {
+	if uid == "" {
+		return ""
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if static, ok := m.staticOf[MirrorPodUID(uid)]; ok {
+		return static
+	}
+	// Not a mirror this Manager pairs with a static pod: the UID is its own pod's.
+	return ResolvedPodUID(uid)
+}
+
+func (m *basicManager) GetUIDTranslations() (podToMirror map[ResolvedPodUID]MirrorPodUID, mirrorToPod map[MirrorPodUID]ResolvedPodUID) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	podToMirror = make(map[ResolvedPodUID]MirrorPodUID, len(m.pods))
+	mirrorToPod = make(map[MirrorPodUID]ResolvedPodUID, len(m.staticOf))
+	for uid, pod := range m.pods {
+		if podutil.IsStaticPod(pod) {
+			podToMirror[uid] = ""
+		}
+	}
+	for mirrorUID, staticUID := range m.staticOf {
+		mirrorToPod[mirrorUID] = staticUID
+		// Two mirrors can stand for one static pod only while a recreation is being observed
+		// out of order; the newest holder of the name wins so the answer is deterministic.
+		if prev := podToMirror[staticUID]; prev != "" && !m.isNewestMirrorLocked(mirrorUID) {
+			continue
+		}
+		podToMirror[staticUID] = mirrorUID
+	}
+	return podToMirror, mirrorToPod
+}
+
+func (m *basicManager) IsMirrorPodOf(mirrorPod, pod *corev1.Pod) bool {
+	return mirror.IsMirrorOf(mirrorPod, pod)
+}
+
+func (m *basicManager) podByNameLocked(fullName string) (*corev1.Pod, bool) {
+	uid, ok := m.podNames.current(fullName)
+	if !ok {
+		return nil, false
+	}
+	return m.pods[uid], true
+}
+
+func (m *basicManager) mirrorByNameLocked(fullName string) (*corev1.Pod, bool) {
+	uid, ok := m.mirrorNames.current(fullName)
+	if !ok {
+		return nil, false
+	}
+	return m.mirrors[uid], true
+}
+
+func (m *basicManager) isNewestMirrorLocked(mirrorUID MirrorPodUID) bool {
+	pod, ok := m.mirrors[mirrorUID]
+	if !ok {
+		return false
+	}
+	current, _ := m.mirrorNames.current(podutil.FullName(pod))
+	return current == mirrorUID
+}
+
+func values[U ResolvedPodUID | MirrorPodUID](byUID map[U]*corev1.Pod) []*corev1.Pod {
+	out := make([]*corev1.Pod, 0, len(byUID))
+	for _, pod := range byUID {
+		out = append(out, pod)
+	}
+	return out
+}
+
+// noMirrorClient is the mirror client of a standalone Manager.
+type noMirrorClient struct{}
+
+func (noMirrorClient) CreateMirrorPod(context.Context, *corev1.Pod) error {
+	return fmt.Errorf("create mirror pod: %w", ErrNoMirrorClient)
+}
+
+func (noMirrorClient) DeleteMirrorPod(_ context.Context, podFullName string, _ *types.UID) (bool, error) {
+	return false, fmt.Errorf("delete mirror pod %s: %w", podFullName, ErrNoMirrorClient)
 }
