@@ -3,8 +3,8 @@
 // Providers implement the contract in package provider (PodLifecycleHandler and its optional
 // capabilities); this package is the side that calls them.
 //
-// PodController is the lifecycle loop. It applies the merged updates from sources/ to a
-// PodManager and reconciles each pod full name — one worker at a time per name — from
+// PodController is the lifecycle loop. It applies the merged updates from sources/ to its
+// DesiredPods and reconciles each pod full name — one worker at a time per name — from
 // three facts: the desired pod, the pod the provider runs, and the mirror pod. Its guarantees:
 //
 //   - a pod is created in the provider once per UID; an API pod's spec, label or annotation
@@ -29,7 +29,7 @@
 //     input, the API server's Forbidden or Invalid) is reported once and tried again on the
 //     resync.
 //
-// PodManager is the few methods of podmanager.Manager the controller calls, and PodLister the
+// DesiredPods is the few methods of podmanager.Manager the controller calls, and PodLister the
 // one Metrics reads. They are declared here so that the controller depends on no more of the
 // pod manager than it uses; podmanager.NewBasicPodManager is both.
 //

@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vk-static/vk-static/podmanager"
 )
 
 // Metrics are the agent's Prometheus metrics. A nil *Metrics records nothing, so library users
@@ -126,6 +128,15 @@ func (m *Metrics) rejectedManifest(source string) {
 		m.rejected.WithLabelValues(source).Inc()
 	}
 }
+
+// PodLister is what Metrics reads at scrape time for the pods-by-source-and-phase gauge: the
+// regular pods, as podmanager.Manager's GetPods returns them.
+type PodLister interface {
+	GetPods() []*corev1.Pod
+}
+
+// A podmanager.Manager is also what Metrics reads, so that an agent passes the one it built.
+var _ PodLister = podmanager.Manager(nil)
 
 // podsCollector counts pods by source and phase at scrape time.
 type podsCollector struct {

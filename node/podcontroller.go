@@ -17,6 +17,7 @@ import (
 
 	"github.com/vk-static/vk-static/backoff"
 	"github.com/vk-static/vk-static/mirror"
+	"github.com/vk-static/vk-static/podmanager"
 	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/sources"
@@ -48,14 +49,47 @@ func catchUpRetry() backoff.Policy {
 	return backoff.Policy{Initial: 100 * time.Millisecond, Max: 5 * time.Second}
 }
 
+// DesiredPods is what the controller reconciles toward: the pods the node must run (from the
+// source updates, which the controller applies to it), the mirrors the API server holds for
+// the static ones, and the client that writes those mirrors. It is the part of
+// podmanager.Manager the sync, resync, mirror and status paths call, declared where it is used
+// so that a stand-in (a test's, another store) needs to provide only this. The methods mean
+// what podmanager.Manager documents; podmanager.NewBasicPodManager satisfies it.
+type DesiredPods interface {
+	// AddPod, UpdatePod and DeletePod keep them current from the source updates.
+	AddPod(pod *corev1.Pod)
+	UpdatePod(pod *corev1.Pod)
+	DeletePod(pod *corev1.Pod)
+
+	// GetPodByFullName is the desired pod of a full name, for the sync and the resync.
+	GetPodByFullName(podFullName string) (*corev1.Pod, bool)
+	// GetMirrorPodByPod and GetPodsAndMirrorPods are what the mirror decision reads.
+	GetMirrorPodByPod(pod *corev1.Pod) (*corev1.Pod, bool)
+	GetPodsAndMirrorPods() (pods, mirrorPods []*corev1.Pod)
+
+	// GetPodByUID, IsMirrorPodOf and TranslatePodUID choose the API object the status writer
+	// patches: the API pod itself, or the static pod's mirror only while it translates back to
+	// that very static pod.
+	GetPodByUID(uid types.UID) (*corev1.Pod, bool)
+	IsMirrorPodOf(mirrorPod, pod *corev1.Pod) bool
+	TranslatePodUID(uid types.UID) podmanager.ResolvedPodUID
+
+	// mirror.Client creates and deletes mirror pods (an error wrapping
+	// podmanager.ErrNoMirrorClient in standalone mode, where the controller never calls it).
+	mirror.Client
+}
+
+// A podmanager.Manager is all the controller needs, so that an agent passes the one it built.
+var _ DesiredPods = podmanager.Manager(nil)
+
 // PodControllerConfig wires a PodController. Provider, Pods, Updates and SourceSeen are
 // required; without Client the controller runs standalone (no mirrors, no status writes).
 type PodControllerConfig struct {
 	NodeName string
 	Provider provider.PodLifecycleHandler
-	// Pods is the pod manager the controller keeps current from Updates (usually
+	// Pods holds the desired pods, which the controller keeps current from Updates (usually
 	// podmanager.NewBasicPodManager); its mirror.Client creates and deletes mirror pods.
-	Pods PodManager
+	Pods DesiredPods
 	// Updates are the merger's ordered updates (sources.Mux.Updates()). A provider pod found
 	// at start-up is stopped only once the update marked SourceSeen for its source has been
 	// applied: before that, its absence means nothing.
