@@ -14,8 +14,7 @@
 //
 // Read and Open are the kubelet's side, for a provider's GetContainerLogs. They read the whole
 // retained history (the rotated files, oldest first, then the current one) and shape it with
-// ReadOptions — provider.ContainerLogOpts's fields, converted by containerlog.ReadOptions(opts) —
-// as the kubelet shapes a log:
+// the provider.ContainerLogOpts that GetContainerLogs was given, as the kubelet shapes a log:
 //
 //   - since (SinceSeconds or SinceTime, the later of the two) leaves out lines whose time (their
 //     first entry's) is before it;
@@ -35,7 +34,7 @@
 // CRI format is read, not the Docker JSON one the kubelet also accepts, nor the kubelet's
 // gzipped rotated files. opts.Previous is the caller's to apply: it chooses the path.
 //
-//	rc, err := containerlog.Open(ctx, path, containerlog.ReadOptions(opts), containerExited)
+//	rc, err := containerlog.Open(ctx, path, opts, containerExited)
 //	if err != nil { ... }    // a missing log is errors.Is(err, fs.ErrNotExist)
 //	defer rc.Close()
 //	io.Copy(w, rc)

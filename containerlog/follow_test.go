@@ -17,6 +17,7 @@ import (
 
 	"github.com/vk-static/vk-static/containerlog/logwriter"
 	"github.com/vk-static/vk-static/internal/crilog"
+	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/test/support/syncbuf"
 )
 
@@ -103,7 +104,7 @@ func TestFollowNewLines(t *testing.T) {
 	w, path := newTestWriter(t, logwriter.Options{})
 	writeLines(t, w.Stdout(), "before1", "before2")
 	done := make(chan struct{})
-	rc, err := Open(context.Background(), path, ReadOptions{Follow: true, Tail: 1}, done)
+	rc, err := Open(context.Background(), path, provider.ContainerLogOpts{Follow: true, Tail: 1}, done)
 	require.NoError(t, err)
 	c := collect(rc)
 	c.requireEventually(t, "before2\n")
@@ -141,7 +142,7 @@ func TestFollowRotation(t *testing.T) {
 			w, path := newTestWriter(t, logwriter.Options{MaxSize: 1024, MaxFiles: tc.maxFiles})
 			writeLines(t, w.Stdout(), "first")
 			done := make(chan struct{})
-			rc, err := Open(context.Background(), path, ReadOptions{Follow: true}, done)
+			rc, err := Open(context.Background(), path, provider.ContainerLogOpts{Follow: true}, done)
 			require.NoError(t, err)
 			c := collect(rc)
 
@@ -176,7 +177,7 @@ func TestFollowRotationConcurrent(t *testing.T) {
 	w, path := newTestWriter(t, logwriter.Options{MaxSize: 2048, MaxFiles: 3})
 	writeLines(t, w.Stdout(), "line -1")
 	done := make(chan struct{})
-	rc, err := Open(context.Background(), path, ReadOptions{Follow: true}, done)
+	rc, err := Open(context.Background(), path, provider.ContainerLogOpts{Follow: true}, done)
 	require.NoError(t, err)
 	c := collect(rc)
 	const n = 3000
@@ -213,7 +214,7 @@ func TestFollowDoneDrains(t *testing.T) {
 	require.NoError(t, w.Close())
 	close(done)
 	// Done before Read starts: it reads everything, across the rotations, and returns.
-	require.NoError(t, Read(context.Background(), path, ReadOptions{Follow: true}, &out, done))
+	require.NoError(t, Read(context.Background(), path, provider.ContainerLogOpts{Follow: true}, &out, done))
 	assert.Equal(t, want.String(), out.String())
 }
 
@@ -223,7 +224,7 @@ func TestFollowDoneWhileWaiting(t *testing.T) {
 	done := make(chan struct{})
 	out := &syncbuf.Buffer{}
 	result := make(chan error, 1)
-	go func() { result <- Read(context.Background(), path, ReadOptions{Follow: true}, out, done) }()
+	go func() { result <- Read(context.Background(), path, provider.ContainerLogOpts{Follow: true}, out, done) }()
 	require.Eventually(t, func() bool { return out.String() == "a\n" }, eventually, time.Millisecond)
 
 	// Written and closed just before done: read before Read returns.
@@ -248,7 +249,7 @@ func TestFollowContextEnds(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		out := &syncbuf.Buffer{}
 		result := make(chan error, 1)
-		go func() { result <- Read(ctx, path, ReadOptions{Follow: true}, out, nil) }()
+		go func() { result <- Read(ctx, path, provider.ContainerLogOpts{Follow: true}, out, nil) }()
 		require.Eventually(t, func() bool { return out.String() == "a\n" }, eventually, time.Millisecond)
 		cancel()
 		select {
@@ -261,7 +262,7 @@ func TestFollowContextEnds(t *testing.T) {
 
 	t.Run("Open", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
-		rc, err := Open(ctx, path, ReadOptions{Follow: true}, nil)
+		rc, err := Open(ctx, path, provider.ContainerLogOpts{Follow: true}, nil)
 		require.NoError(t, err)
 		c := collect(rc)
 		c.requireEventually(t, "a\n")
@@ -277,7 +278,7 @@ func TestFollowContextEnds(t *testing.T) {
 			writeLines(t, w.Stdout(), big)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
-		rc, err := Open(ctx, path, ReadOptions{Follow: true}, nil)
+		rc, err := Open(ctx, path, provider.ContainerLogOpts{Follow: true}, nil)
 		require.NoError(t, err)
 		cancel()
 		_, err = io.ReadAll(rc)
@@ -298,7 +299,7 @@ func TestOpenCloseEndsTheGoroutine(t *testing.T) {
 		{name: "blocked writing to the pipe", read: false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rc, err := Open(context.Background(), path, ReadOptions{Follow: true}, nil)
+			rc, err := Open(context.Background(), path, provider.ContainerLogOpts{Follow: true}, nil)
 			require.NoError(t, err)
 			if tc.read {
 				buf := make([]byte, 10)
@@ -324,7 +325,7 @@ func TestFollowLogCreatedAfterRotation(t *testing.T) {
 	require.NoError(t, os.Rename(path, path+".20200101-000000"))
 
 	done := make(chan struct{})
-	rc, err := Open(context.Background(), path, ReadOptions{Follow: true}, done)
+	rc, err := Open(context.Background(), path, provider.ContainerLogOpts{Follow: true}, done)
 	require.NoError(t, err)
 	c := collect(rc)
 	c.requireEventually(t, "old\n")
@@ -343,7 +344,7 @@ func TestFollowLimitEnds(t *testing.T) {
 	w, path := newTestWriter(t, logwriter.Options{})
 	defer w.Close()
 	writeLines(t, w.Stdout(), "abc")
-	rc, err := Open(context.Background(), path, ReadOptions{Follow: true, LimitBytes: 6}, nil)
+	rc, err := Open(context.Background(), path, provider.ContainerLogOpts{Follow: true, LimitBytes: 6}, nil)
 	require.NoError(t, err)
 	c := collect(rc)
 	c.requireEventually(t, "abc\n")

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/vk-static/vk-static/internal/crilog"
+	"github.com/vk-static/vk-static/provider"
 )
 
 const (
@@ -38,11 +39,11 @@ var errLimitReached = errors.New("limit reached")
 // of the log. With it, it waits for new entries and follows rotations until done is closed —
 // it then reads what was written until then and returns nil — or ctx ends (ctx's error). done
 // may be nil. A log without any file is an error wrapping fs.ErrNotExist.
-func Read(ctx context.Context, path string, opts ReadOptions, out io.Writer, done <-chan struct{}) error {
+func Read(ctx context.Context, path string, opts provider.ContainerLogOpts, out io.Writer, done <-chan struct{}) error {
 	return read(ctx, path, opts, out, done, clock.RealClock{})
 }
 
-func read(ctx context.Context, path string, opts ReadOptions, out io.Writer, done <-chan struct{}, clk clock.PassiveClock) error {
+func read(ctx context.Context, path string, opts provider.ContainerLogOpts, out io.Writer, done <-chan struct{}, clk clock.PassiveClock) error {
 	r, err := openReader(ctx, path, opts, clk)
 	if err != nil {
 		return err
@@ -54,7 +55,7 @@ func read(ctx context.Context, path string, opts ReadOptions, out io.Writer, don
 // errors that come before any output (a missing log wraps fs.ErrNotExist), and reads the log
 // in a goroutine that ends when the stream is closed or ctx ends. The stream ends with io.EOF
 // where Read returns nil, and with ctx's error when ctx ends. Close waits for the goroutine.
-func Open(ctx context.Context, path string, opts ReadOptions, done <-chan struct{}) (io.ReadCloser, error) {
+func Open(ctx context.Context, path string, opts provider.ContainerLogOpts, done <-chan struct{}) (io.ReadCloser, error) {
 	r, err := openReader(ctx, path, opts, clock.RealClock{})
 	if err != nil {
 		return nil, err
@@ -101,7 +102,7 @@ type openedFile struct {
 type reader struct {
 	path   string
 	base   string
-	opts   ReadOptions
+	opts   provider.ContainerLogOpts
 	since  time.Time
 	logger klog.Logger
 	// watcher watches the log's directory when following; nil otherwise.
@@ -130,7 +131,7 @@ type reader struct {
 
 // openReader opens the log's files and finds where to start reading; everything that can fail
 // before the first line does so here.
-func openReader(ctx context.Context, path string, opts ReadOptions, clk clock.PassiveClock) (*reader, error) {
+func openReader(ctx context.Context, path string, opts provider.ContainerLogOpts, clk clock.PassiveClock) (*reader, error) {
 	// The kubelet resolves symlinks too, so that the directory watched is the one written.
 	if resolved, err := filepath.EvalSymlinks(path); err == nil {
 		path = resolved
@@ -183,7 +184,7 @@ func openReader(ctx context.Context, path string, opts ReadOptions, clk clock.Pa
 
 // since is the oldest time a line may have: the later of opts' two bounds, as the kubelet
 // computes it.
-func since(opts ReadOptions, now time.Time) time.Time {
+func since(opts provider.ContainerLogOpts, now time.Time) time.Time {
 	var t time.Time
 	if opts.SinceSeconds > 0 {
 		t = now.Add(-time.Duration(opts.SinceSeconds) * time.Second)
@@ -413,7 +414,7 @@ type lineWriter struct {
 	buf        []byte
 }
 
-func newLineWriter(out *bufio.Writer, opts ReadOptions) *lineWriter {
+func newLineWriter(out *bufio.Writer, opts provider.ContainerLogOpts) *lineWriter {
 	w := &lineWriter{out: out, timestamps: opts.Timestamps, remain: math.MaxInt64}
 	if opts.LimitBytes > 0 {
 		w.remain = opts.LimitBytes

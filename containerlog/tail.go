@@ -14,7 +14,7 @@ const tailBlockSize = 32 * 1024
 
 // tailStart finds where the last n lines of files (the log's files, oldest first) that are not
 // older than since start: the index of the file and the offset in it. Since first, then tail,
-// as ReadOptions orders them: lines older than since are not counted (the reader
+// as provider.ContainerLogOpts orders them: lines older than since are not counted (the reader
 // leaves them out anyway), so even a log whose clock went back gives n lines if it has them.
 // A line is a run of entries ending with an "F" entry (or with the end of the log), so that a
 // line cut into "P" entries counts once and a tail never starts in the middle of one; its time

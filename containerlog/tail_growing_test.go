@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vk-static/vk-static/containerlog/logwriter"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // A tail read of a log that grows after the tail was found ends with the last lines as they
@@ -24,7 +25,7 @@ func TestTailOfAGrowingLog(t *testing.T) {
 				require.NoError(t, err)
 			}
 			done := make(chan struct{})
-			rc, err := Open(context.Background(), path, ReadOptions{Tail: 3, Follow: follow}, done)
+			rc, err := Open(context.Background(), path, provider.ContainerLogOpts{Tail: 3, Follow: follow}, done)
 			require.NoError(t, err)
 			defer rc.Close()
 			// Written after the tail was found, before it is read.

@@ -48,7 +48,7 @@ func (p *Provider) GetContainerLogs(ctx context.Context, namespace, podName, con
 		}
 		return nil, provider.NotFound("container %q in pod %s/%s has not started yet", containerName, namespace, podName)
 	}
-	return containerlog.Open(ctx, inst.LogPath, containerlog.ReadOptions(opts), done)
+	return containerlog.Open(ctx, inst.LogPath, opts, done)
 }
 
 // RunInContainer runs cmd in a running container through the runtime.

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/buffer"
 
 	"github.com/vk-static/vk-static/containerlog"
+	"github.com/vk-static/vk-static/provider"
 )
 
 // The kubelet's bounds on a termination message (pkg/kubelet/container): what is read of the
@@ -132,7 +133,7 @@ func lastLogLines(ctx context.Context, path string) string {
 	if err != nil {
 		return fmt.Sprintf("Error on reading termination message from logs: %v", err)
 	}
-	if err := containerlog.Read(ctx, path, containerlog.ReadOptions{Tail: maxTerminationMessageLogLines}, ring, nil); err != nil {
+	if err := containerlog.Read(ctx, path, provider.ContainerLogOpts{Tail: maxTerminationMessageLogLines}, ring, nil); err != nil {
 		return fmt.Sprintf("Error on reading termination message from logs: %v", err)
 	}
 	return string(ring.Slice())
