@@ -41,6 +41,9 @@ type fakeRuntime struct {
 	// RemoveSandbox calls fail.
 	listSandboxFailures   int
 	removeSandboxFailures int
+	// stopHold, when set, keeps every StopContainer from returning (its container running)
+	// until it is closed: a container slow to stop.
+	stopHold chan struct{}
 }
 
 type fakeContainer struct {
@@ -161,9 +164,13 @@ func (f *fakeRuntime) StopContainer(_ context.Context, id string, grace time.Dur
 	if ok {
 		f.record("stop %s#%d grace=%s", c.cfg.Name, c.cfg.Attempt, grace)
 	}
+	hold := f.stopHold
 	f.mu.Unlock()
 	if !ok {
 		return provider.NotFound("container %s", id)
+	}
+	if hold != nil {
+		<-hold
 	}
 	f.exit(id, 143)
 	return nil

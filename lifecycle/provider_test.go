@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -354,6 +355,29 @@ func TestActiveDeadlineStopsThePod(t *testing.T) {
 	require.NoError(t, h.p.CreatePod(context.Background(), pod))
 	h.eventually(pod.UID, "running", func(s *corev1.PodStatus) bool { return mainState(s, 0).Running != nil })
 	h.step(30 * time.Second)
+	h.eventually(pod.UID, "DeadlineExceeded", func(s *corev1.PodStatus) bool {
+		return s.Phase == corev1.PodFailed && s.Reason == "DeadlineExceeded" && mainState(s, 0).Terminated != nil
+	})
+}
+
+// The kubelet's mergePodStatus: a pod past its deadline is not reported Failed while its
+// containers may still run; it is once they have stopped.
+func TestActiveDeadlineFailsOnlyOnceStopped(t *testing.T) {
+	h := newHarness(t)
+	hold := make(chan struct{})
+	h.rt.mu.Lock()
+	h.rt.stopHold = hold
+	h.rt.mu.Unlock()
+	pod := testPod("u9b", corev1.RestartPolicyAlways, ctr("app", "sleep"))
+	pod.Spec.ActiveDeadlineSeconds = ptr.To[int64](30)
+	require.NoError(t, h.p.CreatePod(context.Background(), pod))
+	h.eventually(pod.UID, "running", func(s *corev1.PodStatus) bool { return mainState(s, 0).Running != nil })
+	h.step(30 * time.Second)
+	require.Eventually(t, func() bool {
+		return slices.ContainsFunc(h.rt.calls(), func(c string) bool { return strings.HasPrefix(c, "stop app#0") })
+	}, 10*time.Second, 10*time.Millisecond, "the deadline stops the container")
+	assert.NotEqual(t, corev1.PodFailed, h.status(pod.UID).Phase, "Failed while its container is still stopping")
+	close(hold)
 	h.eventually(pod.UID, "DeadlineExceeded", func(s *corev1.PodStatus) bool {
 		return s.Phase == corev1.PodFailed && s.Reason == "DeadlineExceeded" && mainState(s, 0).Terminated != nil
 	})

@@ -220,10 +220,11 @@ func willRestart(st *podState, c *corev1.Container, rec *containerRecord) bool {
 }
 
 // phase is the pod's phase as the kubelet's getPhase computes it, with a stopped pod (deleted,
-// past its deadline) terminal by its containers' exit codes. An evicted pod is Failed once
-// stopped: the kubelet never reports a terminal phase while containers may still run.
+// past its deadline) terminal by its containers' exit codes. A pod past its deadline or evicted
+// is Failed once stopped: the kubelet's mergePodStatus never reports a terminal phase while
+// containers may still run.
 func phase(st *podState, s *corev1.PodStatus) corev1.PodPhase {
-	if st.refused != "" || st.deadlineExceeded || (st.evicted != "" && st.stopped) {
+	if st.refused != "" || ((st.deadlineExceeded || st.evicted != "") && st.stopped) {
 		return corev1.PodFailed
 	}
 	spec := &st.pod.Spec
