@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
-	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
+	kubeletv1beta1 "github.com/vk-static/vk-static/cmd/vk-static/internal/kubeletconfig/v1beta1"
 	"github.com/vk-static/vk-static/runtime/process"
 )
 

@@ -8,14 +8,15 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
-	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"sigs.k8s.io/yaml"
+
+	kubeletv1beta1 "github.com/vk-static/vk-static/cmd/vk-static/internal/kubeletconfig/v1beta1"
 )
 
 // applyConfigFile reads a KubeletConfiguration and applies the fields vk-static understands to
 // o, except where the flag was given on the command line (flags win, as with the kubelet).
 // Unknown fields and invalid values are errors naming the field; valid kubelet fields that
-// vk-static does not use are logged.
+// vk-static does not use are logged, their values not checked (kubeletconfig/v1beta1).
 func applyConfigFile(path string, o *options, fs *pflag.FlagSet) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -147,24 +148,7 @@ func applyConfigFile(path string, o *options, fs *pflag.FlagSet) error {
 }
 
 // supportedConfigFields are the KubeletConfiguration keys vk-static applies.
-var supportedConfigFields = map[string]bool{
-	"apiVersion": true, "kind": true,
-	"staticPodPath": true, "staticPodURL": true, "staticPodURLHeader": true,
-	"fileCheckFrequency": true, "httpCheckFrequency": true, "syncFrequency": true,
-	"address": true, "port": true, "healthzBindAddress": true, "healthzPort": true,
-	"kubeAPIQPS": true, "kubeAPIBurst": true, "eventRecordQPS": true, "eventBurst": true, "maxPods": true,
-	"nodeStatusUpdateFrequency": true, "nodeStatusReportFrequency": true, "nodeLeaseDurationSeconds": true,
-	"registerWithTaints": true, "enableProfilingHandler": true,
-	"systemReserved": true, "kubeReserved": true, "containerLogMaxSize": true, "containerLogMaxFiles": true,
-	"tlsCertFile": true, "tlsPrivateKeyFile": true, "tlsMinVersion": true, "tlsCipherSuites": true,
-	"authentication": true, "authorization": true, "streamingConnectionIdleTimeout": true,
-	"containerRuntimeEndpoint": true, "imageServiceEndpoint": true,
-	"imageGCHighThresholdPercent": true, "imageGCLowThresholdPercent": true,
-	"clusterDomain": true, "cgroupRoot": true, "cgroupsPerQOS": true, "cgroupDriver": true, "podPidsLimit": true,
-	"evictionHard": true, "evictionSoft": true, "evictionSoftGracePeriod": true, "evictionMinimumReclaim": true,
-	"evictionPressureTransitionPeriod": true, "evictionMaxPodGracePeriod": true,
-	"nodeStatusMaxImages": true,
-}
+var supportedConfigFields = kubeletv1beta1.UsedFields()
 
 // ignoredConfigFields lists the top-level keys of a KubeletConfiguration file that are valid
 // for the kubelet but that vk-static does not use, sorted.

@@ -3,8 +3,9 @@ package app
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
+
+	kubeletv1beta1 "github.com/vk-static/vk-static/cmd/vk-static/internal/kubeletconfig/v1beta1"
 )
 
 // redactedHeaderValue replaces --manifest-url-header values in /configz: they are often
@@ -30,7 +31,7 @@ func (o *options) kubeletConfiguration() kubeletv1beta1.KubeletConfiguration {
 		taints = t
 	}
 	return kubeletv1beta1.KubeletConfiguration{
-		TypeMeta: metav1.TypeMeta{APIVersion: kubeletv1beta1.SchemeGroupVersion.String(), Kind: "KubeletConfiguration"},
+		TypeMeta: metav1.TypeMeta{APIVersion: kubeletv1beta1.GroupVersion, Kind: "KubeletConfiguration"},
 
 		StaticPodPath:      o.PodManifestPath,
 		StaticPodURL:       o.ManifestURL,

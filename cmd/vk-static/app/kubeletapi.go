@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/pflag"
 	cliflag "k8s.io/component-base/cli/flag"
-	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
+	kubeletv1beta1 "github.com/vk-static/vk-static/cmd/vk-static/internal/kubeletconfig/v1beta1"
 	"github.com/vk-static/vk-static/node/api"
 )
 

@@ -12,9 +12,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
-	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
 	"github.com/vk-static/vk-static/agent"
+	kubeletv1beta1 "github.com/vk-static/vk-static/cmd/vk-static/internal/kubeletconfig/v1beta1"
 	"github.com/vk-static/vk-static/internal/host"
 	"github.com/vk-static/vk-static/lifecycle"
 	"github.com/vk-static/vk-static/provider/mock"

@@ -2,8 +2,8 @@ package app
 
 import (
 	"github.com/spf13/pflag"
-	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
 
+	kubeletv1beta1 "github.com/vk-static/vk-static/cmd/vk-static/internal/kubeletconfig/v1beta1"
 	"github.com/vk-static/vk-static/lifecycle"
 )
 
