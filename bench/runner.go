@@ -9,6 +9,7 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -278,7 +279,7 @@ func (s *session) startProfile(ctx context.Context, phase string, seconds int) (
 	if s.r.ProfileDir == "" || s.agent == nil {
 		return func() string { return "" }
 	}
-	path := filepath.Join(s.r.ProfileDir, fmt.Sprintf("%s-%s.cpu.pprof", s.name, phase))
+	path := filepath.Join(s.r.ProfileDir, fmt.Sprintf("%s-%s.cpu.pprof", s.profileName(), phase))
 	done := make(chan error, 1)
 	go func() { done <- s.agent.profile(ctx, seconds, path) }()
 	return func() string {
@@ -294,12 +295,19 @@ func (s *session) heapProfile(ctx context.Context) string {
 	if s.r.ProfileDir == "" || s.agent == nil {
 		return ""
 	}
-	path := filepath.Join(s.r.ProfileDir, s.name+".heap.pprof")
+	path := filepath.Join(s.r.ProfileDir, s.profileName()+".heap.pprof")
 	if err := s.agent.heapProfile(ctx, path); err != nil {
 		s.r.logf("%s: heap profile: %v", s.name, err)
 		return ""
 	}
 	return path
+}
+
+// profileName names this run's profiles: the agent (vk-static or the peer), the scenario and
+// the node's random suffix, so that the rounds and peers of one result file each keep their
+// own (Result.Profiles lists a run's).
+func (s *session) profileName() string {
+	return s.peer.Name + "-" + strings.TrimPrefix(s.node, "vkbench-")
 }
 
 func randomSuffix() string {
