@@ -35,12 +35,28 @@ func patchPodStatus(ctx context.Context, client kubernetes.Interface, namespace,
 // from the status it wrote does. An empty list is left out: what the API server holds stays
 // (a pod's addresses never go away while it lives). The conditions merge by type, keeping
 // those others set (readiness gates, DisruptionTarget).
+//
+// The body is a struct, not a map: encoding/json sorts a map's keys and encodes each value
+// through an interface on every write (docs/performance.md, "CPU per write"); the struct's
+// fields are in the map's key order, so the bytes are the same.
 func statusPatch(uid types.UID, status *corev1.PodStatus) ([]byte, error) {
-	return json.Marshal(map[string]any{
-		"metadata": map[string]any{"uid": uid}, // precondition: never write to a newer pod
-		"status": statusBody{PodStatus: status,
+	return json.Marshal(statusPatchBody{
+		Metadata: patchPrecondition{UID: uid},
+		Status: statusBody{PodStatus: status,
 			PodIPs: replaceList(status.PodIPs), HostIPs: replaceList(status.HostIPs)},
 	})
+}
+
+// statusPatchBody is statusPatch's body.
+type statusPatchBody struct {
+	Metadata patchPrecondition `json:"metadata"`
+	Status   statusBody        `json:"status"`
+}
+
+// patchPrecondition is the patch's metadata: the UID makes the API server refuse it for a
+// newer pod of the same name.
+type patchPrecondition struct {
+	UID types.UID `json:"uid"`
 }
 
 // statusBody is a status whose podIPs and hostIPs replace the API server's (their fields at
@@ -75,10 +91,28 @@ func replaceList[T any](list []T) []any {
 // encodings show and Semantic would not (a quantity written in another form) costs at most
 // one write more, never one less.
 func sameStatus(a, b *corev1.PodStatus) bool {
-	ab, errA := a.Marshal()
-	bb, errB := b.Marshal()
-	if errA != nil || errB != nil {
-		return equality.Semantic.DeepEqual(a, b)
+	return encodeStatus(b).same(a)
+}
+
+// encodedStatus is a status with its protobuf encoding, made once to compare it with several
+// others (the status writer compares the status it built with the API object's and with the
+// one it last wrote).
+type encodedStatus struct {
+	status  *corev1.PodStatus
+	encoded []byte
+	err     error
+}
+
+func encodeStatus(s *corev1.PodStatus) encodedStatus {
+	b, err := s.Marshal()
+	return encodedStatus{status: s, encoded: b, err: err}
+}
+
+// same is sameStatus(other, e.status).
+func (e encodedStatus) same(other *corev1.PodStatus) bool {
+	ob, err := other.Marshal()
+	if e.err != nil || err != nil {
+		return equality.Semantic.DeepEqual(other, e.status)
 	}
-	return bytes.Equal(ab, bb)
+	return bytes.Equal(ob, e.encoded)
 }

@@ -102,12 +102,13 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	held := previous(last, &target.Status)
 	status := normalize(buildStatus(&target.Spec, held, st.status, metav1.NewTime(w.cfg.Clock.Now())))
 	status = withOthersConditions(status, &target.Status) // otherconditions.go
-	if sameStatus(&target.Status, status) {
+	built := encodeStatus(status) // compared twice below: encoded once
+	if built.same(&target.Status) {
 		// The API object shows it (the watch echoed our write): nothing to keep for it.
 		w.settle(target.UID, agreed)
 		return nil
 	}
-	if last != nil && sameStatus(last, status) {
+	if last != nil && built.same(last) {
 		return nil // written; the echo is on its way
 	}
 	patch, err := statusPatch(target.UID, withoutOthersConditions(status, st.status))
@@ -127,7 +128,9 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	// Events about a static pod refer to the static pod (its UID is the mirror's config.mirror):
 	// that is where `kubectl describe` of the mirror looks for them, as for the kubelet's.
 	w.recordStarted(pod, held, status)
-	klog.FromContext(ctx).V(4).Info("Wrote pod status", "pod", klog.KObj(target), "phase", status.Phase)
+	if logger := klog.FromContext(ctx).V(4); logger.Enabled() { // no arguments built at -v < 4
+		logger.Info("Wrote pod status", "pod", klog.KObj(target), "phase", status.Phase)
+	}
 	return nil
 }
 
