@@ -5,8 +5,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/vk-static/vk-static/lifecycle/env"
-	"github.com/vk-static/vk-static/lifecycle/volume"
+	"github.com/vk-static/vk-static/nodeobjects"
 	"github.com/vk-static/vk-static/provider"
 )
 
@@ -36,12 +35,12 @@ type ProviderConfig struct {
 	NodeIPs []string
 
 	// Objects reads the config maps and secrets API pods use.
-	Objects env.ObjectGetter
+	Objects nodeobjects.ObjectGetter
 	// Services watches the cluster's Services, for the pods' service environment variables;
 	// constructing it started nothing: a provider that uses it runs it (its Run) from its own.
-	Services *env.ServiceWatch
+	Services *nodeobjects.ServiceWatch
 	// Tokens requests the service account tokens of API pods' projected volumes.
-	Tokens volume.TokenRequester
+	Tokens nodeobjects.TokenRequester
 
 	// Recorder posts events about the pods (Killing, BackOff, Unhealthy, FailedMount); never
 	// nil: standalone, where there are no events, it drops them.
@@ -64,9 +63,9 @@ func (a *Agent) newProvider(n *corev1.Node, recorder record.EventRecorder) (Prov
 		}
 	}
 	if cfg.Client != nil {
-		pc.Objects = env.NewClientGetter(cfg.Client)
-		pc.Services = env.NewServiceWatch(cfg.Client)
-		pc.Tokens = volume.NewClientTokenRequester(cfg.Client)
+		pc.Objects = nodeobjects.NewClientGetter(cfg.Client)
+		pc.Services = nodeobjects.NewServiceWatch(cfg.Client)
+		pc.Tokens = nodeobjects.NewClientTokenRequester(cfg.Client)
 	}
 	return cfg.NewProvider(pc)
 }

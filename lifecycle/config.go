@@ -14,7 +14,7 @@ import (
 	"github.com/vk-static/vk-static/agent"
 	"github.com/vk-static/vk-static/eviction"
 	"github.com/vk-static/vk-static/lifecycle/env"
-	"github.com/vk-static/vk-static/lifecycle/volume"
+	"github.com/vk-static/vk-static/nodeobjects"
 )
 
 // Config is what New needs. Runtime, RuntimeName and RootDir are required.
@@ -38,10 +38,10 @@ type Config struct {
 	Allocatable corev1.ResourceList
 	// Objects reads the config maps and secrets an API pod's env and volumes use, with the
 	// node's identity; nil without an API server (static pods cannot use them).
-	Objects env.ObjectGetter
+	Objects nodeobjects.ObjectGetter
 	// Tokens requests the service account tokens of API pods' projected volumes (their
 	// kube-api-access-* volume) with the node's identity; nil without an API server.
-	Tokens volume.TokenRequester
+	Tokens nodeobjects.TokenRequester
 	// AllowedHostPaths are the prefixes the hostPath volumes of API pods must be under;
 	// HostPathFlag is the flag that sets them, named in refusals. Static pods may use any host
 	// path, unless RestrictStaticPods holds them to AllowedHostPaths too (RestrictStaticPodsFlag
@@ -51,7 +51,7 @@ type Config struct {
 	RestrictStaticPods     bool
 	RestrictStaticPodsFlag string
 	// Services are the cluster's Services, for the service environment variables of the
-	// pods' containers (env.ServiceWatch, with the node's identity); nil gives none, as a
+	// pods' containers (nodeobjects.ServiceWatch, with the node's identity); nil gives none, as a
 	// kubelet without an API server. Run runs it when it has a Run method.
 	Services env.Services
 	// AllowedUnsafeSysctls are the sysctls (and sysctl patterns ending in "*") a pod may set

@@ -282,7 +282,7 @@ func (f *fakeRuntime) config(name string) *ContainerConfig {
 	return newest.cfg
 }
 
-// fakeObjects is an env.ObjectGetter over maps; a missing object is NotFound.
+// fakeObjects is a nodeobjects.ObjectGetter over maps; a missing object is NotFound.
 type fakeObjects struct {
 	configMaps map[string]*corev1.ConfigMap
 	secrets    map[string]*corev1.Secret

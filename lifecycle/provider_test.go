@@ -18,7 +18,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
-	"github.com/vk-static/vk-static/lifecycle/env"
+	"github.com/vk-static/vk-static/nodeobjects"
 	"github.com/vk-static/vk-static/provider"
 )
 
@@ -83,7 +83,7 @@ func (h *harness) start() {
 	h.t.Cleanup(h.stop)
 }
 
-func (h *harness) objectGetter() env.ObjectGetter {
+func (h *harness) objectGetter() nodeobjects.ObjectGetter {
 	if h.objects == nil {
 		return nil
 	}

@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
+
+	"github.com/vk-static/vk-static/nodeobjects"
 )
 
 // Build returns container c's environment as the kubelet computes it
@@ -38,7 +40,7 @@ import (
 //
 // resourceFieldRef's unset limits are facts.Allocatable, or the pod-level limit
 // (pod.spec.resources.limits cpu, memory) where one is set, as the kubelet's env path does.
-func Build(ctx context.Context, pod *corev1.Pod, c *corev1.Container, facts PodFacts, objects ObjectGetter) (Result, error) {
+func Build(ctx context.Context, pod *corev1.Pod, c *corev1.Container, facts PodFacts, objects nodeobjects.ObjectGetter) (Result, error) {
 	b := &builder{
 		pod:     pod,
 		c:       c,

@@ -12,7 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/vk-static/vk-static/nodeobjects"
 	"github.com/vk-static/vk-static/provider"
 )
 
@@ -279,7 +281,7 @@ func TestBuildErrors(t *testing.T) {
 		name     string
 		envFrom  []corev1.EnvFromSource
 		env      []corev1.EnvVar
-		objects  ObjectGetter // newObjects() when nil, unless noGetter
+		objects  nodeobjects.ObjectGetter // newObjects() when nil, unless noGetter
 		noGetter bool
 		facts    *PodFacts // buildFacts() when nil
 		wantMsg  string
@@ -423,4 +425,28 @@ func TestResultStrings(t *testing.T) {
 	assert.Empty(t, Result{}.Strings())
 	r := Result{Env: []EnvVar{{"A", "1"}, {"EMPTY", ""}, {"EQ", "a=b"}}}
 	assert.Equal(t, []string{"A=1", "EMPTY=", "EQ=a=b"}, r.Strings())
+}
+
+// TestBuildThroughClientGetter runs Build on the fake clientset end to end: the NotFound the
+// API answers must still make an optional reference skip and a required one fail.
+func TestBuildThroughClientGetter(t *testing.T) {
+	ctx := context.Background()
+	client := fake.NewClientset(
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db"}, Data: map[string][]byte{"password": []byte("s3cret")}},
+	)
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
+	optional := true
+	c := &corev1.Container{Name: "app", Env: []corev1.EnvVar{
+		{Name: "DB_PASS", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "password"}}},
+		{Name: "FLAG", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "flags"}, Key: "f", Optional: &optional}}},
+	}}
+	res, err := Build(ctx, pod, c, PodFacts{}, nodeobjects.NewClientGetter(client))
+	require.NoError(t, err)
+	assert.Equal(t, []EnvVar{{Name: "DB_PASS", Value: "s3cret"}}, res.Env)
+
+	c.Env[1].ValueFrom.ConfigMapKeyRef.Optional = nil
+	_, err = Build(ctx, pod, c, PodFacts{}, nodeobjects.NewClientGetter(client))
+	require.Error(t, err)
+	assert.True(t, apierrors.IsNotFound(err), "%v", err)
+	assert.Equal(t, `container "app": env "FLAG": configMap "flags" not found`, err.Error())
 }

@@ -23,7 +23,7 @@
 //   - ServiceEnv gives the service environment variables the kubelet injects
 //     (KUBERNETES_SERVICE_HOST, FOO_SERVICE_PORT, ... from the Services of the pod's namespace
 //     when pod.spec.enableServiceLinks, and of the master service "kubernetes" in "default"
-//     always), which Build adds from PodFacts.ServiceEnv; ServiceWatch holds the cluster's
+//     always), which Build adds from PodFacts.ServiceEnv; nodeobjects.ServiceWatch holds the cluster's
 //     Services for it, from a watch with the node's identity.
 //
 // Errors from Build are what the kubelet reports with reason CreateContainerConfigError; their
@@ -33,7 +33,7 @@
 // Smallest use:
 //
 //	facts := env.PodFacts{HostIPs: nodeIPs, PodIPs: podIPs, Allocatable: node.Status.Allocatable}
-//	res, err := env.Build(ctx, pod, &pod.Spec.Containers[0], facts, env.NewClientGetter(client))
+//	res, err := env.Build(ctx, pod, &pod.Spec.Containers[0], facts, nodeobjects.NewClientGetter(client))
 //	if err != nil { /* CreateContainerConfigError: err.Error() */ }
 //	command, args := env.Command(&pod.Spec.Containers[0], res.Env)
 //	cmd := exec.CommandContext(ctx, command[0], append(command[1:], args...)...)

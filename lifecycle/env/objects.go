@@ -2,6 +2,8 @@ package env
 
 import (
 	"context"
+
+	"github.com/vk-static/vk-static/nodeobjects"
 )
 
 // Object kinds as they read in errors and SkippedKeys.
@@ -14,7 +16,7 @@ const (
 // makeEnvironmentVariables, so that an object referenced by several variables is seen in one
 // state and read once.
 type objectCache struct {
-	getter    ObjectGetter
+	getter    nodeobjects.ObjectGetter
 	namespace string
 	read      map[objectKey]objectRead
 }
@@ -26,7 +28,7 @@ type objectRead struct {
 	err  error
 }
 
-func newObjectCache(getter ObjectGetter, namespace string) *objectCache {
+func newObjectCache(getter nodeobjects.ObjectGetter, namespace string) *objectCache {
 	return &objectCache{getter: getter, namespace: namespace, read: make(map[objectKey]objectRead)}
 }
 

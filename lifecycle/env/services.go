@@ -1,7 +1,6 @@
 package env
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"strconv"
@@ -9,21 +8,21 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/informers/core/v1"
-	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/tools/cache"
+
+	"github.com/vk-static/vk-static/nodeobjects"
 )
 
 // Services is where a pod's service environment variables come from: the cluster's Services,
-// as the kubelet's service informer holds them.
+// as the kubelet's service informer holds them (nodeobjects.ServiceWatch, with the node's
+// identity).
 type Services interface {
 	// List returns every Service the node knows of, in all namespaces.
 	List() ([]*corev1.Service, error)
 	// HasSynced reports whether the Services have been read at least once.
 	HasSynced() bool
 }
+
+var _ Services = (*nodeobjects.ServiceWatch)(nil)
 
 // masterServices are the services of the default namespace every pod gets variables for,
 // whatever its enableServiceLinks (the kubelet's masterServices).
@@ -101,31 +100,3 @@ func FromServices(services []*corev1.Service) []EnvVar {
 }
 
 func envVarName(s string) string { return strings.ToUpper(strings.ReplaceAll(s, "-", "_")) }
-
-// ServiceWatch is Services from a watch of every namespace's Services, as the kubelet's
-// service informer: the Node authorizer lets a node list and watch them all. Run it (an
-// agent component) for as long as pods start.
-type ServiceWatch struct {
-	informer cache.SharedIndexInformer
-	lister   corelisters.ServiceLister
-}
-
-var _ Services = (*ServiceWatch)(nil)
-
-// NewServiceWatch watches the Services through client, with the node's identity.
-func NewServiceWatch(client kubernetes.Interface) *ServiceWatch {
-	inf := v1.NewServiceInformer(client, metav1.NamespaceAll, 0, cache.Indexers{})
-	return &ServiceWatch{informer: inf, lister: corelisters.NewServiceLister(inf.GetIndexer())}
-}
-
-// Run watches until ctx ends.
-func (w *ServiceWatch) Run(ctx context.Context) error {
-	w.informer.RunWithContext(ctx)
-	return nil
-}
-
-// List returns the Services as last seen.
-func (w *ServiceWatch) List() ([]*corev1.Service, error) { return w.lister.List(labels.Everything()) }
-
-// HasSynced reports whether the first list has been read.
-func (w *ServiceWatch) HasSynced() bool { return w.informer.HasSynced() }

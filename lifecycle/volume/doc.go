@@ -76,8 +76,8 @@
 //		PodsDir:          "/var/lib/vk-static/pods",
 //		AllowedHostPaths: []string{"/srv"},
 //		HostPathFlag:     "--process-allowed-host-paths",
-//		Objects:          env.NewClientGetter(client),
-//		Tokens:           volume.NewClientTokenRequester(client),
+//		Objects:          nodeobjects.NewClientGetter(client),
+//		Tokens:           nodeobjects.NewClientTokenRequester(client),
 //		CanMount:         os.Geteuid() == 0,
 //	})
 //	vols, warnings, err := m.Setup(ctx, pod, facts, allocatable) // warnings: the pod's Events

@@ -16,6 +16,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/vk-static/vk-static/lifecycle/env"
+	"github.com/vk-static/vk-static/nodeobjects"
 )
 
 var testNow = time.Date(2026, 11, 23, 7, 0, 0, 0, time.UTC)
@@ -36,7 +37,7 @@ func newTestEnv(t *testing.T, cfg Config, objs ...runtime.Object) *testEnv {
 	if cfg.PodsDir == "" {
 		cfg.PodsDir = filepath.Join(t.TempDir(), "pods")
 	}
-	cfg.Objects = env.NewClientGetter(client)
+	cfg.Objects = nodeobjects.NewClientGetter(client)
 	cfg.Clock = clk
 	if cfg.HostPathFlag == "" {
 		cfg.HostPathFlag = "--process-allowed-host-paths"

@@ -1,23 +1,15 @@
 package volume
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
-)
 
-// ObjectGetter reads the ConfigMaps and Secrets that volumes project, with the node's
-// identity. It has the method set of lifecycle/env's ObjectGetter, so one value serves both.
-// A missing object is reported as the API server's NotFound (apierrors.IsNotFound).
-type ObjectGetter interface {
-	GetConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error)
-	GetSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error)
-}
+	"github.com/vk-static/vk-static/nodeobjects"
+)
 
 // Config is what a Manager needs from the agent.
 type Config struct {
@@ -37,13 +29,13 @@ type Config struct {
 	// in their refusals.
 	RestrictStaticPods     bool
 	RestrictStaticPodsFlag string
-	// Objects reads ConfigMaps and Secrets; nil when there is no API server, and then
-	// volumes that need one are refused.
-	Objects ObjectGetter
+	// Objects reads the ConfigMaps and Secrets that volumes project, with the node's identity;
+	// nil when there is no API server, and then volumes that need one are refused.
+	Objects nodeobjects.ObjectGetter
 	// Tokens requests the service account tokens of projected serviceAccountToken sources
 	// (every API pod has one, in its kube-api-access-* volume); nil when there is no API
 	// server, and then such volumes are refused.
-	Tokens TokenRequester
+	Tokens nodeobjects.TokenRequester
 	// Clock names the timestamped data directories of projected volumes and ages the cached
 	// tokens. Nil: the real clock.
 	Clock clock.Clock
@@ -61,7 +53,7 @@ type Manager struct {
 	// restrictStatic holds static pods to allowedHosts (restrictStaticFlag sets it).
 	restrictStatic     bool
 	restrictStaticFlag string
-	objects            ObjectGetter
+	objects            nodeobjects.ObjectGetter
 	tokens             *tokenCache
 	clock              clock.Clock
 	canMount           bool

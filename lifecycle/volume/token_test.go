@@ -25,6 +25,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/vk-static/vk-static/lifecycle/env"
+	"github.com/vk-static/vk-static/nodeobjects"
 )
 
 // tokenCall is one TokenRequest the fake API server received.
@@ -73,7 +74,7 @@ func (f *fakeIssuer) failWith(err error) {
 	f.err = err
 }
 
-// newTokenTestEnv is newTestEnv whose Manager requests tokens through NewClientTokenRequester
+// newTokenTestEnv is newTestEnv whose Manager requests tokens through nodeobjects.NewClientTokenRequester
 // from a fake clientset answered by the returned issuer, which holds objs and the pod's
 // kube-root-ca.crt.
 func newTokenTestEnv(t *testing.T, objs ...runtime.Object) (*testEnv, *fakeIssuer) {
@@ -85,8 +86,8 @@ func newTokenTestEnv(t *testing.T, objs ...runtime.Object) (*testEnv, *fakeIssue
 	client.PrependReactor("create", "serviceaccounts", issuer.react)
 	m, err := New(Config{
 		PodsDir: filepath.Join(t.TempDir(), "pods"),
-		Objects: env.NewClientGetter(client),
-		Tokens:  NewClientTokenRequester(client),
+		Objects: nodeobjects.NewClientGetter(client),
+		Tokens:  nodeobjects.NewClientTokenRequester(client),
 		Clock:   clk,
 	})
 	require.NoError(t, err)

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/vk-static/vk-static/nodeobjects"
 )
 
 // maxTokenAge is the kubelet's bound on a token's age before it is replaced, whatever its
@@ -50,14 +52,14 @@ func (t cachedToken) dueForRefresh(now time.Time) bool {
 // one pod are serialized by the Manager's pod lock, and the key holds the pod's UID, so two
 // requests for the same key never race; mu guards only the map.
 type tokenCache struct {
-	requester TokenRequester
+	requester nodeobjects.TokenRequester
 	clock     clock.Clock
 
 	mu     sync.Mutex
 	tokens map[tokenKey]cachedToken
 }
 
-func newTokenCache(r TokenRequester, clk clock.Clock) *tokenCache {
+func newTokenCache(r nodeobjects.TokenRequester, clk clock.Clock) *tokenCache {
 	return &tokenCache{requester: r, clock: clk, tokens: map[tokenKey]cachedToken{}}
 }
 

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	podenv "github.com/vk-static/vk-static/lifecycle/env"
+	"github.com/vk-static/vk-static/nodeobjects"
 )
 
 // TestServiceWatchAsANode: a node may list and watch every namespace's Services (the Node
@@ -32,7 +33,7 @@ func TestServiceWatchAsANode(t *testing.T) {
 	}
 	web := create("web")
 
-	w := podenv.NewServiceWatch(env.NodeClient(t, "node-a"))
+	w := nodeobjects.NewServiceWatch(env.NodeClient(t, "node-a"))
 	done := make(chan struct{})
 	go func() { defer close(done); assert.NoError(t, w.Run(ctx)) }()
 	defer func() { cancel(); <-done }()

@@ -19,6 +19,7 @@ import (
 
 	podenv "github.com/vk-static/vk-static/lifecycle/env"
 	"github.com/vk-static/vk-static/lifecycle/volume"
+	"github.com/vk-static/vk-static/nodeobjects"
 )
 
 // tokenClaims are the claims of a bound service account token this test reads.
@@ -63,8 +64,8 @@ func TestKubeAPIAccessVolume(t *testing.T) {
 	node := env.NodeClient(t, nodeName)
 	m, err := volume.New(volume.Config{
 		PodsDir: filepath.Join(t.TempDir(), "pods"),
-		Objects: podenv.NewClientGetter(node),
-		Tokens:  volume.NewClientTokenRequester(node),
+		Objects: nodeobjects.NewClientGetter(node),
+		Tokens:  nodeobjects.NewClientTokenRequester(node),
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Teardown(ctx, pod.UID) })

@@ -1,4 +1,4 @@
-package env
+package nodeobjects
 
 import (
 	"context"
@@ -8,13 +8,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 )
 
-// ObjectGetter reads the API objects a pod's environment may reference, with the node's
-// identity: the Node authorizer lets a node read the secrets and config maps of the pods bound
-// to it. A missing object must be an error for which apierrors.IsNotFound is true, so that an
-// optional reference to it is skipped.
+// ObjectGetter reads the API objects a pod's environment and volumes may reference, with the
+// node's identity: the Node authorizer lets a node read the secrets and config maps of the pods
+// bound to it. A missing object must be an error for which apierrors.IsNotFound is true, so that
+// an optional reference to it is skipped.
 //
-// Static pods never reference them (the sources refuse such manifests), so Build takes a nil
-// ObjectGetter for them.
+// Static pods never reference them (the sources refuse such manifests), so their users take a
+// nil ObjectGetter for them.
 type ObjectGetter interface {
 	GetConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error)
 	GetSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error)

@@ -1,4 +1,4 @@
-package volume
+package nodeobjects
 
 import (
 	"context"
