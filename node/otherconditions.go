@@ -16,28 +16,34 @@ import (
 // withOthersConditions is status with the conditions of target that neither the agent owns nor
 // the provider reported, in target's order: status then equals target when only others wrote.
 func withOthersConditions(status, target *corev1.PodStatus) *corev1.PodStatus {
-	ours := make(map[corev1.PodConditionType]corev1.PodCondition, len(status.Conditions))
-	for _, c := range status.Conditions {
-		ours[c.Type] = c
-	}
+	// A pod has a handful of conditions: scans, where maps of them cost two allocations on
+	// every status write.
 	conditions := make([]corev1.PodCondition, 0, len(status.Conditions)+len(target.Conditions))
-	placed := make(map[corev1.PodConditionType]bool, len(ours))
 	for _, c := range target.Conditions { // the API server's order: a merge keeps it
-		if mine, ok := ours[c.Type]; ok {
+		if mine, ok := lastOfType(status.Conditions, c.Type); ok {
 			conditions = append(conditions, mine)
-			placed[c.Type] = true
 		} else if !podstatus.IsOwned(c.Type) {
 			conditions = append(conditions, c)
 		}
 	}
 	for _, c := range status.Conditions {
-		if !placed[c.Type] {
+		if _, placed := podstatus.Find(target.Conditions, c.Type); !placed {
 			conditions = append(conditions, c)
 		}
 	}
 	out := *status
 	out.Conditions = conditions
 	return &out
+}
+
+// lastOfType is the last condition of type t in conds.
+func lastOfType(conds []corev1.PodCondition, t corev1.PodConditionType) (corev1.PodCondition, bool) {
+	for i := len(conds) - 1; i >= 0; i-- {
+		if conds[i].Type == t {
+			return conds[i], true
+		}
+	}
+	return corev1.PodCondition{}, false
 }
 
 // withoutOthersConditions is status with only the conditions the agent owns or the provider

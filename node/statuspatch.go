@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -17,13 +18,26 @@ import (
 // server answers with the whole pod, which nobody here reads (the watch brings the pod back):
 // through a real REST client the answer is not decoded — at 1000 pods starting, decoding it
 // was a fifth of the agent's allocations (docs/performance.md, "Closing the gaps to the
-// floor"). A client without one (client-go's fake) takes the typed path.
+// floor"), nor even read into memory. A client without one (client-go's fake) takes the typed path.
 func patchPodStatus(ctx context.Context, client kubernetes.Interface, namespace, name string, patch []byte) error {
 	if rc, ok := client.CoreV1().RESTClient().(*rest.RESTClient); ok && rc != nil {
-		return rc.Patch(types.StrategicMergePatchType).Namespace(namespace).Resource("pods").Name(name).
-			SubResource("status").Body(patch).Do(ctx).Error()
+		return sendDroppingAnswer(ctx, rc.Patch(types.StrategicMergePatchType).Namespace(namespace).
+			Resource("pods").Name(name).SubResource("status").Body(patch))
 	}
 	_, err := client.CoreV1().Pods(namespace).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	return err
+}
+
+// sendDroppingAnswer sends req and drops the API server's answer unread: Stream, not Do, as
+// Do reads the whole answer into memory first. An error answer is still an API error
+// (apierrors.IsNotFound and the like see it).
+func sendDroppingAnswer(ctx context.Context, req *rest.Request) error {
+	body, err := req.Stream(ctx)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	_, err = io.Copy(io.Discard, body) // to its end, so that the connection's stream is done
 	return err
 }
 
