@@ -145,8 +145,8 @@ $(KUBELET):
 # 12 minutes). bench-full adds api-10k (the three side by side), cri-50 beside the kubelet
 # itself (as root: the whole run then goes into a network namespace of its own, since the
 # kubelet refuses a loopback node IP; the CNI loopback plugin comes with testbin) and agents-20
-# (20 agents on one control plane); bench-cri runs only cri-50 beside the kubelet (root, about
-# 2 minutes a round). Results go to bench/results/last.json. BENCH_ARGS passes harness flags,
+# (20 agents on one control plane); bench-cri runs only cri-50 beside the kubelet and the CRI
+# floor (bench/floor's CRIAgent; root, about 5 minutes a round of the three). Results go to bench/results/last.json. BENCH_ARGS passes harness flags,
 # e.g. BENCH_ARGS='-profiles /tmp/prof' or '-rounds 5'; compare two runs with
 # `go run ./bench/cmd/vkbench compare OLD.json NEW.json`. See docs/performance.md.
 BENCH_ARGS ?=
@@ -156,13 +156,13 @@ bench: testbin build $(KWOK)
 
 bench-full: testbin build $(KWOK) $(KUBELET)
 	@peers='$(BENCH_PEERS)'; \
-	if [ "$$(id -u)" = 0 ]; then peers='-peers floor,kwok,kubelet -kwok $(KWOK) -kubelet $(KUBELET)'; \
+	if [ "$$(id -u)" = 0 ]; then peers='-peers floor,kwok,kubelet,crifloor -kwok $(KWOK) -kubelet $(KUBELET)'; \
 	else echo "not root: cri-50 runs without the kubelet beside it (it needs a network namespace of its own)"; fi; \
 	echo "$(GO) run ./bench/cmd/vkbench -scenarios all $$peers $(BENCH_ARGS)"; \
 	$(GO) run ./bench/cmd/vkbench -scenarios all $$peers $(BENCH_ARGS)
 
 bench-cri: testbin build $(KUBELET)
-	$(GO) run ./bench/cmd/vkbench -scenarios cri-50 -peers kubelet -kubelet $(KUBELET) $(BENCH_ARGS)
+	$(GO) run ./bench/cmd/vkbench -scenarios cri-50 -peers kubelet,crifloor -kubelet $(KUBELET) $(BENCH_ARGS)
 
 clean:
 	rm -rf $(BIN)

@@ -20,6 +20,9 @@ const (
 	// and a node address other than loopback (vkbench -peers kubelet runs in a network
 	// namespace of its own).
 	PeerKubelet = "kubelet"
+	// PeerCRIFloor is the least work any agent must do on CRI (bench/floor's CRIAgent, started
+	// through bench/cmd/crifloor), in cri-50 only.
+	PeerCRIFloor = "crifloor"
 )
 
 // Peer is an agent a scenario runs against: Binary takes vk-static's node flags as
@@ -191,6 +194,7 @@ func WritePeerTable(w io.Writer, results []*Result, peers []string) {
 			fmt.Fprintln(tw)
 		}
 		tw.Flush()
+		writePeerCRICalls(w, runs, present)
 		for _, p := range present {
 			var rounds []string
 			for _, r := range runs[p] {

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	criclient "k8s.io/cri-client/pkg"
 
+	"github.com/vk-static/vk-static/bench/criproxy"
 	"github.com/vk-static/vk-static/test/support/testcontainerd"
 	"github.com/vk-static/vk-static/test/support/testimage"
 )
@@ -49,6 +51,12 @@ type CRIResult struct {
 	ShimsGoneSeconds      float64 `json:"shimsGoneSeconds,omitempty"`
 	ContainersGoneSeconds float64 `json:"containersGoneSeconds,omitempty"`
 	Leftovers             string  `json:"leftovers,omitempty"`
+	// StartCalls are the agent's CRI calls by method from the first manifest written until the
+	// agent's API requests settled after every mirror was Running; RemoveCalls from the first
+	// manifest removed until containerd was empty. Both as the timing proxy between the agent
+	// and containerd saw them (bench/criproxy), the same for every peer.
+	StartCalls  map[string]CRICall `json:"startCalls,omitempty"`
+	RemoveCalls map[string]CRICall `json:"removeCalls,omitempty"`
 }
 
 // criManifest is a static host-network pod of one container from criImage, running the
@@ -86,6 +94,16 @@ func runCRIPods(ctx context.Context, s *session, n int, quiet time.Duration) (_ 
 			err = errors.Join(err, fmt.Errorf("stop containerd: %w", stopErr))
 		}
 	}()
+	// Every agent reaches containerd through the same timing proxy (bench/criproxy).
+	proxy, err := criproxy.Start(filepath.Join(s.r.WorkDir, s.node+"-cri.sock"), cd.Endpoint())
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if closeErr := proxy.Close(); closeErr != nil {
+			err = errors.Join(err, fmt.Errorf("stop the CRI proxy: %w", closeErr))
+		}
+	}()
 	img, err := testimage.Build(testimage.Options{Cmd: []string{"sleep"}})
 	if err != nil {
 		return nil, err
@@ -93,7 +111,7 @@ func runCRIPods(ctx context.Context, s *session, n int, quiet time.Duration) (_ 
 	if err := testimage.Import(ctx, cd, criImage, img); err != nil {
 		return nil, err
 	}
-	ready, err := s.startAgent(ctx, n+100, "--provider", "cri", "--container-runtime-endpoint", cd.Endpoint())
+	ready, err := s.startAgent(ctx, n+100, "--provider", "cri", "--container-runtime-endpoint", proxy.Endpoint())
 	if err != nil {
 		return nil, err
 	}
@@ -103,9 +121,11 @@ func runCRIPods(ctx context.Context, s *session, n int, quiet time.Duration) (_ 
 	if err != nil {
 		return nil, err
 	}
+	proxy.Reset()
 	files, err := s.startStaticPods(ctx, res, n, func(name string) []byte { return criManifest(name, s.ns) })
+	cr.StartCalls = criCalls(proxy.Calls())
 	if err != nil {
-		return nil, err
+		return res, err
 	}
 	cdQuiet, err := readProc(cd.PID())
 	if err != nil {
@@ -126,6 +146,7 @@ func runCRIPods(ctx context.Context, s *session, n int, quiet time.Duration) (_ 
 		s.name, res.Idle.CPUPercent, cr.AgentRSSMB, cr.QuietContainerdCPUPercent, cr.ContainerdRSSMB,
 		cr.Shims, cr.QuietShimCPUPercent, cr.ShimRSSSumMB, cr.ShimPssSumMB)
 
+	proxy.Reset()
 	delStart, err := s.removeStaticPods(ctx, res, files)
 	if err != nil {
 		return nil, err
@@ -138,6 +159,7 @@ func runCRIPods(ctx context.Context, s *session, n int, quiet time.Duration) (_ 
 		left = runtimeLeftovers(ctx, cd)
 		return left == "", nil
 	})
+	cr.RemoveCalls = criCalls(proxy.Calls())
 	if err != nil {
 		cr.Leftovers = left
 		res.Error = fmt.Sprintf("left in containerd %s after every mirror pod was gone: %s", criGoneTimeout, left)
@@ -224,6 +246,7 @@ func writeCRI(w io.Writer, r *Result) {
 		r.Scenario, r.StartCPUSeconds, c.StartContainerdCPUSeconds, c.StartShimCPUSeconds)
 	fmt.Fprintf(w, "%s: quiet window, %% of a core: agent %.2f, containerd %.2f, %d shims %.2f in all; RSS MB: agent %.1f, containerd %.1f, shims %.1f in all (Pss %.1f)\n",
 		r.Scenario, idle, c.QuietContainerdCPUPercent, c.Shims, c.QuietShimCPUPercent, c.AgentRSSMB, c.ContainerdRSSMB, c.ShimRSSSumMB, c.ShimPssSumMB)
+	writeCRICalls(w, r.Scenario, c.StartCalls)
 	if c.Leftovers != "" {
 		fmt.Fprintf(w, "%s: LEFT in containerd after removal: %s\n", r.Scenario, c.Leftovers)
 	} else {

@@ -41,7 +41,7 @@ func Scenarios() map[string]Scenario {
 			run: func(ctx context.Context, s *session) (*Result, error) {
 				return runProcessPods(ctx, s, 100, processQuiet)
 			}},
-		{Name: "cri-50", Peers: []string{PeerKubelet}, Description: "50 static pods from one image on the CRI provider and a throwaway containerd: every mirror Running, the agent's CPU and RSS beside containerd's and its shims' while they run, removed with no container left",
+		{Name: "cri-50", Peers: []string{PeerKubelet, PeerCRIFloor}, Description: "50 static pods from one image on the CRI provider and a throwaway containerd: every mirror Running, the agent's CPU and RSS beside containerd's and its shims' while they run, removed with no container left",
 			run: func(ctx context.Context, s *session) (*Result, error) {
 				return runCRIPods(ctx, s, 50, criQuiet)
 			}},

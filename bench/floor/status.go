@@ -39,13 +39,19 @@ func RunningStatus(pod *corev1.Pod, now metav1.Time) corev1.PodStatus {
 // RunningStatus; the UID in it makes the API server refuse it for a pod of the same name
 // created since (as the kubelet's status manager does).
 func statusPatch(pod *corev1.Pod, now metav1.Time) ([]byte, error) {
+	return patchOf(pod, RunningStatus(pod, now))
+}
+
+// patchOf is the strategic-merge patch of pod's status subresource that makes it st, with
+// pod's UID as statusPatch's.
+func patchOf(pod *corev1.Pod, st corev1.PodStatus) ([]byte, error) {
 	type meta struct {
 		UID string `json:"uid"`
 	}
 	return json.Marshal(struct {
 		Metadata meta             `json:"metadata"`
 		Status   corev1.PodStatus `json:"status"`
-	}{meta{string(pod.UID)}, RunningStatus(pod, now)})
+	}{meta{string(pod.UID)}, st})
 }
 
 // needsStatus: a pod the floor has not made Running yet and that is not ending.

@@ -53,7 +53,7 @@ func run(args []string) int {
 	idle := fs.Duration("idle", 60*time.Second, "idle-1k's measuring window")
 	agentArgs := fs.String("agent-args", "", "extra agent flags, space-separated (e.g. '--pod-sync-workers=32')")
 	keep := fs.Bool("keep", false, "keep the work directory (agent logs) and control-plane logs")
-	peersFlag := fs.String("peers", "", "comma-separated peers to run beside vk-static, alternating, in the scenarios that apply (api-1k, api-10k: floor and kwok; static-1k: floor; cri-50: kubelet): floor, kwok, kubelet. With kubelet the whole run is in a network namespace of its own (root), every agent with --node-ip "+netns.NodeIP.String())
+	peersFlag := fs.String("peers", "", "comma-separated peers to run beside vk-static, alternating, in the scenarios that apply (api-1k, api-10k: floor and kwok; static-1k: floor; cri-50: kubelet and crifloor): floor, kwok, kubelet, crifloor. With kubelet the whole run is in a network namespace of its own (root), every agent with --node-ip "+netns.NodeIP.String())
 	rounds := fs.Int("rounds", 3, "with -peers: rounds per peer; the tables show medians")
 	floorBin := fs.String("floor", "", "with -peers floor: the floor binary (default: go build ./bench/cmd/floor into the work dir)")
 	rounds10k := fs.Int("rounds-10k", 0, "with -peers: rounds per peer of api-10k, minutes each (default: -rounds)")
@@ -237,12 +237,12 @@ func selectPeers(spec string) ([]string, error) {
 	for _, p := range strings.Split(spec, ",") {
 		switch p = strings.TrimSpace(p); p {
 		case "":
-		case bench.PeerFloor, bench.PeerKWOK, bench.PeerKubelet:
+		case bench.PeerFloor, bench.PeerKWOK, bench.PeerKubelet, bench.PeerCRIFloor:
 			if !slices.Contains(out, p) {
 				out = append(out, p)
 			}
 		default:
-			return nil, fmt.Errorf("unknown peer %q (have: %s, %s, %s)", p, bench.PeerFloor, bench.PeerKWOK, bench.PeerKubelet)
+			return nil, fmt.Errorf("unknown peer %q (have: %s, %s, %s, %s)", p, bench.PeerFloor, bench.PeerKWOK, bench.PeerKubelet, bench.PeerCRIFloor)
 		}
 	}
 	return out, nil
@@ -266,6 +266,12 @@ func preparePeers(names []string, agent string, bins peerBinaries, dir string, e
 			bin, err := toolBinary(bins.floor, dir, "./bench/cmd/floor", "-floor")
 			if err != nil {
 				return nil, fmt.Errorf("floor binary: %w", err)
+			}
+			peers = append(peers, bench.Peer{Name: name, Binary: bin})
+		case bench.PeerCRIFloor:
+			bin, err := toolBinary("", dir, "./bench/cmd/crifloor", "")
+			if err != nil {
+				return nil, fmt.Errorf("crifloor binary: %w", err)
 			}
 			peers = append(peers, bench.Peer{Name: name, Binary: bin})
 		case bench.PeerKWOK:
