@@ -29,7 +29,7 @@ FUZZTIME_API ?= 10s
 
 export VK_STATIC_TESTBIN := $(TESTBIN)
 
-.PHONY: all build test fuzz testbin cri-testbin kubectl lint run demo bench bench-full bench-cri clean
+.PHONY: all build test fuzz testbin cri-testbin kubectl lint run demo bench bench-full bench-cri bench-heap clean
 
 all: build
 
@@ -163,6 +163,11 @@ bench-full: testbin build $(KWOK) $(KUBELET)
 
 bench-cri: testbin build $(KUBELET)
 	$(GO) run ./bench/cmd/vkbench -scenarios cri-50 -peers kubelet,crifloor -kubelet $(KUBELET) $(BENCH_ARGS)
+
+# bench-heap reports the agent's live heap per API pod at 1k and 10k pods (agent's
+# BenchmarkHeapPerAPIPod, the whole agent in process on the test control plane; about 3 minutes).
+bench-heap: testbin
+	$(GO) test -run '^$$' -bench HeapPerAPIPod -benchtime 1x ./agent/
 
 clean:
 	rm -rf $(BIN)
