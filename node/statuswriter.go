@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -210,11 +211,13 @@ func (w *statusWriter) recordStarted(pod *corev1.Pod, before, after *corev1.PodS
 
 // normalize truncates status's timestamps to whole seconds, as the API server stores them
 // (metav1.Time has second precision on the wire): comparing an untruncated status with the one
-// the watch echoes back would always differ and write again.
+// the watch echoes back would always differ and write again. It truncates rather than takes
+// metav1.Time.Rfc3339Copy, which formats and parses every timestamp on every status write:
+// the wire and the comparison (sameStatus) both see seconds since the epoch, not the location.
 func normalize(s *corev1.PodStatus) *corev1.PodStatus {
 	trunc := func(t *metav1.Time) {
 		if t != nil {
-			*t = t.Rfc3339Copy()
+			*t = wholeSeconds(*t)
 		}
 	}
 	for i := range s.Conditions {
@@ -222,7 +225,7 @@ func normalize(s *corev1.PodStatus) *corev1.PodStatus {
 		trunc(&s.Conditions[i].LastTransitionTime)
 	}
 	if s.StartTime != nil { // may be shared with the API object: replace, never write through
-		t := s.StartTime.Rfc3339Copy()
+		t := wholeSeconds(*s.StartTime)
 		s.StartTime = &t
 	}
 	for _, list := range [][]corev1.ContainerStatus{s.InitContainerStatuses, s.ContainerStatuses, s.EphemeralContainerStatuses} {
@@ -239,6 +242,11 @@ func normalize(s *corev1.PodStatus) *corev1.PodStatus {
 		}
 	}
 	return s
+}
+
+// wholeSeconds is t at the precision the API server stores it.
+func wholeSeconds(t metav1.Time) metav1.Time {
+	return metav1.NewTime(t.Truncate(time.Second))
 }
 
 // buildStatus is the status to write: the provider's, with every condition the agent owns
