@@ -84,6 +84,7 @@ func peerMetrics() []peerMetric {
 		{"all Running s", allRunning},
 		{"start p99 s", startP99},
 		{"agent CPU s", agentCPU},
+		{"CPU ms/pod write", cpuPerWrite},
 		{"peak RSS MB", peakRSS},
 		{"all deleted s", deleted},
 		{"writes/pod (start)", func(r *Result) float64 { return r.WritesPerPod }},
@@ -95,6 +96,17 @@ func startP99(r *Result) float64   { return r.StartLatency.P99 }
 func agentCPU(r *Result) float64   { return r.StartCPUSeconds + r.DeleteCPUSeconds }
 func peakRSS(r *Result) float64    { return r.PeakRSSMB }
 func deleted(r *Result) float64    { return r.DeleteSeconds }
+
+// cpuPerWrite is the agent's CPU (start + delete) per write of a pod or event (issue 28: the
+// agent makes the kubelet's writes, twice the floor's, so its CPU is compared per write); 0
+// when no writes were counted.
+func cpuPerWrite(r *Result) float64 {
+	writes := requestCounts(r.StartRequests).podWrites() + requestCounts(r.DeleteRequests).podWrites()
+	if writes == 0 {
+		return 0
+	}
+	return agentCPU(r) * 1000 / writes
+}
 
 // peerRuns are one scenario's results by peer, each peer's in round order.
 type peerRuns map[string][]*Result
