@@ -29,6 +29,11 @@
 // on a containerd of the same configuration, one fresh containerd per run): the kubelet
 // refuses a loopback node IP, so vkbench -peers kubelet runs everything in a network namespace
 // of its own (test/support/netns) and Runner.NodeIP gives every agent its second address on lo.
+// cri-50 also applies with the CRI floor (bench/floor's CRIAgent through bench/cmd/crifloor):
+// RunPodSandbox, CreateContainer and StartContainer per pod, all at once, beside the mirror's
+// create, then one status patch. Every cri-50 agent reaches containerd through the same timing
+// proxy (bench/criproxy), so CRIResult.StartCalls holds each agent's CRI calls by method
+// (count, percentiles, most in flight at once, histogram) measured by one instrument.
 // agents-20 runs 20 agents with node identities of their own on one control plane and reports
 // the API requests per second each costs, at rest and under load, beside their CPU and RSS.
 // Performance is reported, never asserted: Result.Goals says which issue-6 goal was met.
