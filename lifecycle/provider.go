@@ -34,7 +34,7 @@ type Provider struct {
 	byName  map[string]types.UID // podutil.FullName → the UID it currently runs
 	workers map[types.UID]*podWorker
 	notify  func(*corev1.Pod)
-	// notifier delivers statuses to notify in order (notify.go).
+	// notifier delivers statuses to notify in order (status.go).
 	notifier *notifier
 	// runCtx is Run's context, nil before Run: workers start with it.
 	runCtx context.Context
@@ -215,7 +215,7 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 
 // UpdatePod takes an API pod's new spec and metadata. What the kubelet acts on is acted on at
 // the next sync: a new activeDeadlineSeconds, a container whose image changed (restarted),
-// new labels and annotations (the volumes are refreshed on that sync, volumerefresh.go).
+// new labels and annotations (the volumes are refreshed on that sync, refreshVolumesSoonLocked).
 func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()

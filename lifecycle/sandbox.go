@@ -1,11 +1,90 @@
 package lifecycle
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 )
+
+// runSandbox creates the pod's sandbox.
+func (p *Provider) runSandbox(ctx context.Context, uid types.UID) bool {
+	p.mu.Lock()
+	st, ok := p.pods[uid]
+	if !ok {
+		p.mu.Unlock()
+		return false
+	}
+	pod := st.pod
+	p.mu.Unlock()
+
+	cfg := sandboxConfig(pod, p.podLogDir(uid))
+	hostname, err := kernelHostname(pod, p.cfg.ClusterDomain)
+	var id string
+	if err == nil {
+		cfg.Hostname = hostname
+		id, err = p.rt.RunSandbox(ctx, cfg)
+	}
+	var ips []string
+	var unremoved string
+	if err == nil && !pod.Spec.HostNetwork {
+		if ips, err = p.sandboxIPs(ctx, id); err != nil {
+			// A sandbox whose addresses are unknown would give the pod the node's (see
+			// podIPsLocked): it goes, and the next try makes another.
+			if rerr := p.dropSandbox(ctx, id); rerr != nil {
+				// Not forgotten: the pod's next syncs try again (leftovers.go).
+				klog.FromContext(ctx).Error(rerr, "Removing a sandbox whose addresses are unknown; tried again", "sandboxID", id)
+				unremoved = id
+			}
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if unremoved != "" {
+		st.leftovers.sandboxes = append(st.leftovers.sandboxes, unremoved)
+	}
+	if err != nil {
+		p.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+		p.wakeLocked(uid, p.cfg.Clock.Now().Add(retryAfter))
+		return false
+	}
+	st.sandboxID, st.podIPs = id, ips
+	return true
+}
+
+// sandboxIPs are the addresses the runtime gave a sandbox on the pod network: none from a
+// runtime whose pods share the host's network. An error when the runtime cannot say.
+func (p *Provider) sandboxIPs(ctx context.Context, id string) ([]string, error) {
+	sandboxes, err := p.rt.ListSandboxes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the addresses of sandbox %s: %w", id, err)
+	}
+	for _, sb := range sandboxes {
+		if sb.ID == id {
+			return sb.IPs, nil
+		}
+	}
+	return nil, fmt.Errorf("reading the addresses of sandbox %s: the runtime does not list it", id)
+}
+
+func sandboxConfig(pod *corev1.Pod, logDir string) *SandboxConfig {
+	cfg := &SandboxConfig{
+		PodUID: pod.UID, Namespace: pod.Namespace, Name: pod.Name,
+		Hostname: podHostname(pod), HostNetwork: pod.Spec.HostNetwork,
+		Labels:       map[string]string{LabelPodUID: string(pod.UID), LabelPodName: pod.Name, LabelPodNamespace: pod.Namespace},
+		LogDirectory: logDir,
+		Pod:          pod,
+	}
+	for _, c := range pod.Spec.Containers {
+		for _, port := range c.Ports {
+			cfg.Ports = append(cfg.Ports, PortMapping{Protocol: string(port.Protocol), ContainerPort: port.ContainerPort, HostPort: port.HostPort, HostIP: port.HostIP})
+		}
+	}
+	return cfg
+}
 
 // hostnameMaxLen is the longest hostname the kernel takes (sethostname: 64 bytes with the
 // terminating NUL); runc fails a longer one with "sethostname: invalid argument".
