@@ -82,6 +82,7 @@ type peerMetric struct {
 func peerMetrics() []peerMetric {
 	return []peerMetric{
 		{"all Running s", allRunning},
+		{"Running after last create s", func(r *Result) float64 { return r.AfterLastSentSeconds }},
 		{"start p99 s", startP99},
 		{"agent CPU s", agentCPU},
 		{"CPU ms/pod write", cpuPerWrite},

@@ -43,6 +43,10 @@ type Result struct {
 	// Start-up of the pods.
 	AllRunningSeconds float64 `json:"allRunningSeconds,omitempty"` // first create (or manifest write) → last pod seen Running
 	PodsPerSecond     float64 `json:"podsPerSecond,omitempty"`
+	// AfterLastSentSeconds is the last create (or manifest write) → last pod seen Running: all
+	// Running without the time the load driver took to send the pods, which moves with the
+	// machine's load whichever agent runs (docs/performance.md, "CPU per write").
+	AfterLastSentSeconds float64 `json:"afterLastSentSeconds,omitempty"`
 	// NeverRunning pods were still not Running when no pod had changed state for 30 s (an
 	// agent bug: the mock provider runs every pod at once); NeverRunningPods shows a few.
 	NeverRunning     int         `json:"neverRunning,omitempty"`

@@ -186,6 +186,7 @@ func fillStartLatencies(res *Result, pods []podTimes, names []string, sent []tim
 		return // no pod ran: nothing to time (and the run is marked failed, see incomplete)
 	}
 	res.AllRunningSeconds = lastOf(runningAt).Sub(start).Seconds()
+	res.AfterLastSentSeconds = max(lastOf(runningAt).Sub(lastOf(sent)).Seconds(), 0)
 	res.PodsPerSecond = float64(len(runningAt)) / res.AllRunningSeconds
 }
 
