@@ -103,7 +103,8 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	held := previous(last, &target.Status)
 	status := normalize(buildStatus(&target.Spec, held, st.status, metav1.NewTime(w.cfg.Clock.Now())))
 	status = withOthersConditions(status, &target.Status) // otherconditions.go
-	built := encodeStatus(status) // compared twice below: encoded once
+	// Compared twice below: encoded once.
+	built := encodeStatus(status)
 	if built.same(&target.Status) {
 		// The API object shows it (the watch echoed our write): nothing to keep for it.
 		w.settle(target.UID, agreed)
