@@ -91,7 +91,8 @@ func (r *EventRecorder) Run(ctx context.Context) error {
 }
 
 // post creates ev. Through a real REST client the API server's answer (the event again) is
-// neither decoded nor read: nothing reads it (docs/performance.md, "Closing the gaps to the floor").
+// neither decoded nor read: nothing reads it (docs/performance.md, "Closing the gaps to the
+// floor").
 func (r *EventRecorder) post(ctx context.Context, ev *corev1.Event) error {
 	if c, ok := r.events.(interface{ RESTClient() rest.Interface }); ok {
 		if rc, ok := c.RESTClient().(*rest.RESTClient); ok && rc != nil {
