@@ -125,7 +125,7 @@ func writePeerCRICalls(w io.Writer, runs peerRuns, peers []string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "\t")
 	for _, p := range peers {
-		fmt.Fprintf(tw, "%s\t\t\t", p)
+		fmt.Fprintf(tw, "%s calls\tp50/p90/p99 ms\tin flight\t", p)
 	}
 	fmt.Fprintln(tw)
 	for _, m := range criMethodOrder(methods) {
