@@ -12,11 +12,8 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"net/http"
-	"net/http/pprof"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -76,28 +73,10 @@ func run(args []string) error {
 	ctx = klog.NewContext(ctx, klog.Background())
 	a := &floor.CRIAgent{Client: client, Runtime: runtimeapi.NewRuntimeServiceClient(conn), Node: f.Node, ManifestDir: f.ManifestDir}
 
-	mux := http.NewServeMux()
-	ok := func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }
-	mux.HandleFunc("/healthz", ok)
-	// No metrics of its own: an empty page, so the bench's scrapes find nothing rather than fail.
-	mux.HandleFunc("/metrics", func(http.ResponseWriter, *http.Request) {})
-	mux.HandleFunc("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		if !a.Ready() {
-			http.Error(w, "not ready", http.StatusServiceUnavailable)
-			return
-		}
-		ok(w, r)
-	})
-	if f.Profiling {
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(f.HealthzAddr, strconv.Itoa(f.HealthzPort)))
+	srv, err := floor.ServeHealth(f.HealthzAddr, f.HealthzPort, f.Profiling, a.Ready)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: mux}
-	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 	return a.Run(ctx)
 }
