@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/vk-static/vk-static/backoff"
+	"github.com/vk-static/vk-static/internal/runresult"
 	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/podmanager"
 	"github.com/vk-static/vk-static/podutil"
@@ -137,9 +138,8 @@ type PodController struct {
 	// catchUp is the back-off of a key whose sync waits for the watch (errWaitForWatch).
 	catchUp workqueue.TypedRateLimiter[string]
 
-	ready, done chan struct{}
-	errMu       sync.Mutex
-	err         error
+	ready chan struct{}
+	ended runresult.Result
 }
 
 // NewPodController validates cfg and returns a controller; Run starts it. The controller's work
@@ -189,7 +189,6 @@ func NewPodController(cfg PodControllerConfig) (*PodController, error) {
 		seen:    map[string]bool{},
 		ready:   make(chan struct{}),
 		catchUp: backoff.Limiter[string](catchUpRetry()),
-		done:    make(chan struct{}),
 	}
 	c.writer = newStatusWriter(cfg, c.states)
 	cfg.Metrics.trackProviderPods(c.states.len)
@@ -200,24 +199,15 @@ func NewPodController(cfg PodControllerConfig) (*PodController, error) {
 func (c *PodController) Ready() <-chan struct{} { return c.ready }
 
 // Done is closed when Run has returned.
-func (c *PodController) Done() <-chan struct{} { return c.done }
+func (c *PodController) Done() <-chan struct{} { return c.ended.Done() }
 
 // Err is the error Run returned, once Done is closed.
-func (c *PodController) Err() error {
-	c.errMu.Lock()
-	defer c.errMu.Unlock()
-	return c.err
-}
+func (c *PodController) Err() error { return c.ended.Err() }
 
 // Run adopts the pods the provider already runs, then consumes updates and syncs pods until
 // ctx is cancelled. It returns after every goroutine it started has stopped.
 func (c *PodController) Run(ctx context.Context) (err error) {
-	defer func() {
-		c.errMu.Lock()
-		c.err = err
-		c.errMu.Unlock()
-		close(c.done)
-	}()
+	defer func() { c.ended.Finish(err) }()
 	logger := klog.FromContext(ctx).WithName("pod-controller")
 	ctx = klog.NewContext(ctx, logger)
 
