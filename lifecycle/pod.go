@@ -175,6 +175,7 @@ func (p *Provider) forgetLocked(uid types.UID) {
 		delete(p.byName, key)
 	}
 	delete(p.workers, uid)
+	delete(p.podFiles, uid)
 	for name, rec := range st.containers {
 		rec.closeExited()
 		p.restarts.Reset(containerKey{uid: uid, name: name})

@@ -33,6 +33,8 @@ type Provider struct {
 	pods    map[types.UID]*podState
 	byName  map[string]types.UID // podutil.FullName → the UID it currently runs
 	workers map[types.UID]*podWorker
+	// podFiles orders each pod's record writes (store.go).
+	podFiles map[types.UID]*podFileWrites
 	notify  func(*corev1.Pod)
 	// notifier delivers statuses to notify in order (status.go).
 	notifier *notifier
@@ -102,6 +104,7 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 		pods:     map[types.UID]*podState{},
 		byName:   map[string]types.UID{},
 		workers:  map[types.UID]*podWorker{},
+		podFiles: map[types.UID]*podFileWrites{},
 		stats:    &statsSamples{},
 		notifier: newNotifier(),
 		sysctls:  sysctls,
@@ -183,11 +186,18 @@ func (p *Provider) NotifyPods(_ context.Context, cb func(*corev1.Pod)) {
 
 // CreatePod accepts pod and starts its worker. A pod the provider already runs (restored after
 // an agent restart) is kept as it is.
+//
+// The pod's record is written, with its syncs, after p.mu is released: the node creates pods
+// from several workers, and under p.mu the syncs of one would hold back every other (and every
+// status read). The pod is accepted (in p.pods) from the start, as admission counts it, but its
+// worker starts only once the record is on disk, so nothing of it runs without the record: a
+// crash before that leaves neither the record nor a container. A DeletePod meanwhile writes a
+// newer record, which the older one does not replace (podFileWrites).
 func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 	defer p.publish(pod.UID)
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if _, ok := p.pods[pod.UID]; ok {
+		p.mu.Unlock()
 		return nil
 	}
 	st := &podState{
@@ -203,12 +213,30 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 	} else if msg := limitsNotEnforced(p.rt, pod); msg != "" {
 		p.cfg.Recorder.Event(pod, corev1.EventTypeWarning, "LimitsNotEnforced", msg)
 	}
-	if err := p.savePod(st); err != nil {
+	rec, err := p.encodePodLocked(st)
+	if err != nil {
+		p.mu.Unlock()
 		return fmt.Errorf("lifecycle: keep pod %s: %w", klog.KObj(pod), err)
 	}
-	p.adoptKeptLocked(ctx, st)
 	p.pods[pod.UID] = st
 	p.byName[podutil.FullName(pod)] = pod.UID
+	p.mu.Unlock()
+
+	err = rec.write()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.pods[pod.UID] != st {
+		return nil // forgotten meanwhile
+	}
+	if err != nil {
+		if !st.deleting && st.evicted == "" {
+			// Not accepted after all: the node calls CreatePod again.
+			p.forgetLocked(pod.UID)
+			return fmt.Errorf("lifecycle: keep pod %s: %w", klog.KObj(pod), err)
+		}
+		// Deleted or evicted meanwhile: that record was written, or its error logged.
+	}
+	p.adoptKeptLocked(ctx, st)
 	p.startWorkerLocked(pod.UID)
 	return nil
 }

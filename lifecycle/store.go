@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,24 +41,69 @@ type savedPod struct {
 
 // savePod writes the pod's file atomically and durably (atomicfile: a synced temporary file
 // renamed over it, the directory synced): after a crash or a power loss a restarted agent finds
-// the old record or the new one, never an empty one.
+// the old record or the new one, never an empty one. Called with p.mu held.
 func (p *Provider) savePod(st *podState) error {
-	dir := filepath.Join(p.cfg.podsDir(), string(st.pod.UID))
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	rec, err := p.encodePodLocked(st)
+	if err != nil {
 		return err
 	}
-	// The new directory's own entry in the pods directory must reach the disk too.
-	if err := atomicfile.SyncDir(p.cfg.podsDir()); err != nil {
-		return err
-	}
+	return rec.write()
+}
+
+// podFileWrites orders the writes of one pod's file. A record is encoded under p.mu, so it is the
+// pod's state at one moment, and may be written after p.mu is released (CreatePod: the syncs
+// then do not hold every other pod's call back); a record is never written over a newer one.
+type podFileWrites struct {
+	encoded uint64     // the last record's number; guarded by p.mu
+	mu      sync.Mutex // held while writing, never while taking p.mu
+	written uint64     // the number of the record on disk; guarded by mu
+}
+
+// podRecord is one encoded record of a pod, to be written by write.
+type podRecord struct {
+	file *podFileWrites
+	seq  uint64
+	dir  string
+	data []byte
+}
+
+// encodePodLocked encodes the pod's record as it is now.
+func (p *Provider) encodePodLocked(st *podState) (*podRecord, error) {
 	pod := st.pod.DeepCopy()
 	pod.Status = corev1.PodStatus{}
 	data, err := json.Marshal(savedPod{Pod: pod, StartTime: st.startTime, Refused: st.refused, RefusedReason: st.refusedReason, Deleting: st.deleting, Grace: st.grace,
 		Evicted: st.evicted, EvictGrace: st.evictGrace})
 	if err != nil {
+		return nil, err
+	}
+	f := p.podFiles[pod.UID]
+	if f == nil {
+		f = &podFileWrites{}
+		p.podFiles[pod.UID] = f
+	}
+	f.encoded++
+	return &podRecord{file: f, seq: f.encoded, dir: filepath.Join(p.cfg.podsDir(), string(pod.UID)), data: data}, nil
+}
+
+// write puts the record on disk unless a newer one of the pod already is.
+func (r *podRecord) write() error {
+	r.file.mu.Lock()
+	defer r.file.mu.Unlock()
+	if r.file.written >= r.seq {
+		return nil
+	}
+	if err := os.MkdirAll(r.dir, 0o750); err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(dir, podFile), data, 0o600)
+	// The new directory's own entry in the pods directory must reach the disk too.
+	if err := atomicfile.SyncDir(filepath.Dir(r.dir)); err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(filepath.Join(r.dir, podFile), r.data, 0o600); err != nil {
+		return err
+	}
+	r.file.written = r.seq
+	return nil
 }
 
 // readSavedPod reads the record in the pod directory named uid; an error says why it cannot be
