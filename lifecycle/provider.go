@@ -35,7 +35,7 @@ type Provider struct {
 	workers map[types.UID]*podWorker
 	// podFiles orders each pod's record writes (store.go).
 	podFiles map[types.UID]*podFileWrites
-	notify  func(*corev1.Pod)
+	notify   func(*corev1.Pod)
 	// notifier delivers statuses to notify in order (status.go).
 	notifier *notifier
 	// runCtx is Run's context, nil before Run: workers start with it.
