@@ -129,6 +129,7 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 		CreatedAt: p.cfg.Clock.Now(), LogPath: cfg.LogPath, ImageRef: imageRef, Labels: cfg.Labels}
 	rec.exited = make(chan struct{})
 	rec.started, rec.ready, rec.unhealthy, rec.hookFailed = false, false, false, false
+	rec.startSeen, rec.watched = false, false
 	p.mu.Unlock()
 	if stale != nil {
 		// The kubelet keeps one dead instance per container, for lastState and --previous.

@@ -44,6 +44,8 @@ type fakeRuntime struct {
 	// stopHold, when set, keeps every StopContainer from returning (its container running)
 	// until it is closed: a container slow to stop.
 	stopHold chan struct{}
+	// statusCalls counts ContainerStatus calls by container name.
+	statusCalls map[string]int
 }
 
 type fakeContainer struct {
@@ -52,11 +54,18 @@ type fakeContainer struct {
 }
 
 func newFakeRuntime(c clock.PassiveClock) *fakeRuntime {
-	return &fakeRuntime{clock: c, sandboxes: map[string]*SandboxStatus{}, containers: map[string]*fakeContainer{}}
+	return &fakeRuntime{clock: c, sandboxes: map[string]*SandboxStatus{}, containers: map[string]*fakeContainer{}, statusCalls: map[string]int{}}
 }
 
 func (f *fakeRuntime) record(format string, args ...any) {
 	f.log = append(f.log, fmt.Sprintf(format, args...))
+}
+
+// statusCallsOf is how many times the named container's status was asked for.
+func (f *fakeRuntime) statusCallsOf(name string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.statusCalls[name]
 }
 
 // calls returns the calls made so far ("start web#0", "stop web#1").
@@ -226,6 +235,7 @@ func (f *fakeRuntime) ContainerStatus(_ context.Context, id string) (*ContainerS
 	if !ok {
 		return nil, provider.NotFound("container %s", id)
 	}
+	f.statusCalls[c.cfg.Name]++
 	s := c.status
 	return &s, nil
 }

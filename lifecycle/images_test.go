@@ -24,11 +24,13 @@ type fakeImageRuntime struct {
 	present map[string]string
 	broken  map[string]bool
 	pulls   []string // "image auth-user" per pull
+	refs    int      // ImageRef calls
 }
 
 func (f *fakeImageRuntime) ImageRef(_ context.Context, image string) (string, error) {
 	f.imu.Lock()
 	defer f.imu.Unlock()
+	f.refs++
 	return f.present[image], nil
 }
 

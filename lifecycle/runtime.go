@@ -62,6 +62,8 @@ type Runtime interface {
 	// NotifyContainers registers cb, called whenever a container started or exited — the
 	// lifecycle's pod lifecycle events, so that nothing polls. It returns at once; cb may block
 	// briefly and must not call back into the runtime synchronously. Events stop when ctx ends.
+	// Once a container's Started event has come, its exit (or its loss) must come as an Exited
+	// event: the lifecycle then stops asking for the status of a container it saw running.
 	NotifyContainers(ctx context.Context, cb func(ContainerEvent))
 
 	// Exec runs cmd in a running container (its environment, working directory, user and

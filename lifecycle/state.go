@@ -146,6 +146,10 @@ type containerRecord struct {
 	hookFailed bool
 	// exited is closed when current is seen to have exited (log followers end on it).
 	exited chan struct{}
+	// startSeen is set by current's Started event; watched once current has also been seen
+	// running. A watched instance's exit comes as an event (NotifyContainers' promise), so a
+	// sync need not ask the runtime about it: its status stays what was last read until then.
+	startSeen, watched bool
 }
 
 func (r *containerRecord) running() bool {

@@ -217,7 +217,8 @@ func (p *Provider) isDeleting(uid types.UID) bool {
 }
 
 // refreshContainers asks the runtime about every instance of the pod that had not exited when
-// last seen: the container events only say that something changed.
+// last seen and is not watched (containerRecord): the container events only say that
+// something changed.
 func (p *Provider) refreshContainers(ctx context.Context, uid types.UID) {
 	p.mu.Lock()
 	st, ok := p.pods[uid]
@@ -226,7 +227,7 @@ func (p *Provider) refreshContainers(ctx context.Context, uid types.UID) {
 	if ok {
 		pod = st.pod
 		for name, rec := range st.containers {
-			if rec.current != nil && rec.current.State != ContainerExited {
+			if rec.current != nil && rec.current.State != ContainerExited && !rec.watched {
 				ids[rec.current.ID] = name
 			}
 		}
@@ -269,6 +270,7 @@ func (p *Provider) observeLocked(uid types.UID, cs *ContainerStatus) {
 			keep.LogPath = rec.current.LogPath
 		}
 		rec.current = &keep
+		rec.watched = rec.startSeen && cs.State == ContainerRunning
 		if cs.State == ContainerRunning && rec.started {
 			rec.everStarted = true
 		}
@@ -281,8 +283,21 @@ func (p *Provider) observeLocked(uid types.UID, cs *ContainerStatus) {
 }
 
 // onContainerEvent is the runtime's report that a container changed: its pod's worker looks.
+// A Started event makes an instance seen running watched (containerRecord); an Exited event
+// ends the watch.
 func (p *Provider) onContainerEvent(ev ContainerEvent) {
-	p.kick(types.UID(ev.Labels[LabelPodUID]))
+	uid := types.UID(ev.Labels[LabelPodUID])
+	p.mu.Lock()
+	if st, ok := p.pods[uid]; ok {
+		for _, rec := range st.containers {
+			if rec.current != nil && rec.current.ID == ev.ContainerID {
+				rec.startSeen = ev.Type == ContainerStartedEvent
+				rec.watched = rec.startSeen && rec.current.State == ContainerRunning
+			}
+		}
+	}
+	p.mu.Unlock()
+	p.kick(uid)
 }
 
 // activeDeadline is when the pod's activeDeadlineSeconds runs out, counted from its start.
