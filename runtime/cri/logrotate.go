@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"k8s.io/klog/v2"
 
@@ -50,24 +54,47 @@ func (l *LogRotator) Run(ctx context.Context) error {
 
 // RotateOnce rotates every running container's log that is too large.
 func (l *LogRotator) RotateOnce(ctx context.Context) error {
-	containers, err := l.r.ListContainers(ctx)
+	containers, err := l.r.listContainers(ctx)
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, c := range containers {
-		if c.State != lifecycle.ContainerRunning || c.LogPath == "" {
+		if containerState(c.GetState()) != lifecycle.ContainerRunning {
 			continue
 		}
-		info, err := os.Stat(c.LogPath)
+		path := l.logPath(ctx, c)
+		if path == "" {
+			continue
+		}
+		info, err := os.Stat(path)
 		if err != nil || info.Size() < l.r.cfg.LogMaxSize {
 			continue
 		}
-		if err := l.rotate(ctx, c.ID, c.LogPath); err != nil {
-			errs = append(errs, fmt.Errorf("container %s: %w", c.ID, err))
+		if err := l.rotate(ctx, c.GetId(), path); err != nil {
+			errs = append(errs, fmt.Errorf("container %s: %w", c.GetId(), err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// logPath is where c logs: the lifecycle's <log directory>/<name>/<attempt>.log under the
+// log directory its sandbox was run with, so that a pass costs no ContainerStatus per
+// container; for a sandbox of an earlier agent (its config unknown), what ContainerStatus
+// says; "" when it cannot be known (removed meanwhile).
+func (l *LogRotator) logPath(ctx context.Context, c *runtimeapi.Container) string {
+	l.r.mu.Lock()
+	sc := l.r.sandboxConfigs[c.GetPodSandboxId()]
+	l.r.mu.Unlock()
+	if sc != nil {
+		md := c.GetMetadata()
+		return filepath.Join(sc.GetLogDirectory(), md.GetName(), strconv.FormatUint(uint64(md.GetAttempt()), 10)+".log")
+	}
+	resp, err := l.r.rs.ContainerStatus(ctx, c.GetId(), false)
+	if err != nil {
+		return ""
+	}
+	return resp.GetStatus().GetLogPath()
 }
 
 func (l *LogRotator) rotate(ctx context.Context, id, path string) error {
