@@ -53,7 +53,8 @@ func TestEvictionUnderDiskPressure(t *testing.T) {
 	for _, pod := range []*corev1.Pod{filler, quiet, done} {
 		require.NoError(t, h.p.CreatePod(ctx, pod))
 	}
-	for _, pod := range []*corev1.Pod{filler, quiet} {
+	// done's container too: exit of one not yet running would do nothing.
+	for _, pod := range []*corev1.Pod{filler, quiet, done} {
 		h.eventually(pod.UID, "running", func(s *corev1.PodStatus) bool { return mainState(s, 0).Running != nil })
 	}
 	h.rt.exit(h.rt.running("once"), 0)
