@@ -143,8 +143,10 @@ func (p *Provider) Run(ctx context.Context) error {
 	p.runCtx = ctx
 	p.probeRestoredLocked(ctx)
 	p.reportKeptLocked()
-	for uid := range p.pods {
-		p.startWorkerLocked(uid)
+	for uid, st := range p.pods {
+		if !st.recordPending { // CreatePod starts it once its record is on disk
+			p.startWorkerLocked(uid)
+		}
 	}
 	p.mu.Unlock()
 	<-ctx.Done()
@@ -218,6 +220,7 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 		p.mu.Unlock()
 		return fmt.Errorf("lifecycle: keep pod %s: %w", klog.KObj(pod), err)
 	}
+	st.recordPending = true
 	p.pods[pod.UID] = st
 	p.byName[podutil.FullName(pod)] = pod.UID
 	p.mu.Unlock()
@@ -225,6 +228,7 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 	err = rec.write()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	st.recordPending = false
 	if p.pods[pod.UID] != st {
 		return nil // forgotten meanwhile
 	}

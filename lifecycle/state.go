@@ -15,6 +15,9 @@ import (
 // mutated, where a snapshot is handed out (containers are copied by snapshot).
 type podState struct {
 	pod *corev1.Pod
+	// recordPending: CreatePod is writing the pod's first record; the pod has no worker until
+	// it is on disk, and CreatePod starts it then (not Run).
+	recordPending bool
 	// startTime is when the lifecycle accepted the pod (status.startTime); kept across restarts.
 	startTime time.Time
 	// refused is why the pod may not run (Admit, an invalid spec): it is Failed with this
