@@ -11,6 +11,8 @@ import (
 	"k8s.io/klog/v2"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	"k8s.io/utils/clock"
+
+	"github.com/vk-static/vk-static/nodecondition"
 )
 
 // DefaultHousekeeping is the kubelet's housekeeping interval (evictionMonitoringPeriod, 10 s).
@@ -62,9 +64,8 @@ type Config struct {
 // Manager holds the node's signals against its thresholds. Build it with NewManager, run it
 // with Run; it is safe for concurrent use.
 type Manager struct {
-	cfg Config
-
-	reporting sync.Mutex // one report at a time, in order
+	cfg      Config
+	reporter nodecondition.Reporter
 
 	mu                  sync.Mutex
 	conditions          []corev1.NodeConditionType // under pressure now
@@ -73,8 +74,6 @@ type Manager struct {
 	conditionObservedAt map[corev1.NodeConditionType]time.Time
 	observations        Observations
 	dedicated           *bool // the imagefs is the nodefs's or not, once known
-	notify              func(*corev1.Node)
-	reported            []corev1.NodeCondition
 }
 
 // NewManager returns a Manager of cfg; until its first housekeeping it reports no pressure.
@@ -95,18 +94,9 @@ func NewManager(cfg Config) *Manager {
 // eviction (EvictPod has waited for the pod to be stopped and cleaned up) it synchronizes
 // again at once, as the kubelet does, to see what the eviction freed.
 func (m *Manager) Run(ctx context.Context) error {
-	ticker := m.cfg.Clock.NewTicker(m.cfg.Housekeeping)
-	defer ticker.Stop()
-	for {
-		if evicted := m.Synchronize(ctx); len(evicted) > 0 && ctx.Err() == nil {
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ticker.C():
-		}
-	}
+	return nodecondition.Every(ctx, m.cfg.Clock, m.cfg.Housekeeping, func(ctx context.Context) bool {
+		return len(m.Synchronize(ctx)) > 0
+	})
 }
 
 // Synchronize is one pass of the kubelet's synchronize: it measures the signals, reports the
@@ -185,29 +175,16 @@ func (m *Manager) Met() ([]Threshold, Observations) {
 // NotifyNodeStatus registers cb, which receives a Node holding the three pressure conditions
 // now and whenever one changes. cb is called once before NotifyNodeStatus returns.
 func (m *Manager) NotifyNodeStatus(ctx context.Context, cb func(*corev1.Node)) {
-	m.mu.Lock()
-	m.notify, m.reported = cb, nil
-	m.mu.Unlock()
+	m.reporter.Register(cb)
 	m.report(klog.FromContext(ctx))
 }
 
+// report passes the pressure conditions to the registered callback when one differs from the
+// last passed.
 func (m *Manager) report(logger klog.Logger) {
-	m.reporting.Lock()
-	defer m.reporting.Unlock()
-	m.mu.Lock()
-	conds := pressureConditions(m.conditions)
-	cb := m.notify
-	if cb == nil || slices.Equal(conds, m.reported) {
-		m.mu.Unlock()
-		return
-	}
-	previous := m.reported
-	m.reported = conds
-	m.mu.Unlock()
-	for i, c := range conds {
-		if previous != nil && previous[i].Status != c.Status {
-			logger.Info("Node condition changed", "condition", c.Type, "status", c.Status, "reason", c.Reason)
-		}
-	}
-	cb(&corev1.Node{Status: corev1.NodeStatus{Conditions: conds}})
+	m.reporter.Report(func() []corev1.NodeCondition {
+		return pressureConditions(m.Conditions())
+	}, func(_, c corev1.NodeCondition) {
+		logger.Info("Node condition changed", "condition", c.Type, "status", c.Status, "reason", c.Reason)
+	})
 }

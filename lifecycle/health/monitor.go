@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/vk-static/vk-static/nodecondition"
 )
 
 // Defaults, the kubelet's: it asks the runtime's status every 5 s (updateRuntimeUp) and calls
@@ -41,14 +43,11 @@ type Config struct {
 // Monitor follows a runtime's health and reports the Node's Ready condition from it. Build it
 // with NewMonitor and run it with Run; it is safe for concurrent use.
 type Monitor struct {
-	cfg Config
+	cfg      Config
+	reporter nodecondition.Reporter
 
-	reporting sync.Mutex // one report at a time, so that the callback sees them in order
-
-	mu       sync.Mutex
-	state    state
-	notify   func(*corev1.Node)
-	reported *corev1.NodeCondition // the condition last passed to notify
+	mu    sync.Mutex
+	state state
 }
 
 // NewMonitor returns a Monitor of cfg.Checker; until its first question the runtime is not
@@ -69,16 +68,10 @@ func NewMonitor(cfg Config) *Monitor {
 // Run asks the runtime at once and then every Period until ctx ends, reporting the Ready
 // condition whenever it changes.
 func (m *Monitor) Run(ctx context.Context) error {
-	ticker := m.cfg.Clock.NewTicker(m.cfg.Period)
-	defer ticker.Stop()
-	for {
+	return nodecondition.Every(ctx, m.cfg.Clock, m.cfg.Period, func(ctx context.Context) bool {
 		m.Check(ctx)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-ticker.C():
-		}
-	}
+		return false
+	})
 }
 
 // Check asks the runtime once and reports the Ready condition if it changed.
@@ -133,31 +126,20 @@ func (m *Monitor) Ping(context.Context) error { return nil }
 // NotifyNodeStatus registers cb, which receives a Node holding the Ready condition now and
 // whenever it changes. cb is called once before NotifyNodeStatus returns.
 func (m *Monitor) NotifyNodeStatus(ctx context.Context, cb func(*corev1.Node)) {
-	m.mu.Lock()
-	m.notify, m.reported = cb, nil
-	m.mu.Unlock()
+	m.reporter.Register(cb)
 	m.report(klog.FromContext(ctx))
 }
 
 // report passes the Ready condition to the registered callback when it differs from the last
 // one passed.
 func (m *Monitor) report(logger klog.Logger) {
-	m.reporting.Lock()
-	defer m.reporting.Unlock()
-	c := m.ReadyCondition()
-	m.mu.Lock()
-	cb := m.notify
-	if cb == nil || (m.reported != nil && *m.reported == c) {
-		m.mu.Unlock()
-		return
-	}
-	changed := m.reported != nil && m.reported.Status != c.Status
-	m.reported = &c
-	m.mu.Unlock()
-	if changed && c.Status == corev1.ConditionTrue {
-		logger.Info("Container runtime ready: the node is ready")
-	} else if changed {
-		logger.Info("Container runtime not ready: the node is not ready", "message", c.Message)
-	}
-	cb(&corev1.Node{Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{c}}})
+	m.reporter.Report(func() []corev1.NodeCondition {
+		return []corev1.NodeCondition{m.ReadyCondition()}
+	}, func(_, c corev1.NodeCondition) {
+		if c.Status == corev1.ConditionTrue {
+			logger.Info("Container runtime ready: the node is ready")
+		} else {
+			logger.Info("Container runtime not ready: the node is not ready", "message", c.Message)
+		}
+	})
 }
