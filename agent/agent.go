@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,8 +47,9 @@ type Component interface {
 // New validates cfg and builds the agent: sources, merger, pod manager, the provider (its
 // factory, Config.NewProvider, completes the Node), the kubelet API server when configured and,
 // with a Client, the Node watch, mirror client, events and the node controller. It starts
-// nothing: Run does, the pod controller and the provider's own work included.
-func New(cfg Config) (*Agent, error) {
+// nothing: Run does, the pod controller and the provider's own work included. If it fails once
+// the provider is built, it closes the provider (an io.Closer), which no Run will.
+func New(cfg Config) (_ *Agent, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -79,7 +81,6 @@ func New(cfg Config) (*Agent, error) {
 	// Its logger is Run's, set before anything can report.
 	a.problems = &node.NodeProblemReporter{NodeName: cfg.NodeName, Recorder: a.recorder, Metrics: a.metrics}
 
-	var err error
 	if a.mux, err = a.sources(a.problems); err != nil {
 		return nil, err
 	}
@@ -90,6 +91,11 @@ func New(cfg Config) (*Agent, error) {
 	if a.provider == nil {
 		return nil, errors.New("agent: Config.NewProvider returned no provider")
 	}
+	defer func() {
+		if c, ok := a.provider.(io.Closer); ok && err != nil {
+			_ = c.Close() // New's error says what went wrong
+		}
+	}()
 	if cfg.API != nil {
 		// The Node advertises the kubelet API's port.
 		desired.Status.DaemonEndpoints.KubeletEndpoint.Port = int32(cfg.API.Port) //nolint:gosec // validated to be a port

@@ -14,6 +14,8 @@ import (
 // polled, NodeProvider for the node's health, NodeImageLister, the kubelet API's capabilities).
 // A provider with work of its own (watching its runtime, garbage collection) also implements
 // Component: the agent runs it from Run, beside its other parts, until Run's context ends.
+// A provider that holds what it must give back even if it never runs (a connection to its
+// runtime) also implements io.Closer: New closes it when it fails after building it.
 type Provider interface {
 	provider.PodLifecycleHandler
 }

@@ -2,6 +2,8 @@ package agent_test
 
 import (
 	"context"
+	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,4 +116,44 @@ func TestProviderFactoryStandalone(t *testing.T) {
 	assert.Nil(t, got.Objects)
 	assert.Nil(t, got.Services)
 	assert.Nil(t, got.Tokens)
+}
+
+// closingProvider counts its Close calls.
+type closingProvider struct {
+	*instantProvider
+	closed atomic.Int32
+}
+
+func (p *closingProvider) Close() error {
+	p.closed.Add(1)
+	return nil
+}
+
+// A provider New built is closed when New fails after all (here: the kubelet API's certificate
+// cannot be read), since no Run will release what it holds; one New returns is not.
+func TestNewClosesTheProviderItFailsAfter(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		certFile   string
+		wantClosed int32
+	}{
+		{name: "New fails", certFile: filepath.Join(t.TempDir(), "missing.crt"), wantClosed: 1},
+		{name: "New succeeds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &closingProvider{instantProvider: &instantProvider{pods: map[string]*corev1.Pod{}}}
+			apiCfg := &api.Config{Address: "127.0.0.1", Port: 10250, CertDirectory: t.TempDir(), ClientCAFile: env.CAFile}
+			if tc.certFile != "" {
+				apiCfg.TLSCertFile, apiCfg.TLSPrivateKeyFile = tc.certFile, tc.certFile
+			}
+			a, err := agent.New(agent.Config{NodeName: "node-a", NewProvider: built(p), Client: fake.NewClientset(), API: apiCfg})
+			if tc.wantClosed > 0 {
+				require.Error(t, err)
+				assert.Nil(t, a)
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, tc.wantClosed, p.closed.Load())
+		})
+	}
 }
