@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	iofs "io/fs"
+	"maps"
 	"os"
 	"path"
+	"strings"
 	"syscall"
 
 	"github.com/opencontainers/cgroups"
@@ -35,7 +37,21 @@ type Paths map[string]string
 type Hierarchy struct {
 	cfg Config
 	v2  bool
+	// mounts are the mount points of the v1 hierarchies cgroups are made in (v1Controllers
+	// that are mounted), by controller; none on v2.
+	mounts map[string]string
 }
+
+// v1Controllers are the cgroup v1 hierarchies a pod's and a container's cgroups are made in:
+// those whose files the runtime writes or reads — memory (the limit, usage, the OOM kill count),
+// cpu (shares, quota), cpuacct (CPU usage), pids (--pod-pids-limit) and freezer (KillAll) — and
+// no others. The library, left to itself, makes a directory in every mounted hierarchy (ten
+// here: cpuset copying its parent's cpus and mems into each, devices its parent's rules), which
+// was 30% of the agent's CPU to start 100 containers (docs/performance.md, process-100) for
+// nothing this runtime enforces or reads: its processes use the host's devices and every CPU, as
+// the agent does, and stay in the agent's cgroup of those other hierarchies. Records written
+// before name every hierarchy (Paths); those are used as they are.
+var v1Controllers = [...]string{"memory", "cpu", "cpuacct", "pids", "freezer"}
 
 // New returns the hierarchy, or why cgroups cannot be used on this host.
 func New(cfg Config) (*Hierarchy, error) {
@@ -49,6 +65,17 @@ func New(cfg Config) (*Hierarchy, error) {
 		return nil, errors.New("the agent is not root")
 	}
 	h := &Hierarchy{cfg: cfg, v2: cgroups.IsCgroup2UnifiedMode()}
+	if !h.v2 {
+		h.mounts = map[string]string{}
+		for _, c := range v1Controllers {
+			if mnt, err := cgroups.FindCgroupMountpoint("", c); err == nil {
+				h.mounts[c] = mnt
+			}
+		}
+		if len(h.mounts) == 0 {
+			return nil, fmt.Errorf("none of the cgroup v1 controllers %s is mounted", strings.Join(v1Controllers[:], ", "))
+		}
+	}
 	// Making the QoS cgroups proves that the hierarchy is there and writable.
 	if _, err := h.ensure(h.qosPath(corev1.PodQOSBurstable), &cgroups.Resources{}); err != nil {
 		return nil, err
@@ -98,48 +125,47 @@ func (h *Hierarchy) EnsurePod(pod *corev1.Pod) (Paths, error) {
 }
 
 // CreateContainer makes the cgroup of container id of a pod whose cgroup is podPaths, with the
-// container's limits.
+// container's limits: a directory id in each of the pod's.
 func (h *Hierarchy) CreateContainer(podPaths Paths, id string, c *corev1.Container) (Paths, error) {
-	res := containerResources(c)
-	if h.v2 {
-		return h.ensureAt(path.Join(podPaths[""], id), res)
+	if len(podPaths) == 0 {
+		return nil, errors.New("no pod cgroup recorded")
 	}
-	// The library names v1 cgroups by their path in each hierarchy: the pod's, under which the
-	// container's is made.
-	m, err := h.load(podPaths)
-	if err != nil {
-		return nil, err
+	paths := Paths{}
+	for name, dir := range podPaths {
+		paths[name] = path.Join(dir, id)
 	}
-	cg, err := m.GetCgroups()
-	if err != nil {
-		return nil, err
-	}
-	return h.ensure(path.Join(cg.Path, id), res)
+	return h.create(paths, containerResources(c))
 }
 
-// ensure makes the cgroup at the cgroup path p with res.
+// ensure makes the cgroup at the cgroup path p with res: in the unified hierarchy (v2), else
+// in each of the v1 hierarchies of v1Controllers that is mounted.
 func (h *Hierarchy) ensure(p string, res *cgroups.Resources) (Paths, error) {
-	cg := &cgroups.Cgroup{Path: p, Resources: res}
+	if h.v2 {
+		return h.create(Paths{"": path.Join("/sys/fs/cgroup", p)}, res)
+	}
+	paths := Paths{}
+	for name, mnt := range h.mounts {
+		paths[name] = path.Join(mnt, p)
+	}
+	return h.create(paths, res)
+}
+
+// create makes the cgroup of the directories paths (the one under "" on v2) with res.
+func (h *Hierarchy) create(paths Paths, res *cgroups.Resources) (Paths, error) {
+	cg := &cgroups.Cgroup{Resources: res}
 	var m cgroups.Manager
 	var err error
 	if h.v2 {
-		m, err = fs2.NewManager(cg, path.Join("/sys/fs/cgroup", p))
+		m, err = fs2.NewManager(cg, paths[""])
 	} else {
-		m, err = fs.NewManager(cg, nil)
+		// With its paths given, the library makes and sets only those.
+		m, err = fs.NewManager(cg, maps.Clone(paths))
 	}
+	name := h.procsDir(paths)
 	if err != nil {
-		return nil, fmt.Errorf("cgroup %s: %w", p, err)
+		return nil, fmt.Errorf("cgroup %s: %w", name, err)
 	}
-	return apply(m, p, res)
-}
-
-// ensureAt is ensure for a v2 directory.
-func (h *Hierarchy) ensureAt(dir string, res *cgroups.Resources) (Paths, error) {
-	m, err := fs2.NewManager(&cgroups.Cgroup{Resources: res}, dir)
-	if err != nil {
-		return nil, fmt.Errorf("cgroup %s: %w", dir, err)
-	}
-	return apply(m, dir, res)
+	return apply(m, name, res)
 }
 
 func apply(m cgroups.Manager, name string, res *cgroups.Resources) (Paths, error) {
@@ -165,15 +191,25 @@ func (h *Hierarchy) load(paths Paths) (cgroups.Manager, error) {
 	if h.v2 {
 		return fs2.NewManager(&cgroups.Cgroup{Resources: &cgroups.Resources{}}, paths[""])
 	}
-	// The cgroup path is the memory (or any) controller's directory below its mount.
-	cg := &cgroups.Cgroup{Resources: &cgroups.Resources{}}
-	for name, dir := range paths {
-		if mnt, root, err := cgroups.FindCgroupMountpointAndRoot("", name); err == nil && len(dir) >= len(mnt) && dir[:len(mnt)] == mnt {
-			cg.Path = path.Join(root, dir[len(mnt):])
-			break
+	return fs.NewManager(&cgroups.Cgroup{Resources: &cgroups.Resources{}}, maps.Clone(paths))
+}
+
+// procsDir is the directory of the cgroup whose cgroup.procs lists its processes: the one
+// directory on v2; on v1 any hierarchy's (every process of the container joined each), the
+// memory one first. (The library reads the devices hierarchy's, which is no longer made.)
+func (h *Hierarchy) procsDir(paths Paths) string {
+	if h.v2 {
+		return paths[""]
+	}
+	for _, c := range v1Controllers {
+		if dir, ok := paths[c]; ok {
+			return dir
 		}
 	}
-	return fs.NewManager(cg, paths)
+	for _, dir := range paths {
+		return dir
+	}
+	return ""
 }
 
 // Usage is what the stats report of a cgroup.
@@ -215,7 +251,7 @@ func (h *Hierarchy) Stats(paths Paths) (*Usage, error) {
 	} else {
 		u.WorkingSet = 0
 	}
-	if pids, err := m.GetAllPids(); err == nil {
+	if pids, err := cgroups.GetAllPids(h.procsDir(paths)); err == nil {
 		u.Pids = len(pids)
 	}
 	return u, nil
@@ -242,11 +278,10 @@ func (h *Hierarchy) Exists(paths Paths) bool {
 
 // Pids are the processes in the cgroup and below.
 func (h *Hierarchy) Pids(paths Paths) ([]int, error) {
-	m, err := h.load(paths)
-	if err != nil {
-		return nil, err
+	if len(paths) == 0 {
+		return nil, errors.New("no cgroup recorded")
 	}
-	return m.GetAllPids()
+	return cgroups.GetAllPids(h.procsDir(paths))
 }
 
 // KillAll kills every process in the cgroup, whatever its session: cgroup.kill on v2 (5.14 and
@@ -256,7 +291,8 @@ func (h *Hierarchy) KillAll(paths Paths) error {
 	if err != nil {
 		return err
 	}
-	if !m.Exists() {
+	dir := h.procsDir(paths)
+	if !cgroups.PathExists(dir) {
 		return nil
 	}
 	if h.v2 {
@@ -265,7 +301,7 @@ func (h *Hierarchy) KillAll(paths Paths) error {
 		}
 	}
 	frozen := m.Freeze(cgroups.Frozen) == nil
-	pids, err := m.GetAllPids()
+	pids, err := cgroups.GetAllPids(dir)
 	if errors.Is(err, iofs.ErrNotExist) {
 		return nil // removed meanwhile: nothing left to kill
 	}

@@ -7,7 +7,9 @@
 //	<Config.Root>/kubepods/burstable/pod<UID>/<container id>   Burstable pods
 //	<Config.Root>/kubepods/besteffort/pod<UID>/<container id>  BestEffort pods
 //
-// (<Config.Root>/pod<UID>/... without Config.PerQOS.) Limits and requests are mapped as the
+// (<Config.Root>/pod<UID>/... without Config.PerQOS.) On v1 the directories are made in the
+// memory, cpu, cpuacct, pids and freezer hierarchies only (v1Controllers): the others hold
+// nothing the runtime enforces or reads. Limits and requests are mapped as the
 // kubelet maps them (resources.go): a container's memory limit, CPU quota over a 100 ms period
 // from its CPU limit, CPU shares (v1) or weight (v2) from its CPU request; the pod's cgroup has
 // the sums where every container sets the limit, and Config.PodPidsLimit.
