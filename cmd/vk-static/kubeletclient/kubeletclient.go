@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/vk-static/vk-static/cmd/vk-static/internal/cli"
 	"github.com/vk-static/vk-static/node/api/localadmin"
 )
 
@@ -85,6 +86,38 @@ func (c *clientOptions) connect() (*kubeletClient, error) {
 		// No timeout: logs -f streams until the container ends or the user stops it.
 		http: &http.Client{Transport: &http.Transport{TLSClientConfig: cred.TLSConfig(), Proxy: nil}},
 	}, nil
+}
+
+// open is what every subcommand that reads a running agent begins with: the flags checked (a
+// wrong one is a usageErr), the agent's credential read and its pods listed. The caller closes
+// the client.
+func (c *clientOptions) open(ctx context.Context) (*kubeletClient, []corev1.Pod, error) {
+	if err := c.validate(); err != nil {
+		return nil, nil, usageErr{err}
+	}
+	client, err := c.connect()
+	if err != nil {
+		return nil, nil, err
+	}
+	pods, err := client.pods(ctx)
+	if err != nil {
+		client.close()
+		return nil, nil, err
+	}
+	return client, pods, nil
+}
+
+// usageErr is a mistake in the command line: exit code 2.
+type usageErr struct{ error }
+
+// exitCode reports err, which the subcommand name failed with, on stderr: exit code 2 for a
+// usageErr, else 1.
+func exitCode(stderr io.Writer, name string, err error) int {
+	var u usageErr
+	if errors.As(err, &u) {
+		return cli.UsageError(stderr, name, err)
+	}
+	return cli.Failure(stderr, name, err)
 }
 
 // close releases the client's idle connections.

@@ -41,9 +41,6 @@ type logsOptions struct {
 	previous   bool
 }
 
-// usageErr is a mistake in the command line: exit code 2.
-type usageErr struct{ error }
-
 // Logs is `vk-static logs`: args are its arguments and flags, defaultRootDir the agent's
 // --root-dir default.
 func Logs(ctx context.Context, args []string, stdout, stderr io.Writer, defaultRootDir string) int {
@@ -73,29 +70,18 @@ func Logs(ctx context.Context, args []string, stdout, stderr io.Writer, defaultR
 	case lo.tail < -1:
 		return cli.UsageError(stderr, name, fmt.Errorf("--tail: %d is not -1 (all) or a number of lines", lo.tail))
 	}
-	if err := co.validate(); err != nil {
-		return cli.UsageError(stderr, name, err)
-	}
 	ref, err := parsePodRef(fs.Arg(0))
 	if err != nil {
 		return cli.UsageError(stderr, name, err)
 	}
-	client, err := co.connect()
+	client, pods, err := co.open(ctx)
 	if err != nil {
-		return cli.Failure(stderr, name, err)
+		return exitCode(stderr, name, err)
 	}
 	defer client.close()
-	pods, err := client.pods(ctx)
-	if err != nil {
-		return cli.Failure(stderr, name, err)
-	}
 	pod, container, err := chooseContainer(pods, ref, lo.container)
 	if err != nil {
-		var u usageErr
-		if errors.As(err, &u) {
-			return cli.UsageError(stderr, name, err)
-		}
-		return cli.Failure(stderr, name, err)
+		return exitCode(stderr, name, err)
 	}
 	resp, err := client.get(ctx, "/containerLogs/"+url.PathEscape(pod.Namespace)+"/"+url.PathEscape(pod.Name)+"/"+url.PathEscape(container), lo.query())
 	if err != nil {

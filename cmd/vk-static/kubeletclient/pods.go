@@ -50,18 +50,11 @@ func Pods(ctx context.Context, args []string, stdout, stderr io.Writer, defaultR
 	if fs.NArg() > 0 {
 		return cli.UsageError(stderr, name, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
 	}
-	if err := co.validate(); err != nil {
-		return cli.UsageError(stderr, name, err)
-	}
-	client, err := co.connect()
+	client, pods, err := co.open(ctx)
 	if err != nil {
-		return cli.Failure(stderr, name, err)
+		return exitCode(stderr, name, err)
 	}
 	defer client.close()
-	pods, err := client.pods(ctx)
-	if err != nil {
-		return cli.Failure(stderr, name, err)
-	}
 	if len(pods) == 0 {
 		fmt.Fprintln(stderr, "No pods on this node.")
 		return 0
