@@ -122,3 +122,36 @@ func TestSupervisorLost(t *testing.T) {
 		})
 	}
 }
+
+// A sandbox or container directory without its record — the first record, not synced into its
+// directory, lost to a power cut (records.WriteJSONNew), or an agent killed between the two —
+// is removed by the next Runtime on the state directory; the recorded ones are kept.
+func TestDirectoriesWithoutRecordRemovedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	first := newTestRuntime(t, Config{StateDir: dir})
+	sb := sandbox(t, first)
+	id, err := first.CreateContainer(context.Background(), sb, &lifecycle.ContainerConfig{Name: "c", Command: []string{"true"}})
+	require.NoError(t, err)
+	first.Close()
+
+	lostSandbox := filepath.Join(dir, sandboxesDir, newID())
+	lostContainer := filepath.Join(dir, containersDir, newID())
+	for _, d := range []string{lostSandbox, lostContainer} {
+		require.NoError(t, os.Mkdir(d, 0o700))
+		// A temporary file whose rename did not reach the disk.
+		require.NoError(t, os.WriteFile(filepath.Join(d, ".record.tmp123"), []byte("{"), 0o600))
+	}
+	notOurs := filepath.Join(dir, containersDir, "not-an-id")
+	require.NoError(t, os.Mkdir(notOurs, 0o700))
+
+	second := newTestRuntime(t, Config{StateDir: dir})
+	for _, d := range []string{lostSandbox, lostContainer} {
+		_, err := os.Stat(d)
+		assert.True(t, os.IsNotExist(err), "%s removed: %v", d, err)
+	}
+	assert.DirExists(t, notOurs, "only directories named by the runtime's ids are its own")
+	_, err = second.loadSandbox(sb)
+	require.NoError(t, err)
+	s := status(t, second, id)
+	assert.Equal(t, lifecycle.ContainerCreated, s.State)
+}

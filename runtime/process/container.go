@@ -54,7 +54,12 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *li
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("container %s: %w", cfg.Name, err)
 	}
-	if err := records.WriteJSONAtomic(filepath.Join(dir, records.ContainerFile), rec); err != nil {
+	// Not synced into its directory (WriteJSONNew): the supervisor's first state.json, written
+	// with a sync of this same directory, makes it durable with it — one directory sync per
+	// container where there were two. A power cut before that loses the container whole (its
+	// directory goes when the runtime starts, removeUnrecorded) and nothing of it ran: the
+	// lifecycle creates it again. A container started is never without its config.json.
+	if err := records.WriteJSONNew(filepath.Join(dir, records.ContainerFile), rec); err != nil {
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("container %s: %w", cfg.Name, err)
 	}

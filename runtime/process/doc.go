@@ -103,7 +103,13 @@
 // still is the workload, is killed, and the container is recorded Exited with exit code 255
 // and Reason "SupervisorLost".
 //
-// Records are written with fsync (file and directory) and state.json's writes are tried again
+// A record's file is synced before it is renamed into place, so a record on disk is whole, and
+// its directory is synced after — except after a new sandbox's or container's first record
+// (sandbox.json, config.json), to keep a directory sync per record off every container's start:
+// config.json becomes durable with the supervisor's first state.json, which syncs the same
+// directory; a power cut before that, or before anything syncs a new sandbox's directory, loses
+// the record whole, and New removes a sandbox or container directory without its record (none
+// of it ran; the lifecycle makes what it still needs again). state.json's writes are tried again
 // for a while when they fail. A supervisor that still cannot record the workload's end writes
 // it to its own log (supervisor.log) instead; the runtime records that end — the workload's own
 // exit code, Reason "EndNotRecorded" — rather than inventing "SupervisorLost". An end the runtime

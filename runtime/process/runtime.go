@@ -85,6 +85,7 @@ func New(cfg Config) (*Runtime, error) {
 			return nil, fmt.Errorf("process runtime: %w", err)
 		}
 	}
+	r.removeUnrecorded()
 	if err := r.adoptAll(); err != nil {
 		r.Close()
 		return nil, err
@@ -111,6 +112,26 @@ func (r *Runtime) containerDir(id string) string {
 
 func (r *Runtime) sandboxDir(id string) string {
 	return filepath.Join(r.cfg.StateDir, sandboxesDir, id)
+}
+
+// removeUnrecorded removes the directories of sandboxes and containers whose record is not
+// there: their first record, not synced into its directory (records.WriteJSONNew), was lost to
+// a power cut, or the agent died between the directory and the record. Nothing of them runs
+// (a container starts only once its config.json is written), and nothing refers to them that
+// could still use them. Called by New, before any record is made.
+func (r *Runtime) removeUnrecorded() {
+	for dir, file := range map[string]string{sandboxesDir: sandboxFile, containersDir: records.ContainerFile} {
+		ids, err := r.listIDs(dir)
+		if err != nil {
+			continue
+		}
+		for _, id := range ids {
+			d := filepath.Join(r.cfg.StateDir, dir, id)
+			if _, err := os.Lstat(filepath.Join(d, file)); errors.Is(err, fs.ErrNotExist) {
+				_ = os.RemoveAll(d)
+			}
+		}
+	}
 }
 
 // loadContainer reads a container's config.json; an unknown id is NotFound.

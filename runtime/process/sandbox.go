@@ -25,7 +25,11 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg *lifecycle.SandboxConfig) 
 		return "", fmt.Errorf("sandbox: %w", err)
 	}
 	rec.Cgroups = cg
-	if err := records.WriteJSONAtomic(filepath.Join(dir, sandboxFile), rec); err != nil {
+	// Not synced into its directory (WriteJSONNew): a power cut may lose the new record whole,
+	// never in part, and a lost sandbox is one never made — its directory goes when the runtime
+	// starts (removeUnrecorded), the lifecycle removes containers of a sandbox it does not find
+	// and runs the pod a new one; its cgroup and processes did not outlive the cut either.
+	if err := records.WriteJSONNew(filepath.Join(dir, sandboxFile), rec); err != nil {
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("sandbox: %w", err)
 	}

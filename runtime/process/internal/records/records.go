@@ -128,6 +128,43 @@ func WriteJSONAtomic(path string, v any) error {
 	return atomicfile.WriteFile(path, append(data, '\n'), 0o600)
 }
 
+// WriteJSONNew writes v as the first record at path, in a directory just made for it: through
+// a synced temporary file and a rename, as WriteJSONAtomic, but without syncing the directory.
+// The record is whole wherever it is seen (its data reached the disk before its name did), but
+// a power cut before the directory's next sync may lose its name: the caller must treat a
+// directory without its record as one never made (the process runtime removes it at start).
+// What it saves is one directory sync per record on a container's start path; see the callers
+// for why each can be lost.
+func WriteJSONNew(path string, v any) (err error) {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			_ = os.Remove(tmp.Name())
+		}
+	}()
+	_, err = tmp.Write(append(data, '\n'))
+	if err == nil {
+		err = tmp.Chmod(0o600)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
 // ReadJSON decodes the JSON file at path into v.
 func ReadJSON(path string, v any) error {
 	data, err := os.ReadFile(path)
