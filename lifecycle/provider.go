@@ -55,9 +55,9 @@ type Provider struct {
 	// eviction measures the node's eviction signals for the pressure conditions (health.go);
 	// nil without Config.Eviction.
 	eviction *eviction.Manager
-	// restarts is the crash-loop back-off of every container (plan.go), imagePulls the
-	// pull back-off of every pod's images (images.go); a pod's keys are reset when it is
-	// forgotten.
+	// restarts is the crash-loop back-off of every container (crashLoop, sync.go), imagePulls
+	// the pull back-off of every pod's images (imagePullBackoff, containers.go); a pod's keys
+	// are reset when it is forgotten.
 	restarts   *backoff.Keyed[containerKey]
 	imagePulls *backoff.Keyed[imageKey]
 }
