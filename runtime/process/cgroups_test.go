@@ -167,3 +167,23 @@ func TestCgroupSetsidCountedKilledReadopted(t *testing.T) {
 	assert.False(t, cgrouptest.Exists(r2.cgroups.PodPath(pod)), "the pod's cgroup is gone")
 	assert.True(t, cgrouptest.Exists(root), "the QoS cgroups stay")
 }
+
+// The workload starts in its container's cgroup in every hierarchy (forked there by a thread
+// of the supervisor that joined it, or through the init helper), and the supervisor is in
+// none of them: its memory is not the container's, and a stop that kills the cgroup spares it.
+func TestCgroupHoldsTheWorkloadNotTheSupervisor(t *testing.T) {
+	r, _ := cgroupRuntime(t, 0)
+	_, id, _ := runInPod(t, r, limits("", "64Mi"), `exec sleep 1000`)
+	rec, err := r.loadContainer(id)
+	require.NoError(t, err)
+	st, err := r.readState(id)
+	require.NoError(t, err)
+	require.NotEmpty(t, rec.Cgroups)
+	for name, dir := range rec.Cgroups {
+		data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+		require.NoError(t, err)
+		procs := strings.Fields(string(data))
+		assert.Equal(t, []string{strconv.Itoa(st.Pid)}, procs, "%s: the workload only", name)
+		assert.NotContains(t, procs, strconv.Itoa(st.SupervisorPID), "%s", name)
+	}
+}

@@ -63,10 +63,12 @@
 //     only (plus PATH and HOME when it sets neither, as CRI runtimes add them: the default PATH,
 //     the user's home directory or "/"), WorkingDir (default "/"), its user (uid, gid and groups; DefaultUser, "nobody",
 //     when the config names none; the pod's fsGroup is one of its groups, as the kubelet's), as
-//     the leader of a new session and process group; with a cgroup, through the init helper
-//     (the supervisor binary re-executed as vk-static-init), which joins the container's cgroup,
-//     then drops to the user and executes the command in its own place — nothing the workload
-//     does runs outside the cgroup, and the supervisor itself stays out of it;
+//     the leader of a new session and process group; with a cgroup, forked inside it: on v1 by
+//     a thread of the supervisor that joined it alone and ends after the fork, else (v2, and
+//     every exec) through the init helper (the supervisor binary re-executed as
+//     vk-static-init), which joins the container's cgroup, then drops to the user and executes
+//     the command in its own place — nothing the workload does runs outside the cgroup, and
+//     the supervisor itself stays out of it;
 //   - writes state.json (pid and its start time from /proc/<pid>/stat, which tells the
 //     workload from a later process with the same pid) and reports on fd 3, which stays open as
 //     the runtime's watch connection;

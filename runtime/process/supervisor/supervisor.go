@@ -195,10 +195,7 @@ func (s *supervisor) start() (*exec.Cmd, *sync.WaitGroup, error) {
 		s.copyOutput(outputs, outR, logOut, false, nil)
 		s.copyOutput(outputs, errR, logErr, true, nil)
 	}
-	initErrors, err := s.throughInit(cmd) // into the container's cgroup first
-	if err == nil {
-		err = s.startCommand(cmd, initErrors)
-	}
+	err = s.startWorkload(cmd)
 	for _, f := range childEnds {
 		f.Close()
 	}
@@ -207,6 +204,21 @@ func (s *supervisor) start() (*exec.Cmd, *sync.WaitGroup, error) {
 	}
 	go s.serve(listener)
 	return cmd, outputs, nil
+}
+
+// startWorkload starts the workload, in its container's cgroup: forked there by a thread that
+// joined it (launcher.startInCgroup, v1), else through the init helper.
+func (s *supervisor) startWorkload(cmd *exec.Cmd) error {
+	if dirs := cgroupV1Dirs(s.rec.Cgroups); len(dirs) > 0 {
+		if err := s.launch.startInCgroup(cmd, dirs); !errors.Is(err, errNotJoined) {
+			return err
+		}
+	}
+	initErrors, err := s.throughInit(cmd) // into the container's cgroup first
+	if err == nil {
+		err = s.startCommand(cmd, initErrors)
+	}
+	return err
 }
 
 // command builds an exec.Cmd for argv as the container runs things: its environment, working
