@@ -1,10 +1,19 @@
 package floor
 
 import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"k8s.io/klog/v2"
+
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"strconv"
+
+	"github.com/vk-static/vk-static/bench/agentflags"
 )
 
 // ServeHealth serves what the bench reads of a floor agent on the healthz address, as vk-static
@@ -34,4 +43,18 @@ func ServeHealth(addr string, port int, profiling bool, ready func() bool) (*htt
 	srv := &http.Server{Handler: mux}
 	go func() { _ = srv.Serve(ln) }()
 	return srv, nil
+}
+
+// Serve runs an agent until SIGINT or SIGTERM, with its /healthz and /readyz (and, with
+// profiling, /debug/pprof) served on the healthz address meanwhile.
+func Serve(f agentflags.Flags, ready func() bool, run func(context.Context) error) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx = klog.NewContext(ctx, klog.Background())
+	srv, err := ServeHealth(f.HealthzAddr, f.HealthzPort, f.Profiling, ready)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	return run(ctx)
 }

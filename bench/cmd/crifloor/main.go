@@ -10,30 +10,18 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"net"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
-	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/bench/agentflags"
 	"github.com/vk-static/vk-static/bench/floor"
 )
 
-func main() {
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "crifloor:", err)
-		os.Exit(1)
-	}
-}
+func main() { agentflags.Main("crifloor", run) }
 
 func run(args []string) error {
 	f := agentflags.Defaults()
@@ -45,15 +33,7 @@ func run(args []string) error {
 	if f.Kubeconfig == "" || f.Node == "" || f.ManifestDir == "" || f.RuntimeEndpoint == "" {
 		return errors.New("--kubeconfig, --hostname-override, --pod-manifest-path and --container-runtime-endpoint are required")
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", f.Kubeconfig)
-	if err != nil {
-		return err
-	}
-	cfg.QPS, cfg.Burst = float32(f.QPS), f.Burst
-	cfg.ContentType = "application/vnd.kubernetes.protobuf"
-	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	cfg.UserAgent = "vkbench-crifloor"
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := f.Client("vkbench-crifloor")
 	if err != nil {
 		return err
 	}
@@ -67,16 +47,6 @@ func run(args []string) error {
 		return err
 	}
 	defer conn.Close()
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	ctx = klog.NewContext(ctx, klog.Background())
 	a := &floor.CRIAgent{Client: client, Runtime: runtimeapi.NewRuntimeServiceClient(conn), Node: f.Node, ManifestDir: f.ManifestDir}
-
-	srv, err := floor.ServeHealth(f.HealthzAddr, f.HealthzPort, f.Profiling, a.Ready)
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
-	return a.Run(ctx)
+	return floor.Serve(f, a.Ready, func(ctx context.Context) error { return a.Run(ctx) })
 }

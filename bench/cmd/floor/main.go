@@ -8,25 +8,12 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/bench/agentflags"
 	"github.com/vk-static/vk-static/bench/floor"
 )
 
-func main() {
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "floor:", err)
-		os.Exit(1)
-	}
-}
+func main() { agentflags.Main("floor", run) }
 
 func run(args []string) error {
 	f := agentflags.Defaults()
@@ -39,28 +26,10 @@ func run(args []string) error {
 	if f.Kubeconfig == "" || f.Node == "" {
 		return errors.New("--kubeconfig and --hostname-override are required")
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", f.Kubeconfig)
+	client, err := f.Client("vkbench-floor")
 	if err != nil {
 		return err
 	}
-	cfg.QPS, cfg.Burst = float32(f.QPS), f.Burst
-	cfg.ContentType = "application/vnd.kubernetes.protobuf"
-	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	cfg.UserAgent = "vkbench-floor"
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	ctx = klog.NewContext(ctx, klog.Background())
 	a := &floor.Agent{Client: client, Node: f.Node, Workers: *workers, ManifestDir: f.ManifestDir}
-
-	srv, err := floor.ServeHealth(f.HealthzAddr, f.HealthzPort, f.Profiling, a.Ready)
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
-	return a.Run(ctx)
+	return floor.Serve(f, a.Ready, func(ctx context.Context) error { return a.Run(ctx) })
 }

@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -25,12 +24,7 @@ import (
 	"github.com/vk-static/vk-static/bench/kwok"
 )
 
-func main() {
-	if err := run(os.Args[1:]); err != nil {
-		fmt.Fprintln(os.Stderr, "kwokpeer:", err)
-		os.Exit(1)
-	}
-}
+func main() { agentflags.Main("kwokpeer", run) }
 
 func run(args []string) error {
 	f := agentflags.Defaults()
