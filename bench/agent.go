@@ -20,6 +20,8 @@ import (
 type agentProcess struct {
 	*agentproc.Agent
 	http *http.Client
+	// mem holds the largest RssAnon and RssFile seen while the agent ran (sampleMem).
+	mem memPeaks
 }
 
 // agentSpec is how a scenario wants the agent started.
@@ -57,6 +59,7 @@ func (r *Runner) startAgent(ctx context.Context, spec agentSpec) (*agentProcess,
 		return nil, err
 	}
 	a := &agentProcess{Agent: p, http: &http.Client{Timeout: 2 * time.Minute}}
+	go sampleMem(a.pid(), &a.mem, a.Exited())
 	if err := a.waitReady(ctx, r); err != nil {
 		a.stop()
 		return nil, fmt.Errorf("%w (agent log: %s)", err, a.LogPath)

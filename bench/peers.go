@@ -87,6 +87,8 @@ func peerMetrics() []peerMetric {
 		{"agent CPU s", agentCPU},
 		{"CPU ms/pod write", cpuPerWrite},
 		{"peak RSS MB", peakRSS},
+		{"peak RssAnon MB", func(r *Result) float64 { return r.PeakAnonMB }},
+		{"peak RssFile MB", func(r *Result) float64 { return r.PeakFileMB }},
 		{"all deleted s", deleted},
 		{"writes/pod (start)", func(r *Result) float64 { return r.WritesPerPod }},
 	}

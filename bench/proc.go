@@ -6,6 +6,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 )
 
 // clockTicksPerSecond is USER_HZ, 100 on every Linux architecture Go supports; /proc/PID/stat
@@ -19,6 +21,9 @@ type procSample struct {
 	// AnonBytes is the private part of the resident set (RssAnon): VmRSS also counts the
 	// binary's pages in the page cache, which every process of the same binary shares.
 	AnonBytes int64
+	// FileBytes is the file-backed part (RssFile): mostly the agent's own binary, mapped from
+	// the page cache.
+	FileBytes int64
 	PeakRSS   int64 // high-water mark of the resident set (VmHWM)
 }
 
@@ -48,6 +53,8 @@ func readProc(pid int) (procSample, error) {
 			s.RSSBytes = parseKB(value)
 		case "RssAnon":
 			s.AnonBytes = parseKB(value)
+		case "RssFile":
+			s.FileBytes = parseKB(value)
 		case "VmHWM":
 			s.PeakRSS = parseKB(value)
 		}
@@ -98,4 +105,47 @@ func parseStatCPU(stat string) (float64, error) {
 func parseKB(v string) int64 {
 	n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 	return n * 1024
+}
+
+// memPeaks is the largest private (RssAnon) and file-backed (RssFile) resident set seen in
+// samples of one process. VmHWM has no such parts: they say whether a peak is the heap or the
+// binary's pages.
+type memPeaks struct {
+	mu         sync.Mutex
+	anon, file int64
+}
+
+func (m *memPeaks) add(s procSample) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.anon, m.file = max(m.anon, s.AnonBytes), max(m.file, s.FileBytes)
+}
+
+func (m *memPeaks) get() (anon, file int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.anon, m.file
+}
+
+// memSampleInterval is how often sampleMem reads /proc: often enough to see a peak of the
+// heap between two collections, which lasts about as long as a collection cycle.
+const memSampleInterval = 50 * time.Millisecond
+
+// sampleMem samples pid into m every memSampleInterval until done is closed or the process
+// is gone.
+func sampleMem(pid int, m *memPeaks, done <-chan struct{}) {
+	t := time.NewTicker(memSampleInterval)
+	defer t.Stop()
+	for {
+		s, err := readProc(pid)
+		if err != nil {
+			return
+		}
+		m.add(s)
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+	}
 }

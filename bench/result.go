@@ -63,6 +63,11 @@ type Result struct {
 	CPUMsPerPod      float64 `json:"cpuMsPerPod,omitempty"`
 	DeleteCPUSeconds float64 `json:"deleteCPUSeconds,omitempty"`
 	PeakRSSMB        float64 `json:"peakRSSMB"`
+	// PeakAnonMB and PeakFileMB are the largest private (RssAnon: heap, stacks, runtime) and
+	// file-backed (RssFile: the binary's pages) parts of the resident set in samples every
+	// 50 ms; their sum can be under PeakRSSMB, as they need not peak in the same sample.
+	PeakAnonMB float64 `json:"peakAnonMB,omitempty"`
+	PeakFileMB float64 `json:"peakFileMB,omitempty"`
 
 	// API requests the agent made while its pods started (server counters minus the driver).
 	StartRequests     map[string]float64 `json:"startRequests,omitempty"`

@@ -117,8 +117,11 @@ func (r *Runner) RunAs(ctx context.Context, sc Scenario, peer Peer) (*Result, er
 	if s.agent != nil {
 		res.AgentArgs = redactArgs(s.agent.Args)
 		if p, err := s.agent.sample(); err == nil {
+			s.agent.mem.add(p)
 			res.PeakRSSMB = float64(p.PeakRSS) / (1 << 20)
 		}
+		anon, file := s.agent.mem.get()
+		res.PeakAnonMB, res.PeakFileMB = float64(anon)/(1<<20), float64(file)/(1<<20)
 		// Before the agent is stopped (which ends it): had it already ended, it crashed.
 		err = errors.Join(err, s.agent.exitedEarly())
 		// Stopped here rather than when the session closes, so that container processes left

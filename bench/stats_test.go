@@ -79,3 +79,21 @@ func TestReadProcSelf(t *testing.T) {
 		t.Errorf("cpu %v: want > 0 after burning CPU", s.CPUSeconds)
 	}
 }
+
+func TestSampleMemKeepsTheLargestParts(t *testing.T) {
+	var m memPeaks
+	m.add(procSample{AnonBytes: 5, FileBytes: 9})
+	m.add(procSample{AnonBytes: 7, FileBytes: 3})
+	if anon, file := m.get(); anon != 7 || file != 9 {
+		t.Errorf("peaks anon %d, file %d: want 7, 9 (each part's own largest)", anon, file)
+	}
+
+	// On this process: it samples at once, and returns when done is closed.
+	var self memPeaks
+	done := make(chan struct{})
+	close(done)
+	sampleMem(pidSelf(), &self, done)
+	if anon, file := self.get(); anon <= 0 || file <= 0 {
+		t.Errorf("peaks of this process anon %d, file %d: want both > 0", anon, file)
+	}
+}
