@@ -3,7 +3,9 @@ package agent_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"testing"
 	"time"
@@ -72,6 +74,7 @@ func heapPerAPIPod(b *testing.B, n int) (perPod, total float64) {
 	waitRunning(b, ns, n+1)
 	b.StopTimer()
 	after := settledHeap()
+	writeHeapProfile(b, n)
 	total = float64(after) - float64(before)
 	return total / float64(n), total
 }
@@ -150,6 +153,24 @@ func settledHeap() uint64 {
 		last = now
 	}
 	return last
+}
+
+// writeHeapProfile writes the in-use heap profile, with n pods Running, to
+// $VK_STATIC_HEAP_PROFILE-<n>.pprof when that variable is set: what each pod's bytes are, with
+// -memprofilerate 4096 for a finer one than the default rate's.
+func writeHeapProfile(b *testing.B, n int) {
+	prefix := os.Getenv("VK_STATIC_HEAP_PROFILE")
+	if prefix == "" {
+		return
+	}
+	f, err := os.Create(fmt.Sprintf("%s-%d.pprof", prefix, n))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		b.Fatal(err)
+	}
 }
 
 // liveHeap is the heap in use once a collection has freed what nothing holds; two in a row, so
