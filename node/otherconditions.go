@@ -47,13 +47,28 @@ func lastOfType(conds []corev1.PodCondition, t corev1.PodConditionType) (corev1.
 }
 
 // withoutOthersConditions is status with only the conditions the agent owns or the provider
-// reported: what is sent.
+// reported: what is sent. It is status itself (not a copy) when all of them are: a pod with no
+// condition of others, which is most.
 func withoutOthersConditions(status, reported *corev1.PodStatus) *corev1.PodStatus {
+	sent := func(c *corev1.PodCondition) bool {
+		_, byProvider := podstatus.Find(reported.Conditions, c.Type)
+		return podstatus.IsOwned(c.Type) || byProvider
+	}
+	all := true
+	for i := range status.Conditions {
+		if !sent(&status.Conditions[i]) {
+			all = false
+			break
+		}
+	}
+	if all {
+		return status
+	}
 	out := *status
 	out.Conditions = nil
-	for _, c := range status.Conditions {
-		if _, byProvider := podstatus.Find(reported.Conditions, c.Type); podstatus.IsOwned(c.Type) || byProvider {
-			out.Conditions = append(out.Conditions, c)
+	for i := range status.Conditions {
+		if sent(&status.Conditions[i]) {
+			out.Conditions = append(out.Conditions, status.Conditions[i])
 		}
 	}
 	return &out

@@ -93,8 +93,7 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	if !ok || st.status == nil {
 		return nil
 	}
-	pod := st.ref()
-	target, ok := w.target(pod)
+	target, ok := w.target(st)
 	if !ok {
 		return nil // no API object (yet): a mirror or pod event requeues the key
 	}
@@ -135,20 +134,22 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	w.mu.Unlock()
 	// Events about a static pod refer to the static pod (its UID is the mirror's config.mirror):
 	// that is where `kubectl describe` of the mirror looks for them, as for the kubelet's.
-	w.recordStarted(pod, held, status)
+	w.recordStarted(st, held, status)
 	if logger := klog.FromContext(ctx).V(4); logger.Enabled() { // no arguments built at -v < 4
 		logger.Info("Wrote pod status", "pod", klog.KObj(target), "phase", status.Phase)
 	}
 	return nil
 }
 
-// target is the API object that shows pod's status: the pod itself, or for a static pod its
-// mirror — only if that mirror belongs to this static pod (the hash matches), so a stale
-// mirror never shows the new pod's status.
-func (w *statusWriter) target(pod *corev1.Pod) (*corev1.Pod, bool) {
-	if !podutil.IsStaticPod(pod) {
-		return w.cfg.Pods.GetPodByUID(pod.UID)
+// target is the API object that shows the status of the provider's pod st: the pod itself,
+// or for a static pod its mirror — only if that mirror belongs to this static pod (the hash
+// matches), so a stale mirror never shows the new pod's status. An API pod is found by its UID
+// alone: no pod is built to ask (st.ref), which every write of every pod did.
+func (w *statusWriter) target(st providerPod) (*corev1.Pod, bool) {
+	if !podutil.IsStaticAnnotated(st.meta.Annotations) {
+		return w.cfg.Pods.GetPodByUID(st.uid())
 	}
+	pod := st.ref()
 	m, ok := w.cfg.Pods.GetMirrorPodByPod(pod)
 	if !ok || !w.cfg.Pods.IsMirrorPodOf(m, pod) || m.DeletionTimestamp != nil {
 		return nil, false
@@ -202,18 +203,34 @@ func previous(last, current *corev1.PodStatus) *corev1.PodStatus {
 
 // recordStarted records a Started event for every container that has started since before:
 // startup-latency tools (kube-burner, clusterloader2) read them.
-func (w *statusWriter) recordStarted(pod *corev1.Pod, before, after *corev1.PodStatus) {
-	started := make(map[string]bool, len(before.ContainerStatuses))
-	for _, cs := range before.ContainerStatuses {
-		if cs.State.Running != nil || cs.State.Terminated != nil {
-			started[cs.Name] = true
+// The pod the events name is built only when there is one to record (once per container), and
+// started containers are found by scanning: most writes record none.
+func (w *statusWriter) recordStarted(st providerPod, before, after *corev1.PodStatus) {
+	var pod *corev1.Pod
+	for i := range after.ContainerStatuses {
+		cs := &after.ContainerStatuses[i]
+		if !hasStarted(cs) || startedIn(before.ContainerStatuses, cs.Name) {
+			continue
+		}
+		if pod == nil {
+			pod = st.ref()
+		}
+		w.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, "Started", "Started container %s", cs.Name)
+	}
+}
+
+func hasStarted(cs *corev1.ContainerStatus) bool {
+	return cs.State.Running != nil || cs.State.Terminated != nil
+}
+
+// startedIn reports whether statuses has container name started.
+func startedIn(statuses []corev1.ContainerStatus, name string) bool {
+	for i := range statuses {
+		if statuses[i].Name == name && hasStarted(&statuses[i]) {
+			return true
 		}
 	}
-	for _, cs := range after.ContainerStatuses {
-		if (cs.State.Running != nil || cs.State.Terminated != nil) && !started[cs.Name] {
-			w.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, "Started", "Started container %s", cs.Name)
-		}
-	}
+	return false
 }
 
 // normalize truncates status's timestamps to whole seconds, as the API server stores them

@@ -20,7 +20,13 @@ func Source(pod *corev1.Pod) string {
 // IsStaticPod reports whether pod came from a manifest (file or HTTP) rather than the API
 // server.
 func IsStaticPod(pod *corev1.Pod) bool {
-	s := Source(pod)
+	return IsStaticAnnotated(pod.Annotations)
+}
+
+// IsStaticAnnotated is IsStaticPod of a pod with these annotations: for callers that hold a
+// pod's metadata, not the pod.
+func IsStaticAnnotated(annotations map[string]string) bool {
+	s := annotations[ConfigSourceAnnotationKey]
 	return s != "" && s != APIServerSource
 }
 
