@@ -128,9 +128,9 @@ type PodController struct {
 	seen       map[string]bool            // sources whose first snapshot has been applied
 	unreadable map[string]map[string]bool // by source: manifests that exist but do not decode
 
-	// deleted holds, by full name, the UID of an API pod whose DELETE the API server has
-	// accepted: until the pod manager sees it gone, a sync of the key (the watch echoing the
-	// terminal status) must not send it again.
+	// deleted holds, by full name, the UID of an API pod whose DELETE is sent (claimed before
+	// the request, dropped if it fails): until the pod manager sees it gone, neither a sync of
+	// the key (the watch echoing the terminal status) nor the status worker sends it again.
 	deletedMu sync.Mutex
 	deleted   map[string]types.UID
 
@@ -233,7 +233,7 @@ func (c *PodController) Run(ctx context.Context) (err error) {
 	}
 	if !c.static {
 		for i := 0; i < c.cfg.StatusWorkers; i++ {
-			wg.Go(func() { c.runWorker(ctx, "status", c.status, c.writer.write, nil) })
+			wg.Go(func() { c.runWorker(ctx, "status", c.status, c.syncStatus, nil) })
 		}
 	}
 	close(c.ready)

@@ -18,10 +18,11 @@ import (
 )
 
 // syncPod reconciles one full name, moving its provider pod through the states of
-// podWorkState (below): a terminated pod is finished with and forgotten
-// (finishTerminated); a pod no longer wanted is stopped (terminate: podSyncing →
-// podTerminating → podTerminated); the wanted pod is created or updated (podSyncing). It then
-// finishes the API deletion of a pod the provider no longer runs and reconciles the mirror.
+// podWorkState (below): a terminated pod is forgotten — or, an API pod being deleted, handed
+// to the status workers, which write its terminal status and DELETE it (finishDeletion); a pod
+// no longer wanted is stopped (terminate: podSyncing → podTerminating → podTerminated); the
+// wanted pod is created or updated (podSyncing). It then finishes the API deletion of a pod the
+// provider does not run and reconciles the mirror.
 // Each step that must wait (for termination, for a source to be seen) returns and relies on
 // the next event or a timed requeue; the periodic resync decides every key again in any case.
 func (c *PodController) syncPod(ctx context.Context, key string) error {
@@ -31,9 +32,12 @@ func (c *PodController) syncPod(ctx context.Context, key string) error {
 	running, hasRunning := c.states.get(key)
 
 	if hasRunning && running.state == podTerminated {
-		if err := c.finishTerminated(ctx, key, running, desired); err != nil {
-			return err
+		if c.deletingFromAPI(running, desired) {
+			c.status.Add(key) // finishDeletion; the state is forgotten there
+			return nil        // an API pod: no mirror to reconcile
 		}
+		// The kubelet's SyncTerminatedPod: the full name is free for the next pod.
+		c.states.forget(key, running.uid())
 		hasRunning = false
 	}
 
@@ -81,21 +85,45 @@ func (c *PodController) syncPod(ctx context.Context, key string) error {
 	return c.syncMirror(ctx, key, desired, !hasRunning)
 }
 
-// finishTerminated forgets a terminated pod, which frees its full name (the kubelet's
-// SyncTerminatedPod). An API pod being deleted gets its terminal status before its DELETE, as
-// from the kubelet's status manager: written here, while the state still holds it, and from
-// this worker, so that the DELETE that follows in syncPod comes at once instead of waiting for
-// the status queue (and the status is never lost to the state being forgotten first). A
-// status the API server refuses (Invalid, Forbidden) never holds the DELETE back; any other
-// failure is retried before it.
-func (c *PodController) finishTerminated(ctx context.Context, key string, running providerPod, desired *corev1.Pod) error {
-	if !c.static && desired != nil && desired.DeletionTimestamp != nil && desired.UID == running.uid() {
-		switch err := c.writer.write(ctx, key); {
-		case apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err):
-			klog.FromContext(ctx).Error(err, "Terminal status refused; deleting the pod without it")
-		case err != nil:
-			return err
+// deletingFromAPI: the provider's pod is the API pod being deleted gracefully (a deletion the
+// agent completes in the API server; a pod removed from the API server is not).
+func (c *PodController) deletingFromAPI(running providerPod, desired *corev1.Pod) bool {
+	return !c.static && desired != nil && desired.DeletionTimestamp != nil && desired.UID == running.uid()
+}
+
+// syncStatus is the status workers' sync, the kubelet's status manager's syncPod: it writes the
+// status of the pod under key and, once the provider's pod has terminated and the API pod is
+// being deleted, completes the deletion (finishDeletion).
+func (c *PodController) syncStatus(ctx context.Context, key string) error {
+	if running, ok := c.states.get(key); ok && running.state == podTerminated {
+		if desired, _ := c.cfg.Pods.GetPodByFullName(key); c.deletingFromAPI(running, desired) {
+			return c.finishDeletion(ctx, key, running, desired)
 		}
+	}
+	return c.writer.write(ctx, key)
+}
+
+// finishDeletion completes the graceful deletion of an API pod the provider has stopped, as the
+// kubelet's status manager does: the terminal status first, then — in the same worker, at once —
+// the DELETE with grace 0 (canBeDeleted: the pod shows its end before it goes, for controllers
+// and users reading why it stopped), then the state is forgotten. A status the API server
+// refuses (Invalid, Forbidden) never holds the DELETE back; any other failure of either is
+// retried by the status queue, the state still terminated.
+//
+// It runs in the status workers (DefaultStatusWorkers), not the sync workers: both writes are an
+// API round trip each, and at 1000 pods deleted at once ten sync workers, each waiting for both,
+// were what bounded the deletion — not the API server (docs/performance.md, "All deleted").
+func (c *PodController) finishDeletion(ctx context.Context, key string, running providerPod, desired *corev1.Pod) error {
+	logger := klog.FromContext(ctx).WithValues("podFullName", key) // once per pod, as syncPod's
+	ctx = klog.NewContext(ctx, logger)
+	switch err := c.writer.write(ctx, key); {
+	case apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err):
+		logger.Error(err, "Terminal status refused; deleting the pod without it")
+	case err != nil:
+		return err
+	}
+	if err := c.deleteAPIPod(ctx, key, desired); err != nil {
+		return err
 	}
 	c.states.forget(key, running.uid())
 	return nil
@@ -238,8 +266,16 @@ func (c *PodController) deleteAPIPod(ctx context.Context, key string, pod *corev
 	if c.static || podutil.IsStaticPod(pod) {
 		return nil
 	}
+	// Claimed before it is sent: the status worker finishing the deletion and a sync of the
+	// watch's echo of the terminal status never both send it.
 	c.deletedMu.Lock()
 	done := c.deleted[key] == pod.UID
+	if !done {
+		if c.deleted == nil {
+			c.deleted = map[string]types.UID{}
+		}
+		c.deleted[key] = pod.UID
+	}
 	c.deletedMu.Unlock()
 	if done {
 		return nil // sent already; the pod manager has yet to see it gone
@@ -248,14 +284,13 @@ func (c *PodController) deleteAPIPod(ctx context.Context, key string, pod *corev
 	opts.Preconditions = metav1.NewUIDPreconditions(string(pod.UID))
 	err := c.cfg.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, *opts)
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		c.deletedMu.Lock()
+		if c.deleted[key] == pod.UID {
+			delete(c.deleted, key) // to be sent again by the retry
+		}
+		c.deletedMu.Unlock()
 		return fmt.Errorf("delete terminated pod from the API server: %w", err)
 	}
-	c.deletedMu.Lock()
-	if c.deleted == nil {
-		c.deleted = map[string]types.UID{}
-	}
-	c.deleted[key] = pod.UID
-	c.deletedMu.Unlock()
 	klog.FromContext(ctx).V(2).Info("Deleted terminated pod from the API server", "uid", pod.UID)
 	return nil
 }

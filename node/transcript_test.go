@@ -83,11 +83,15 @@ func (tr *transcript) snapshot() []string {
 }
 
 // worker names which of the controller's goroutines writes a line: the sync worker (one, so its
-// lines come in order), or the status writer. Their lines may interleave within a step.
+// lines come in order), or the status writer — which also completes an API pod's deletion, its
+// terminal status then its DELETE (the only pods deleted in these transcripts). Their lines may
+// interleave within a step.
 func worker(line string) string {
 	f := strings.Fields(line)
 	switch {
 	case len(f) > 2 && f[0] == "api:" && strings.HasSuffix(f[2], "/status"):
+		return "status writer"
+	case len(f) > 2 && f[0] == "api:" && f[1] == "delete" && f[2] == "pods":
 		return "status writer"
 	case len(f) > 2 && f[0] == "event:" && f[2] == "Started":
 		return "status writer"
