@@ -85,4 +85,8 @@
 //		NewProvider:     lifecycle.NewProvider(ctx, lifecycle.Config{Runtime: rt, RuntimeName: "process", RootDir: "/var/lib/vk-static"}),
 //	})
 //	err = a.Run(ctx) // the provider's workers and container events too; returns when ctx ends
+//
+// Whoever builds a thing closes it, once. The Runtime is the Provider's from the call to New
+// on: New closes it if it fails, else Provider.Close does (an io.Closer: idempotent, called by
+// Run's end, and by agent.New for a provider it built and will not run); nothing else does.
 package lifecycle

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 
 	"github.com/vk-static/vk-static/agent"
 )
@@ -11,7 +12,9 @@ import (
 // cfg names them), its config map, secret, Service and token getters, the event recorder and
 // the metrics registry — builds the provider (New, with ctx) and fills in the Node's nodeInfo
 // (ConfigureNode). cfg holds the rest: the runtime, its name, RootDir and the policies. The agent
-// runs the provider (Run) with its other parts, and cfg.RuntimeWork beside it.
+// runs the provider (Run) with its other parts, and cfg.RuntimeWork beside it. cfg.Runtime is
+// the provider's once the factory is called (New): the provider closes it, or New if it fails;
+// the agent closes a provider it built and will not run (io.Closer).
 func NewProvider(ctx context.Context, cfg Config) agent.NewProviderFunc {
 	return func(pc agent.ProviderConfig) (agent.Provider, error) {
 		if len(cfg.NodeIPs) == 0 {
@@ -43,7 +46,15 @@ type withRuntimeWork struct {
 	work []agent.Component
 }
 
-// Run runs the provider and the runtime's work until ctx ends or one of them fails.
+// Run runs the provider and the runtime's work until ctx ends or one of them fails, then closes
+// the provider (and so its runtime) once neither uses the runtime any more.
 func (p withRuntimeWork) Run(ctx context.Context) error {
-	return agent.RunAll(ctx, append([]agent.Component{p.Provider}, p.work...)...)
+	err := agent.RunAll(ctx, append([]agent.Component{runFunc(p.run)}, p.work...)...)
+	return errors.Join(err, p.Close())
 }
+
+// runFunc is a function as an agent.Component.
+type runFunc func(ctx context.Context) error
+
+// Run calls f.
+func (f runFunc) Run(ctx context.Context) error { return f(ctx) }

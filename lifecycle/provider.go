@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -23,6 +24,8 @@ import (
 // Provider is a provider.PodLifecycleHandler and provider.PodNotifier that runs pods' containers on a
 // Runtime, with the logs, exec, attach, port-forward and stats capabilities. Build it with
 // New, run it with Run; calls made before Run are remembered and acted on when it starts.
+// Whoever builds it closes it, once (Close): Run's end does, and a Provider never run must be
+// closed by its builder, as agent.New does when it fails after building it.
 type Provider struct {
 	cfg     Config
 	rt      Runtime
@@ -60,6 +63,10 @@ type Provider struct {
 	// are reset when it is forgotten.
 	restarts   *backoff.Keyed[containerKey]
 	imagePulls *backoff.Keyed[imageKey]
+	// close releases the probes and the runtime, once (Close); closed, under mu, refuses a
+	// Run after it.
+	close  func() error
+	closed bool
 }
 
 var (
@@ -70,11 +77,20 @@ var (
 	_ provider.ContainerAttachHandler = (*Provider)(nil)
 	_ provider.PortForwardHandler     = (*Provider)(nil)
 	_ provider.StatsSummaryHandler    = (*Provider)(nil)
+	_ io.Closer                       = (*Provider)(nil)
 )
 
 // New builds a provider and restores the pods a previous agent left in cfg.RootDir, with the
 // containers the runtime still holds for them (restore.go): those keep running.
-func New(ctx context.Context, cfg Config) (*Provider, error) {
+//
+// cfg.Runtime is the provider's from this call on: New closes it if it fails, the provider's
+// Close otherwise; its caller never does.
+func New(ctx context.Context, cfg Config) (_ *Provider, err error) {
+	defer func() {
+		if err != nil && cfg.Runtime != nil {
+			_ = cfg.Runtime.Close() // New's error says what went wrong
+		}
+	}()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
@@ -117,16 +133,46 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 	p.metrics = newMetrics(cfg.Registerer, p)
 	p.eviction = newEvictionManager(cfg, p)
 	p.probes = probe.NewManager(cfg.Clock, p.onProbe, probe.WithEvents(p.onProbeEvent))
+	p.close = sync.OnceValue(func() error {
+		p.probes.Close()
+		// The runtime stops watching (the process runtime's supervisor connections, the CRI
+		// runtime's gRPC connections); the containers keep running.
+		return p.rt.Close()
+	})
 	if err := p.restore(ctx); err != nil {
+		p.probes.Close() // the runtime is closed by the deferred call
 		return nil, err
 	}
 	return p, nil
 }
 
+// Close releases what the provider holds — its probes and its Runtime, closed once whatever
+// the number of calls — and returns the Runtime's error, the same on every call. The
+// containers keep running. Run closes the provider when it returns; call Close for a provider
+// that is not running: one never run, or one whose Run has returned. A Run after Close fails.
+func (p *Provider) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	return p.close()
+}
+
 // Run starts a worker per pod and follows the runtime's container events until ctx ends; it
-// returns once every worker has stopped. Containers keep running: stopping the agent stops
-// nothing.
+// returns once every worker has stopped, and closes the provider (Close). Containers keep
+// running: stopping the agent stops nothing.
 func (p *Provider) Run(ctx context.Context) error {
+	return errors.Join(p.run(ctx), p.Close())
+}
+
+// run is Run without its Close, for a caller that closes the provider once more work on its
+// runtime has stopped (withRuntimeWork).
+func (p *Provider) run(ctx context.Context) error {
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return errors.New("lifecycle: Run after Close")
+	}
 	if w, ok := p.cfg.Services.(interface{ Run(context.Context) error }); ok {
 		p.wg.Go(func() { _ = w.Run(ctx) })
 	}
@@ -154,11 +200,6 @@ func (p *Provider) Run(ctx context.Context) error {
 	p.probes.Close()
 	if p.cfg.StopPodsOnExit {
 		p.stopAll(klog.NewContext(context.Background(), klog.FromContext(ctx)))
-	}
-	// A runtime that watches its containers (the process runtime's supervisor connections)
-	// stops watching; the containers keep running.
-	if c, ok := p.rt.(io.Closer); ok {
-		return c.Close()
 	}
 	return nil
 }

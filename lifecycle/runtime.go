@@ -78,6 +78,12 @@ type Runtime interface {
 	PortForward(ctx context.Context, sandboxID string, port int32, stream io.ReadWriteCloser) error
 	// ContainerStats measures a running container: every process it started, together.
 	ContainerStats(ctx context.Context, containerID string) (*ContainerStats, error)
+
+	// Close gives back what the runtime holds (its connections to a CRI runtime, its
+	// supervisors' watches); the containers keep running. A Runtime is the Provider's from the
+	// call to New on, and only it closes the Runtime, once: New if it fails, else Provider.Close
+	// (which Run's end calls). Nothing is called after Close.
+	io.Closer
 }
 
 // ImageService is implemented by a Runtime that runs container images (CRI). The lifecycle

@@ -27,19 +27,27 @@ func TestMain(m *testing.M) { os.Exit(testcontainerd.Main(m, &cd)) }
 // newRuntime is a Runtime on the package's containerd, closed when the test ends.
 func newRuntime(t *testing.T, cfg cri.Config) *cri.Runtime {
 	t.Helper()
+	rt := openRuntime(t, cfg)
+	t.Cleanup(func() { _ = rt.Close() })
+	return rt
+}
+
+// openRuntime is a Runtime on the package's containerd, for a test that gives it to the
+// lifecycle, which closes it.
+func openRuntime(t *testing.T, cfg cri.Config) *cri.Runtime {
+	t.Helper()
 	cfg.RuntimeEndpoint = cd.Endpoint()
 	rt, err := cri.New(context.Background(), cfg)
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = rt.Close(context.Background()) })
 	return rt
 }
 
 // runLifecycle runs the lifecycle layer over a new Runtime on the package's containerd until
-// the test ends; ctx ends with it.
+// the test ends; ctx ends with it, and the lifecycle closes the Runtime.
 func runLifecycle(t *testing.T) (context.Context, *cri.Runtime, *lifecycle.Provider) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	rt := newRuntime(t, cri.Config{})
+	rt := openRuntime(t, cri.Config{})
 	p, err := lifecycle.New(ctx, lifecycle.Config{Runtime: rt, RuntimeName: rt.Name(), RootDir: t.TempDir(), NodeIPs: []string{"127.0.0.1"}})
 	if err != nil {
 		cancel()

@@ -68,6 +68,10 @@ type Runtime struct {
 	is      internalapi.ImageManagerService
 	version *runtimeapi.VersionResponse
 
+	// close closes the connections New made, once (Close); services given in Config are their
+	// giver's.
+	close func() error
+
 	mu sync.Mutex
 	// sandboxConfigs are the configs of the sandboxes this process created, which CRI's
 	// CreateContainer takes again; a sandbox from before a restart has its config rebuilt.
@@ -83,7 +87,8 @@ var (
 var ErrUnavailable = errors.New("container runtime unavailable")
 
 // New connects to the runtime and asks its version; an unreachable runtime is ErrUnavailable.
-func New(ctx context.Context, cfg Config) (*Runtime, error) {
+// The connections it makes are given back by Close, or by New itself when it fails.
+func New(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
@@ -97,19 +102,36 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 		cfg.ImageEndpoint = cfg.RuntimeEndpoint
 	}
 	r := &Runtime{cfg: cfg, rs: cfg.RuntimeService, is: cfg.ImageService, sandboxConfigs: map[string]*runtimeapi.PodSandboxConfig{}}
-	var err error
+	// What New dials, New closes if it fails and Close otherwise.
+	var dialled []interface{ Close(context.Context) error }
+	r.close = sync.OnceValue(func() error {
+		var errs []error
+		for _, c := range dialled {
+			errs = append(errs, c.Close(context.Background()))
+		}
+		return errors.Join(errs...)
+	})
+	defer func() {
+		if err != nil {
+			_ = r.close() // New's error says what went wrong
+		}
+	}()
 	if r.rs == nil {
-		if r.rs, err = newRemoteRuntime(cfg.RuntimeEndpoint, connectionTimeout); err != nil {
+		rs, err := newRemoteRuntime(cfg.RuntimeEndpoint, connectionTimeout)
+		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, cfg.RuntimeEndpoint, err)
 		}
+		r.rs, dialled = rs, append(dialled, rs)
 	}
 	if rs, ok := r.rs.(*remoteRuntime); ok && r.is == nil && cfg.ImageEndpoint == cfg.RuntimeEndpoint {
-		r.is = rs.images()
+		r.is = rs.images() // on the runtime's connection, closed with it
 	}
 	if r.is == nil {
-		if r.is, err = newRemoteImages(cfg.ImageEndpoint, connectionTimeout); err != nil {
+		is, err := newRemoteImages(cfg.ImageEndpoint, connectionTimeout)
+		if err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, cfg.ImageEndpoint, err)
 		}
+		r.is, dialled = is, append(dialled, is)
 	}
 	vctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -128,10 +150,11 @@ func (r *Runtime) Name() string { return r.version.GetRuntimeName() }
 // Version is the runtime's version ("v1.6.20").
 func (r *Runtime) Version() string { return r.version.GetRuntimeVersion() }
 
-// Close closes the connections to the runtime.
-func (r *Runtime) Close(ctx context.Context) error {
-	return errors.Join(r.rs.Close(ctx), r.is.Close(ctx))
-}
+// Close closes the connections New made to the runtime, once however many times it is called
+// (the same error each time), as lifecycle.Runtime asks: the lifecycle Provider the Runtime is
+// given to closes it. The containers keep running. A RuntimeService or ImageService given in
+// Config is left open: it is its giver's to close.
+func (r *Runtime) Close() error { return r.close() }
 
 // networkReady says whether the runtime reports its pod network ready (a CNI configuration).
 func (r *Runtime) networkReady(ctx context.Context) (bool, error) {

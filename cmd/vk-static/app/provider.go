@@ -227,6 +227,7 @@ func processProvider(ctx context.Context, o *options) agent.NewProviderFunc {
 		cfg.AllowedHostPaths, cfg.HostPathFlag = o.Process.AllowedHostPaths, "--process-allowed-host-paths"
 		cfg.StopPodsOnExit = o.Process.StopPodsOnExit
 		cfg.RestrictStaticPods, cfg.RestrictStaticPodsFlag = o.Process.RestrictStaticPods, "--process-restrict-static-pods"
+		// The runtime is the lifecycle's from here on: it closes it, or NewProvider if it fails.
 		return lifecycle.NewProvider(ctx, cfg)(pc)
 	}
 }
@@ -283,12 +284,8 @@ func criProvider(ctx context.Context, o *options) agent.NewProviderFunc {
 		if logs := rt.LogRotator(); logs != nil {
 			cfg.RuntimeWork = append(cfg.RuntimeWork, logs)
 		}
-		p, err := lifecycle.NewProvider(ctx, cfg)(pc)
-		if err != nil {
-			_ = rt.Close(ctx)
-			return nil, err
-		}
-		return p, nil
+		// The runtime is the lifecycle's from here on: it closes it, or NewProvider if it fails.
+		return lifecycle.NewProvider(ctx, cfg)(pc)
 	}
 }
 
