@@ -33,7 +33,7 @@ type statusWriter struct {
 	mu sync.Mutex
 	// written holds, by API object UID, the last status sent until the watch echoes it back:
 	// until then the pod manager's copy is older and must not make us write it again.
-	written map[types.UID]*corev1.PodStatus
+	written map[types.UID]writtenStatus
 	// settled holds, by API object UID, the provider's status and the object's resourceVersion
 	// last seen to agree. While neither has changed there is nothing to compare: the check every
 	// resync makes costs two lookups, not a status built and compared field by field.
@@ -74,6 +74,15 @@ func (m *keyMutex) unlock(key string) {
 	close(released)
 }
 
+// writtenStatus is a status sent, and what it was built from.
+type writtenStatus struct {
+	status *corev1.PodStatus // as sent, with the conditions of others in place
+	// reported is the provider's status it was built from (never modified once passed on),
+	// and generation the API object's spec generation it was built with.
+	reported   *corev1.PodStatus
+	generation int64
+}
+
 type settledStatus struct {
 	reported        *corev1.PodStatus // the provider's, as notified (never modified once passed on)
 	resourceVersion string
@@ -81,7 +90,7 @@ type settledStatus struct {
 
 func newStatusWriter(cfg PodControllerConfig, states *podStates) *statusWriter {
 	return &statusWriter{cfg: cfg, states: states,
-		written: make(map[types.UID]*corev1.PodStatus, 128), settled: make(map[types.UID]settledStatus, 128)}
+		written: make(map[types.UID]writtenStatus, 128), settled: make(map[types.UID]settledStatus, 128)}
 }
 
 func (w *statusWriter) write(ctx context.Context, key string) error {
@@ -105,7 +114,17 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	// build on it, so that a status reported again is not written again with new transition
 	// times.
 	last := w.lastWritten(target.UID)
-	held := previous(last, &target.Status)
+	if last.status != nil && last.reported == st.status && last.generation == target.Generation {
+		// Built again from the same provider status, on what was written and the same spec,
+		// the status would be what was written: the echo of the write (settled once the API
+		// object shows it) or a key queued again before it came. Nothing to build: the watch
+		// echoing each write made a second build, copy and encoding per pod.
+		if sameStatus(&target.Status, last.status) {
+			w.settle(target.UID, agreed)
+		}
+		return nil
+	}
+	held := previous(last.status, &target.Status)
 	status := normalize(buildStatus(&target.Spec, held, st.status, metav1.NewTime(w.cfg.Clock.Now())))
 	status = withOthersConditions(status, &target.Status) // otherconditions.go
 	// Compared twice below: encoded once.
@@ -115,7 +134,7 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 		w.settle(target.UID, agreed)
 		return nil
 	}
-	if last != nil && built.same(last) {
+	if last.status != nil && built.same(last.status) {
 		return nil // written; the echo is on its way
 	}
 	patch, err := statusPatch(target.UID, withoutOthersConditions(status, st.status))
@@ -130,7 +149,7 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 		return fmt.Errorf("patch status of %s: %w", key, err)
 	}
 	w.mu.Lock()
-	w.written[target.UID] = status
+	w.written[target.UID] = writtenStatus{status: status, reported: st.status, generation: target.Generation}
 	w.mu.Unlock()
 	// Events about a static pod refer to the static pod (its UID is the mirror's config.mirror):
 	// that is where `kubectl describe` of the mirror looks for them, as for the kubelet's.
@@ -188,7 +207,7 @@ func (w *statusWriter) isSettled(uid types.UID, agreed settledStatus) bool {
 	return ok && s == agreed
 }
 
-func (w *statusWriter) lastWritten(uid types.UID) *corev1.PodStatus {
+func (w *statusWriter) lastWritten(uid types.UID) writtenStatus {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.written[uid]
