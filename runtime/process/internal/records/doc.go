@@ -2,7 +2,9 @@
 // supervisor (package supervisor) both read and write in a container's directory: the file
 // names, the supervisor's view of config.json, state.json, and the atomic JSON writes (a synced temp
 // file, a rename and a synced directory, so that a reader — the other side, an agent restarted
-// mid-write or after a power loss — sees the old or the new record, never part of one).
+// mid-write or after a power loss — sees the old or the new record, never part of one;
+// WriteJSONNew, for the first record of a new directory, leaves the directory's sync to a later
+// write and may lose the record whole, never in part).
 //
 // The files outlive both binaries: an agent adopts containers an older supervisor started.
 // Fields may be added; none may be renamed or change meaning.
