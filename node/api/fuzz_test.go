@@ -102,7 +102,7 @@ func FuzzHandlers(f *testing.F) {
 		}
 		res := serveFuzzed(t, h, req)
 		checkAnswer(t, req, res, noCapabilities)
-		goleak.VerifyNone(t, leakOpts...)
+		verifyNoLeaks(t, leakOpts...)
 	})
 }
 

@@ -10,8 +10,8 @@ import (
 )
 
 // untilHangup returns w and r for a handler that takes the connection over (exec, attach,
-// port-forward): r's context also ends when the client hangs up — a read from the connection
-// fails, or the connection is closed — and stop ends it once the handler has returned.
+// port-forward): r's context also ends when the client hangs up — a read from or a write to the
+// connection fails, or the connection is closed — and stop ends it once the handler has returned.
 //
 // net/http stops watching a connection once it is hijacked, so a request's context otherwise
 // lives on after its client has gone: a provider's attach without stdin (kubectl attach
@@ -46,7 +46,8 @@ func (w *hangupWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return hc, bufio.NewReadWriter(bufio.NewReader(in), rw.Writer), nil
 }
 
-// hangupConn calls hangup when a read fails or the connection is closed.
+// hangupConn calls hangup when a read or a write fails or the connection is closed, before the
+// call returns (serveSPDYPortForward relies on that order).
 type hangupConn struct {
 	net.Conn
 	hangup context.CancelFunc
@@ -54,6 +55,14 @@ type hangupConn struct {
 
 func (c *hangupConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
+	if err != nil {
+		c.hangup()
+	}
+	return n, err
+}
+
+func (c *hangupConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
 	if err != nil {
 		c.hangup()
 	}

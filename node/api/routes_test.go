@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -36,7 +35,7 @@ var routeEpoch = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func newRouteEnv(t *testing.T) *routeEnv {
 	t.Helper()
-	t.Cleanup(func() { goleak.VerifyNone(t) })
+	t.Cleanup(func() { verifyNoLeaks(t) })
 	fc := clocktesting.NewFakeClock(routeEpoch)
 	p, err := mock.New(mock.Config{NodeName: "node-a", InternalIP: "10.1.2.3", Clock: fc})
 	require.NoError(t, err)

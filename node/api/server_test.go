@@ -84,8 +84,8 @@ func serve(t *testing.T, cfg Config) *Server {
 		case <-time.After(10 * time.Second):
 			t.Fatal("Run did not return")
 		}
-		// The certificate reloaders' workers end just after Run returns; goleak retries.
-		goleak.VerifyNone(t, baseline)
+		// The certificate reloaders' workers end just after Run returns; verifyNoLeaks waits.
+		verifyNoLeaks(t, baseline)
 	})
 	select {
 	case <-s.Ready():
@@ -228,5 +228,5 @@ func TestRunFailsWhenThePortIsTaken(t *testing.T) {
 		t.Error("ready without a listener")
 	default:
 	}
-	goleak.VerifyNone(t, baseline)
+	verifyNoLeaks(t, baseline)
 }
