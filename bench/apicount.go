@@ -27,6 +27,13 @@ type apiCounters struct {
 	NodeFlows float64
 	// Watches is how many watches are open now (apiserver_longrunning_requests, WATCH).
 	Watches float64
+	// WatchesClosed are the watches the API server closed because their client did not take
+	// events fast enough (apiserver_terminated_watchers_total: the watch cache gives a blocked
+	// watcher at most 100 ms, and a pod watch narrowed to one node a buffer of only 10
+	// events), by "WATCH resource" as in Requests. The client opens a new watch from where
+	// it was, which apiserver_request_total counts — when it ends: a WATCH is counted when it
+	// closes, so a phase's WATCH count is the watches that ended in it.
+	WatchesClosed requestCounts
 }
 
 // scrapeAPIServer reads /metrics of the API server with the admin client.
@@ -39,7 +46,7 @@ func scrapeAPIServer(ctx context.Context, admin kubernetes.Interface) (apiCounte
 }
 
 func parseAPICounters(text string) apiCounters {
-	c := apiCounters{Requests: requestCounts{}}
+	c := apiCounters{Requests: requestCounts{}, WatchesClosed: requestCounts{}}
 	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -54,6 +61,8 @@ func parseAPICounters(text string) apiCounters {
 				key += "/" + sub
 			}
 			c.Requests[key] += value
+		case "apiserver_terminated_watchers_total":
+			c.WatchesClosed["WATCH "+labels["resource"]] += value
 		case "apiserver_longrunning_requests":
 			if labels["verb"] == "WATCH" {
 				c.Watches += value
@@ -142,6 +151,29 @@ func (after requestCounts) sub(before requestCounts) requestCounts {
 		}
 	}
 	return d
+}
+
+// apiUse is the agent's use of the API server in a window: its requests, the exact count of
+// requests from node identities, and how many of its watches the server closed as too slow.
+type apiUse struct {
+	Requests     requestCounts
+	NodeRequests float64
+	// WatchesClosed is the watches the API server closed in the window because they did not
+	// take events fast enough, less the load driver's own (each of which it re-opened, a
+	// WATCH of its own in the window), by "WATCH resource". Each is a WATCH in Requests.
+	WatchesClosed requestCounts
+}
+
+// agentUse is the agent's part of what changed between two scrapes of the API server: the
+// server's counters minus the load driver's requests (driver: its requests in the window)
+// and the server's housekeeping.
+func agentUse(before, after apiCounters, driver requestCounts) apiUse {
+	return apiUse{
+		Requests:     after.Requests.sub(before.Requests).sub(driver).withoutServerBackground(),
+		NodeRequests: after.NodeFlows - before.NodeFlows,
+		// Keyed like Requests, so the driver's re-opened watches (its WATCH requests) come off.
+		WatchesClosed: after.WatchesClosed.sub(before.WatchesClosed).sub(driver),
+	}
 }
 
 // withoutServerBackground drops the API server's own housekeeping, which its loopback client

@@ -24,8 +24,9 @@ apiserver_request_total{weird="a,b=\"c\"",verb="GET",resource="nodes"} 2
 `
 	got := parseAPICounters(text)
 	want := apiCounters{
-		Requests:  requestCounts{"POST pods": 1003, "PATCH pods/status": 2000, "PUT leases": 15, "GET nodes": 2},
-		NodeFlows: 3020,
+		Requests:      requestCounts{"POST pods": 1003, "PATCH pods/status": 2000, "PUT leases": 15, "GET nodes": 2},
+		NodeFlows:     3020,
+		WatchesClosed: requestCounts{},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("parseAPICounters =\n%+v\nwant\n%+v", got, want)
@@ -95,5 +96,36 @@ func TestServerBackgroundAndPodWrites(t *testing.T) {
 	}
 	if n := got.podWrites(); n != 2015 {
 		t.Errorf("podWrites = %v, want 2015 (lease, node and read requests are not per pod)", n)
+	}
+}
+
+// TestAgentUseWatchesClosed: the API server's count of watches it closed as too slow
+// (apiserver_terminated_watchers_total) comes out of a phase beside its WATCH requests, less
+// the driver's: the driver re-opens each of its own closed watches, one WATCH each.
+func TestAgentUseWatchesClosed(t *testing.T) {
+	scrape := func(watches, closed, other string) apiCounters {
+		return parseAPICounters(`apiserver_request_total{code="200",group="",resource="pods",scope="cluster",subresource="",verb="WATCH",version="v1"} ` + watches + `
+apiserver_request_total{code="200",group="",resource="pods",scope="resource",subresource="status",verb="PATCH",version="v1"} 5
+# HELP apiserver_terminated_watchers_total [ALPHA] Counter of watchers closed due to unresponsiveness broken by resource type.
+apiserver_terminated_watchers_total{group="",resource="pods"} ` + closed + `
+apiserver_terminated_watchers_total{group="",resource="configmaps"} ` + other + `
+apiserver_flowcontrol_dispatched_requests_total{flow_schema="system-nodes",priority_level="system"} 7
+`)
+	}
+	before, after := scrape("3", "2", "1"), scrape("70", "62", "1")
+	if got := before.WatchesClosed; !reflect.DeepEqual(got, requestCounts{"WATCH pods": 2, "WATCH configmaps": 1}) {
+		t.Errorf("parsed WatchesClosed = %v", got)
+	}
+	// The driver re-opened its namespace watch 5 times in the window.
+	driver := requestCounts{"WATCH pods": 5, "POST pods": 100}
+	use := agentUse(before, after, driver)
+	if want := (requestCounts{"WATCH pods": 62}); !reflect.DeepEqual(use.Requests, want) {
+		t.Errorf("Requests = %v, want %v", use.Requests, want)
+	}
+	if want := (requestCounts{"WATCH pods": 55}); !reflect.DeepEqual(use.WatchesClosed, want) {
+		t.Errorf("WatchesClosed = %v, want %v (62 closed, 5 of them the driver's)", use.WatchesClosed, want)
+	}
+	if use.NodeRequests != 0 {
+		t.Errorf("NodeRequests = %v, want 0", use.NodeRequests)
 	}
 }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -76,6 +77,13 @@ type Result struct {
 	// (lease and node-status writes are per interval, not per pod).
 	WritesPerPod   float64            `json:"writesPerPod,omitempty"`
 	DeleteRequests map[string]float64 `json:"deleteRequests,omitempty"`
+	// StartWatchesClosed and DeleteWatchesClosed count, by "WATCH resource", the agent's
+	// watches the API server closed in the phase because they did not take events fast
+	// enough (apiserver_terminated_watchers_total less the driver's). The agent opens each
+	// again from where it was: these are part of the phase's WATCH requests, which the
+	// server counts when a watch ends.
+	StartWatchesClosed  map[string]float64 `json:"startWatchesClosed,omitempty"`
+	DeleteWatchesClosed map[string]float64 `json:"deleteWatchesClosed,omitempty"`
 
 	// QueueStats are the agent's own work-queue counters at the end of the start phase, by
 	// queue (sync, status): how many items and their mean duration. Status writes are one
@@ -113,6 +121,8 @@ type IdleResult struct {
 	Requests     map[string]float64 `json:"requests"`
 	NodeRequests float64            `json:"nodeRequests"`
 	Writes       float64            `json:"writes"`
+	// WatchesClosed: see Result.StartWatchesClosed.
+	WatchesClosed map[string]float64 `json:"watchesClosed,omitempty"`
 	// Syncs are the pods the agent synced in the window, by queue (sync, status): the periodic
 	// resync's work, which the CPU figure includes.
 	Syncs map[string]float64 `json:"syncs,omitempty"`
@@ -342,6 +352,13 @@ func WriteTable(w io.Writer, results []*Result) {
 		if len(r.StartRequests) > 0 {
 			fmt.Fprintf(w, "\n%s: agent requests while pods started (%.0f from node identities): %s\n",
 				r.Scenario, r.StartNodeRequests, requestCounts(r.StartRequests))
+		}
+		if len(r.DeleteRequests) > 0 {
+			fmt.Fprintf(w, "%s: agent requests while pods were deleted: %s\n", r.Scenario, requestCounts(r.DeleteRequests))
+		}
+		if len(r.StartWatchesClosed) > 0 || len(r.DeleteWatchesClosed) > 0 {
+			fmt.Fprintf(w, "%s: of those WATCHes, the API server closed as too slow (re-opened by the agent): start %s, delete %s\n",
+				r.Scenario, cmp.Or(requestCounts(r.StartWatchesClosed).String(), "none"), cmp.Or(requestCounts(r.DeleteWatchesClosed).String(), "none"))
 		}
 	}
 	fmt.Fprintln(w, "\ngoals:")

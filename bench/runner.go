@@ -246,15 +246,14 @@ func (s *session) beginAPI(ctx context.Context) (apiWindow, error) {
 	return apiWindow{server: c, driver: s.transport.snapshot()}, err
 }
 
-// endAPI returns the agent's requests in the window (server counters minus the driver's own
-// requests) and the exact count of requests from node identities.
-func (s *session) endAPI(ctx context.Context, w apiWindow) (requestCounts, float64, error) {
+// endAPI returns the agent's use of the API server in the window (server counters minus the
+// driver's own requests; see agentUse).
+func (s *session) endAPI(ctx context.Context, w apiWindow) (apiUse, error) {
 	c, err := scrapeAPIServer(ctx, s.r.Env.Admin)
 	if err != nil {
-		return nil, 0, err
+		return apiUse{}, err
 	}
-	driver := s.transport.snapshot().sub(w.driver)
-	return c.Requests.sub(w.server.Requests).sub(driver).withoutServerBackground(), c.NodeFlows - w.server.NodeFlows, nil
+	return agentUse(w.server, c, s.transport.snapshot().sub(w.driver)), nil
 }
 
 // settle waits until the agent's request count stops moving for quiet (it may still be

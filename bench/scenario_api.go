@@ -84,11 +84,11 @@ func deleteAPIPods(ctx context.Context, s *session, res *Result, names []string,
 	}
 	s.r.logf("%s: all deleted after %.2fs", s.name, res.DeleteSeconds)
 	s.settle(ctx, 2*time.Second, 30*time.Second)
-	cpu, reqs, _, err := s.endPhase(ctx, b)
+	cpu, use, err := s.endPhase(ctx, b)
 	if err != nil {
 		return err
 	}
-	res.DeleteCPUSeconds, res.DeleteRequests = cpu, reqs
+	res.DeleteCPUSeconds, res.DeleteRequests, res.DeleteWatchesClosed = cpu, use.Requests, use.WatchesClosed
 	if p := waitDeleteProfile(); p != "" {
 		res.Profiles = append(res.Profiles, p)
 	}
@@ -144,13 +144,15 @@ func (s *session) measureIdle(ctx context.Context, res *Result, d time.Duration)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	cpu, reqs, nodeReqs, err := s.endPhase(ctx, b)
+	cpu, use, err := s.endPhase(ctx, b)
 	if err != nil {
 		return nil, err
 	}
+	reqs, nodeReqs := use.Requests, use.NodeRequests
 	secs := time.Since(t0).Seconds()
 	idle := &IdleResult{Seconds: secs, CPUSeconds: cpu, CPUPercent: cpu / secs * 100, Requests: reqs, NodeRequests: nodeReqs, Writes: reqs.writes(),
-		Syncs: map[string]float64{}}
+		WatchesClosed: use.WatchesClosed,
+		Syncs:         map[string]float64{}}
 	for q, st := range s.queueStats(ctx) {
 		idle.Syncs[q] = st.Items - queuesBefore[q].Items
 	}
@@ -294,13 +296,13 @@ func (s *session) finishStart(ctx context.Context, res *Result, run startRun) er
 	s.r.logf("%s: %d %s Running after %.2fs", s.name, n-res.NeverRunning, run.what, res.AllRunningSeconds)
 
 	s.settle(ctx, 2*time.Second, 30*time.Second)
-	cpu, reqs, nodeReqs, err := s.endPhase(ctx, run.begin)
+	cpu, use, err := s.endPhase(ctx, run.begin)
 	if err != nil {
 		return err
 	}
 	res.StartCPUSeconds, res.CPUMsPerPod = cpu, cpu*1000/float64(n)
-	res.StartRequests, res.StartNodeRequests = reqs, nodeReqs
-	res.WritesPerPod = reqs.podWrites() / float64(n)
+	res.StartRequests, res.StartNodeRequests, res.StartWatchesClosed = use.Requests, use.NodeRequests, use.WatchesClosed
+	res.WritesPerPod = use.Requests.podWrites() / float64(n)
 	res.QueueStats = s.queueStats(ctx)
 	if p := run.waitProfile(); p != "" {
 		res.Profiles = append(res.Profiles, p)

@@ -77,10 +77,11 @@ func runFleet(ctx context.Context, s *session, agents, perAgent int, rest time.D
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	reqs, _, err := s.endAPI(ctx, w)
+	use, err := s.endAPI(ctx, w)
 	if err != nil {
 		return nil, err
 	}
+	reqs := use.Requests
 	cpu1, rss, err := fleetSample(fleet)
 	if err != nil {
 		return nil, err
@@ -126,10 +127,10 @@ func runFleet(ctx context.Context, s *session, agents, perAgent int, rest time.D
 		return nil, err
 	}
 	s.settle(ctx, 2*time.Second, 30*time.Second)
-	reqs, _, err = s.endAPI(ctx, w)
-	if err != nil {
+	if use, err = s.endAPI(ctx, w); err != nil {
 		return nil, err
 	}
+	reqs = use.Requests
 	cpu2, _, err := fleetSample(fleet)
 	if err != nil {
 		return nil, err

@@ -88,10 +88,10 @@ func (s *session) removeStaticPods(ctx context.Context, res *Result, files []str
 	}
 	s.r.logf("%s: all mirror pods deleted after %.2fs", s.name, res.DeleteSeconds)
 	s.settle(ctx, 2*time.Second, 30*time.Second)
-	cpu, reqs, _, err := s.endPhase(ctx, b)
+	cpu, use, err := s.endPhase(ctx, b)
 	if err != nil {
 		return delStart, err
 	}
-	res.DeleteCPUSeconds, res.DeleteRequests = cpu, reqs
+	res.DeleteCPUSeconds, res.DeleteRequests, res.DeleteWatchesClosed = cpu, use.Requests, use.WatchesClosed
 	return delStart, nil
 }

@@ -96,14 +96,14 @@ func (s *session) beginPhase(ctx context.Context) (startPhase, error) {
 	return startPhase{cpu: p.CPUSeconds, api: w}, err
 }
 
-// endPhase returns the agent CPU seconds and its API requests since beginPhase.
-func (s *session) endPhase(ctx context.Context, b startPhase) (float64, requestCounts, float64, error) {
+// endPhase returns the agent CPU seconds and its use of the API since beginPhase.
+func (s *session) endPhase(ctx context.Context, b startPhase) (float64, apiUse, error) {
 	p, err := s.agent.sample()
 	if err != nil {
-		return 0, nil, 0, err
+		return 0, apiUse{}, err
 	}
-	reqs, nodeReqs, err := s.endAPI(ctx, b.api)
-	return p.CPUSeconds - b.cpu, reqs, nodeReqs, err
+	use, err := s.endAPI(ctx, b.api)
+	return p.CPUSeconds - b.cpu, use, err
 }
 
 // lastOf returns the latest time in ts.
