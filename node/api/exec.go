@@ -2,14 +2,18 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	"k8s.io/klog/v2"
+	utilexec "k8s.io/utils/exec"
 
 	"github.com/vk-static/vk-static/provider"
 )
@@ -19,8 +23,9 @@ import (
 const streamCreationTimeout = remotecommand.DefaultStreamCreationTimeout
 
 // exec serves /exec/{namespace}/{pod}/{container} (and with the pod's UID before the
-// container), what the API server proxies for pods/exec: k8s.io/cri-streaming speaks the
-// protocols (SPDY and WebSocket, v1 to v5) and the provider runs the command. The command's
+// container), what the API server proxies for pods/exec: SPDY (v1 to v4) through
+// serveSPDYRemoteCommand, WebSocket (v1 to v5) through k8s.io/cri-streaming; the provider runs
+// the command. The command's
 // exit code reaches the client, which exits with it.
 func (rt Routes) exec(w http.ResponseWriter, r *http.Request) {
 	namespace, podName, container, opts, ok := remoteCommandRequest(w, r)
@@ -42,8 +47,31 @@ func (rt Routes) exec(w http.ResponseWriter, r *http.Request) {
 	}
 	w, r, stop := untilHangup(w, r)
 	defer stop()
-	remotecommand.ServeExec(w, r, providerExecutor{execer, namespace}, pod.Name, string(pod.UID), container, cmd,
+	executor := providerExecutor{execer, namespace}
+	if !wsstream.IsWebSocketRequest(r) {
+		serveSPDYRemoteCommand(w, r, opts, rt.streamIdleTimeout(), streamCreationTimeout,
+			func(ctx context.Context, in io.Reader, out, errw io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize) error {
+				return executor.ExecInContainer(ctx, pod.Name, string(pod.UID), container, cmd, in, out, errw, tty, resize, 0)
+			}, execStatus)
+		return
+	}
+	remotecommand.ServeExec(w, r, executor, pod.Name, string(pod.UID), container, cmd,
 		opts, rt.streamIdleTimeout(), streamCreationTimeout, remotecommand.SupportedStreamingProtocols)
+}
+
+// execStatus is the status of a finished exec, as cri-streaming's ServeExec writes it: the
+// command's exit code, or the failure to run it.
+func execStatus(err error) *commandStatus {
+	if err == nil {
+		return &commandStatus{Status: statusSuccess}
+	}
+	var exitErr utilexec.ExitError
+	if errors.As(err, &exitErr) && exitErr.Exited() {
+		return &commandStatus{Status: statusFailure, Reason: remotecommand.NonZeroExitCodeReason,
+			Details: &statusDetails{Causes: []statusCause{{Type: remotecommand.ExitCodeCauseType, Message: strconv.Itoa(exitErr.ExitStatus())}}},
+			Message: fmt.Sprintf("command terminated with non-zero exit code: %v", exitErr)}
+	}
+	return internalErrorStatus(fmt.Errorf("error executing command in container: %w", err))
 }
 
 // providerExecutor is the provider's exec as cri-streaming calls it.
