@@ -1,10 +1,12 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/rest"
+	clientremotecommand "k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/transport/spdy"
 	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 
@@ -92,3 +95,53 @@ func TestExecEndsWhenTheClientHangsUpBeforeItsStreams(t *testing.T) {
 	createStream(t, conn, corev1.StreamTypeError)
 	require.NoError(t, conn.Close())
 }
+
+// A terminal's sizes, as the client writes them on the resize stream, reach the command in
+// order; the sizes channel closes when the stream ends.
+func TestDecodeSizes(t *testing.T) {
+	r, w := io.Pipe()
+	sizes := make(chan remotecommand.TerminalSize)
+	go decodeSizes(context.Background(), r, sizes)
+	go func() {
+		_, _ = io.WriteString(w, `{"width":80,"height":24}{"width":100,"height":30}`)
+		_ = w.Close()
+	}()
+	var got []remotecommand.TerminalSize
+	for s := range sizes {
+		got = append(got, s)
+	}
+	assert.Equal(t, []remotecommand.TerminalSize{{Width: 80, Height: 24}, {Width: 100, Height: 30}}, got)
+
+	// Ended by its context when nobody takes the size.
+	r, w = io.Pipe()
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		decodeSizes(ctx, r, make(chan remotecommand.TerminalSize))
+	}()
+	_, err := io.WriteString(w, `{"width":1,"height":1}`)
+	require.NoError(t, err)
+	cancel()
+	<-ended
+}
+
+// An exec with a terminal opens its resize stream too (v4), and runs.
+func TestExecWithATerminal(t *testing.T) {
+	e := newRouteEnv(t)
+	e.run(t, testPod("ns", "web", "api-uid", podutil.APIServerSource, "main"))
+	u, err := url.Parse(e.srv.URL + "/exec/ns/web/main?" + url.Values{"command": {"hostname"}, "output": {"1"}, "tty": {"1"}}.Encode())
+	require.NoError(t, err)
+	ex, err := clientremotecommand.NewSPDYExecutor(&rest.Config{Host: e.srv.URL}, http.MethodPost, u)
+	require.NoError(t, err)
+	var out strings.Builder
+	require.NoError(t, ex.StreamWithContext(context.Background(), clientremotecommand.StreamOptions{Stdout: &out, Tty: true,
+		TerminalSizeQueue: unknownSize{}}))
+	assert.Contains(t, out.String(), "web")
+}
+
+// unknownSize is a terminal whose size is never known.
+type unknownSize struct{}
+
+func (unknownSize) Next() *clientremotecommand.TerminalSize { return nil }
