@@ -263,6 +263,9 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 		Metrics:       a.metrics,
 	})
 	if err != nil {
+		if c, ok := a.provider.(io.Closer); ok {
+			_ = c.Close() // never run, so nothing else will; err says what went wrong
+		}
 		return err
 	}
 	if a.nodes != nil {

@@ -2,6 +2,7 @@ package mock
 
 import (
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -55,7 +56,9 @@ func (p *Provider) pendingStatus(pod *corev1.Pod, now metav1.Time) corev1.PodSta
 func (p *Provider) runningStatus(pod *corev1.Pod, prev *corev1.PodStatus, now metav1.Time) corev1.PodStatus {
 	var st corev1.PodStatus
 	if prev != nil {
-		st.Conditions = prev.Conditions
+		// A copy: prev belongs to a pod already handed to NotifyPods, which is never changed
+		// once passed on, and the conditions are set in place below.
+		st.Conditions = slices.Clone(prev.Conditions)
 		st.StartTime = prev.StartTime
 	}
 	if st.StartTime == nil {
