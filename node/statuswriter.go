@@ -94,8 +94,9 @@ func newStatusWriter(cfg PodControllerConfig, states *podStates) *statusWriter {
 }
 
 func (w *statusWriter) write(ctx context.Context, key string) error {
-	// The status queue's worker and a sync worker finishing a deletion may write the same key
-	// at once: one at a time, so that the second finds the first's write and sends none.
+	// Only the status workers write (syncStatus, finishDeletion), and their queue never works
+	// one key twice at once; the lock keeps a second writer, should one come, from sending
+	// what the first just sent.
 	w.writing.lock(key)
 	defer w.writing.unlock(key)
 	st, ok := w.states.get(key)
