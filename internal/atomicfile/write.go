@@ -10,9 +10,22 @@ import (
 // synced, renamed over path, then the directory synced. Without the syncs a crash after the
 // rename can leave path empty (the rename reached the disk, the data did not) or the old file
 // back (the directory entry did not). On error path is unchanged and the temporary file is gone.
-func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+func WriteFile(path string, data []byte, perm os.FileMode) error {
+	if err := WriteFileNoDirSync(path, data, perm); err != nil {
+		return err
+	}
+	if err := SyncDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteFileNoDirSync is WriteFile without the directory's sync: the file is whole wherever it is
+// seen (its data reached the disk before its name did), but a crash before the directory's next
+// sync may lose its name — for a caller that syncs the directory later anyway, or treats a file
+// lost that way as never written.
+func WriteFileNoDirSync(path string, data []byte, perm os.FileMode) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
 	}
@@ -24,13 +37,7 @@ func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
 	if err := writeSynced(tmp, data, perm); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	if err := SyncDir(dir); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return os.Rename(tmp.Name(), path)
 }
 
 // writeSynced writes data to f, sets perm, syncs and closes it.

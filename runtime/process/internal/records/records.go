@@ -135,34 +135,12 @@ func WriteJSONAtomic(path string, v any) error {
 // directory without its record as one never made (the process runtime removes it at start).
 // What it saves is one directory sync per record on a container's start path; see the callers
 // for why each can be lost.
-func WriteJSONNew(path string, v any) (err error) {
+func WriteJSONNew(path string, v any) error {
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	_, err = tmp.Write(append(data, '\n'))
-	if err == nil {
-		err = tmp.Chmod(0o600)
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return os.Rename(tmp.Name(), path)
+	return atomicfile.WriteFileNoDirSync(path, append(data, '\n'), 0o600)
 }
 
 // ReadJSON decodes the JSON file at path into v.
