@@ -64,7 +64,9 @@
 //     the user's home directory or "/"), WorkingDir (default "/"), its user (uid, gid and groups; DefaultUser, "nobody",
 //     when the config names none; the pod's fsGroup is one of its groups, as the kubelet's), as
 //     the leader of a new session and process group; with a cgroup, forked inside it: on v1 by
-//     a thread of the supervisor that joined it alone and ends after the fork, else (v2, and
+//     a thread of the supervisor that joined it alone and ends after the fork (the start
+//     returns once it has exited, so the supervisor's pid is never among the cgroup's when
+//     the runtime sees the start), else (v2, and
 //     every exec) through the init helper (the supervisor binary re-executed as
 //     vk-static-init), which joins the container's cgroup, then drops to the user and executes
 //     the command in its own place — nothing the workload does runs outside the cgroup, and

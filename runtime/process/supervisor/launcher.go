@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -56,17 +57,22 @@ var errNotJoined = errors.New("the launching thread could not join the cgroup")
 // v1 moves single threads), so that the child, which the kernel puts in the cgroups of the
 // thread that forks it, starts there; the thread then ends with its goroutine (locked and never
 // unlocked, Go terminates it), leaving the cgroup, and needs moving back nowhere. The supervisor
-// process stays out of the cgroup: only this thread is in it, for the moment of the fork — for
-// the workload's start, when nothing of the container can be killed or frozen yet (the runtime
-// has not seen it start), so nothing reads the supervisor as one of its processes. Execs keep
-// the init helper: a stop may kill the container's cgroup while one starts.
+// process stays out of the cgroup: it returns only once that thread has exited (waitExit), so
+// that nothing after it — the runtime seeing the start, a crash-looping workload's exit, the
+// stop that freezes and kills the cgroup's processes — can find the supervisor's pid in the
+// cgroup.procs the thread put it in. Execs keep the init helper: a stop may kill the
+// container's cgroup while one starts.
 //
 // It saves, per container, the init helper's exec of this binary (its Go runtime started again,
 // the cgroup joined, the user set through every thread) on the path of every start. When the
 // thread cannot join (errNotJoined: not v1, not allowed), nothing was started and the caller
 // uses the init helper.
 func (l *launcher) startInCgroup(cmd *exec.Cmd, dirs []string) error {
-	done := make(chan error, 1)
+	type result struct {
+		err  error
+		exit *threadExit
+	}
+	done := make(chan result, 1)
 	var run func()
 	run = func() {
 		runtime.LockOSThread()
@@ -82,17 +88,84 @@ func (l *launcher) startInCgroup(cmd *exec.Cmd, dirs []string) error {
 		}
 		// Never unlocked: the thread ends with this goroutine.
 		_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) // as the launcher's
+		exit := watchThreadExit(unix.Gettid())
 		tid := []byte(strconv.Itoa(unix.Gettid()))
 		for _, dir := range dirs {
 			if err := writeRetryingEINTR(filepath.Join(dir, "tasks"), tid); err != nil {
-				done <- fmt.Errorf("%w: %s: %w", errNotJoined, dir, err)
+				done <- result{fmt.Errorf("%w: %s: %w", errNotJoined, dir, err), exit}
 				return
 			}
 		}
-		done <- cmd.Start()
+		done <- result{cmd.Start(), exit}
 	}
 	go run()
-	return <-done
+	res := <-done
+	if werr := res.exit.wait(); werr != nil {
+		if res.err == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		return fmt.Errorf("start in cgroup: %w", werr)
+	}
+	return res.err
+}
+
+// threadExit waits for a thread of this process to exit, which takes it out of its cgroups
+// (cgroup_exit precedes both the pidfd's notification and the /proc entry's removal).
+//
+// Waiting costs the thread's exit, which it makes anyway, and a wakeup; the alternative, the
+// thread writing its tid back to the supervisor's own cgroups before it signals, costs a
+// migration per hierarchy (about 35 µs each here, measured with a shell writing to memory's
+// tasks files: five hierarchies, ~175 µs a start) and needs those cgroups' paths.
+type threadExit struct {
+	tid   int
+	pidfd int // a PIDFD_THREAD pidfd (Linux 6.9), readable once the thread exited; -1 without
+}
+
+// watchThreadExit is called by the thread itself, so its tid cannot have been reused.
+func watchThreadExit(tid int) *threadExit {
+	fd, err := unix.PidfdOpen(tid, unix.PIDFD_THREAD)
+	if err != nil {
+		fd = -1
+	}
+	return &threadExit{tid: tid, pidfd: fd}
+}
+
+// threadExitBound bounds the wait for a thread that is ending: Go ends it as its goroutine
+// returns.
+const threadExitBound = 10 * time.Second
+
+func (t *threadExit) wait() error {
+	if t.pidfd >= 0 {
+		defer unix.Close(t.pidfd)
+		fds := []unix.PollFd{{Fd: int32(t.pidfd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, int(threadExitBound/time.Millisecond))
+			switch {
+			case errors.Is(err, unix.EINTR):
+				continue
+			case err != nil:
+				return fmt.Errorf("wait for thread %d to exit: %w", t.tid, err)
+			case n == 0:
+				return fmt.Errorf("thread %d did not exit in %s", t.tid, threadExitBound)
+			}
+			return nil
+		}
+	}
+	// Before Linux 6.9: its /proc entry, polled with a growing sleep (it is usually gone at
+	// the first look: the thread signalled just before it returned).
+	task := fmt.Sprintf("/proc/self/task/%d", t.tid)
+	sleep := 20 * time.Microsecond
+	for deadline := time.Now().Add(threadExitBound); ; {
+		if _, err := os.Stat(task); errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("thread %d did not exit in %s", t.tid, threadExitBound)
+		}
+		time.Sleep(sleep)
+		sleep = min(2*sleep, 5*time.Millisecond)
+	}
 }
 
 // cgroupV1Dirs are the distinct directories of the container's cgroup when it is in v1
