@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -65,8 +66,11 @@ var errNotJoined = errors.New("the launching thread could not join the cgroup")
 //
 // It saves, per container, the init helper's exec of this binary (its Go runtime started again,
 // the cgroup joined, the user set through every thread) on the path of every start. When the
-// thread cannot join (errNotJoined: not v1, not allowed), nothing was started and the caller
-// uses the init helper.
+// thread cannot join (errNotJoined: not v1, not allowed, or the pod's pids.max reached), nothing
+// was started and the caller uses the init helper. The thread counts under the pod's pids.max
+// while it is in the cgroup, so this start needs one pid more than the helper's (which execs in
+// its own place): a fork refused for it (EAGAIN) is errNotJoined too, and cmd is made anew
+// (a Cmd starts once) for the helper, which then starts it or reports why as it always does.
 func (l *launcher) startInCgroup(cmd *exec.Cmd, dirs []string) error {
 	type result struct {
 		err  error
@@ -107,7 +111,20 @@ func (l *launcher) startInCgroup(cmd *exec.Cmd, dirs []string) error {
 		}
 		return fmt.Errorf("start in cgroup: %w", werr)
 	}
+	if errors.Is(res.err, syscall.EAGAIN) {
+		*cmd = freshCmd(cmd)
+		return fmt.Errorf("%w: fork: %w", errNotJoined, res.err)
+	}
 	return res.err
+}
+
+// freshCmd is cmd as it was made, to start again after a failed Start.
+func freshCmd(cmd *exec.Cmd) exec.Cmd {
+	return exec.Cmd{
+		Path: cmd.Path, Args: cmd.Args, Env: cmd.Env, Dir: cmd.Dir,
+		Stdin: cmd.Stdin, Stdout: cmd.Stdout, Stderr: cmd.Stderr, ExtraFiles: cmd.ExtraFiles,
+		SysProcAttr: cmd.SysProcAttr, Cancel: cmd.Cancel, WaitDelay: cmd.WaitDelay,
+	}
 }
 
 // threadExit waits for a thread of this process to exit, which takes it out of its cgroups

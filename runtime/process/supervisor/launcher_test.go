@@ -1,12 +1,14 @@
 package supervisor
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -85,5 +87,39 @@ func TestStartInCgroupReturnsWithTheThreadGone(t *testing.T) {
 	}
 	if seen > 0 {
 		t.Errorf("the supervisor's pid was in cgroup.procs after %d of 200 starts", seen)
+	}
+}
+
+// The thread that joined the cgroup counts under its pids.max (the pod's, hierarchically), so
+// forking from it needs a pid more than the init helper, which executes in its own place: with
+// room for one process, the fork is refused (EAGAIN), which is errNotJoined — nothing started,
+// cmd made anew — and the workload starts through the helper, in the cgroup, as it would have
+// without the thread.
+func TestStartInCgroupAtThePidsLimitFallsBackToTheInitHelper(t *testing.T) {
+	dir := v1Cgroup(t)
+	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte("1"), 0); err != nil {
+		t.Fatal(err)
+	}
+	l := newLauncher()
+
+	cmd := exec.Command("/bin/sleep", "1000")
+	err := l.startInCgroup(cmd, []string{dir})
+	if !errors.Is(err, errNotJoined) || !errors.Is(err, syscall.EAGAIN) {
+		t.Fatalf("startInCgroup at the pids limit: %v, want errNotJoined from EAGAIN", err)
+	}
+	if cmd.Process != nil {
+		t.Fatal("the failed start left a process")
+	}
+
+	s := &supervisor{launch: l}
+	s.rec.Cgroups = map[string]string{"pids": dir}
+	cmd = exec.Command("/bin/sleep", "1000")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // as command makes it
+	if err := s.startWorkload(cmd); err != nil {
+		t.Fatalf("startWorkload at the pids limit: %v", err)
+	}
+	defer stop(cmd)
+	if procs := readIDs(t, filepath.Join(dir, "cgroup.procs")); !slices.Equal(procs, []string{strconv.Itoa(cmd.Process.Pid)}) {
+		t.Errorf("cgroup.procs %v: want the workload %d only", procs, cmd.Process.Pid)
 	}
 }
