@@ -26,6 +26,9 @@ func TestReadoption(t *testing.T) {
 	first := newTestRuntime(t, Config{StateDir: dir})
 	id := run(t, first, lifecycle.ContainerConfig{Command: []string{"sleep", "1000"}, Labels: map[string]string{"app": "x"}})
 	before := status(t, first, id)
+	st, err := records.ReadState(first.containerDir(id))
+	require.NoError(t, err)
+	require.NoError(t, first.Close()) // the state directory is one Runtime's at a time
 
 	second := newTestRuntime(t, Config{StateDir: dir})
 	events := make(chan lifecycle.ContainerEvent, 10)
@@ -47,8 +50,34 @@ func TestReadoption(t *testing.T) {
 	assert.Equal(t, id, ev.ContainerID)
 	s := status(t, second, id)
 	assert.Equal(t, int32(143), s.ExitCode)
-	// The first runtime, the supervisor's parent, saw it too (and reaped it).
-	require.Eventually(t, func() bool { return first.watchOf(id) == nil }, waitFor, tick)
+	// The closed first runtime, the supervisor's parent, no longer reaps it: do it here.
+	var ws syscall.WaitStatus
+	_, err = syscall.Wait4(st.SupervisorPID, &ws, 0, nil)
+	require.NoError(t, err)
+}
+
+// A second Runtime on a state directory in use fails, naming it, and touches nothing in it —
+// it would remove the directories the first is making (removeUnrecorded) — until the first
+// closes.
+func TestStateDirIsOneRuntimes(t *testing.T) {
+	dir := t.TempDir()
+	first := newTestRuntime(t, Config{StateDir: dir})
+	making := filepath.Join(dir, containersDir, newID()) // no config.json yet
+	require.NoError(t, os.Mkdir(making, 0o700))
+
+	_, err := New(Config{StateDir: dir})
+	require.ErrorIs(t, err, ErrStateDirInUse)
+	assert.Contains(t, err.Error(), dir)
+	assert.DirExists(t, making, "the first runtime's directory in the making")
+
+	require.NoError(t, first.Close())
+	require.NoError(t, first.Close(), "Close twice")
+	second := newTestRuntime(t, Config{StateDir: dir})
+	_, err = os.Stat(making)
+	assert.True(t, os.IsNotExist(err), "the next runtime removes what has no record: %v", err)
+	_, err = New(Config{StateDir: dir})
+	require.ErrorIs(t, err, ErrStateDirInUse)
+	require.NoError(t, second.Close())
 }
 
 // Killing the agent (-9) leaves the supervisor and the workload running; the next agent takes

@@ -16,7 +16,8 @@ import (
 // Config configures a Runtime.
 type Config struct {
 	// StateDir holds the runtime's records (<root-dir>/process): sandboxes/<id>/sandbox.json and
-	// containers/<id>/{config.json,state.json,sock}. It survives agent restarts.
+	// containers/<id>/{config.json,state.json,sock}. It survives agent restarts. One Runtime
+	// uses it at a time (runtime.lock, flocked).
 	StateDir string
 	// DefaultUser runs the containers of API pods whose config names no user: a user name or
 	// uid[:gid]. Empty is "nobody". A static pod that names no user runs as root (Admit). Without

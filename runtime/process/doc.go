@@ -24,7 +24,10 @@
 //	containers/<id>/config.json           what to run, decided at CreateContainer
 //	containers/<id>/state.json            pids, start time, end (the supervisor writes it)
 //	containers/<id>/sock                  the supervisor's socket (watch, exec, attach)
+//	runtime.lock                          flocked by the one Runtime using the directory
 //
+// One Runtime uses a state directory at a time: New fails (ErrStateDirInUse) while another,
+// in any process, holds it, until that one's Close or end.
 // Ids are 16 random hex digits. Records are written atomically (temp file and rename).
 // A container without state.json is Created; the log (ContainerConfig.LogPath) is never
 // removed by the runtime.

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 
+	"golang.org/x/sys/unix"
+
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -42,7 +44,19 @@ type Runtime struct {
 	unrecorded  map[string]*records.State
 	subscribers map[*subscriber]struct{}
 	wg          sync.WaitGroup // watch goroutines
+	// lock holds StateDir's lockFile, flocked, from New until Close; nil once released.
+	lock *os.File
 }
+
+// lockFile, in StateDir, is flocked by the Runtime that uses the directory: New removes
+// directories without their record (removeUnrecorded) and takes up every container, which a
+// second agent on the same directory — two on one root directory, or a restart overlapping the
+// old agent — would do to the directories the other is still making and the supervisors it
+// watches. The lock goes with its holder, however it ends.
+const lockFile = "runtime.lock"
+
+// ErrStateDirInUse: another Runtime (in this or another process) holds the state directory.
+var ErrStateDirInUse = errors.New("the state directory is in use by another agent")
 
 // New opens (creating if needed) the runtime's state directory and takes up watching every
 // container a previous agent left running; call Close when done.
@@ -85,6 +99,9 @@ func New(cfg Config) (*Runtime, error) {
 			return nil, fmt.Errorf("process runtime: %w", err)
 		}
 	}
+	if err := r.lockStateDir(); err != nil {
+		return nil, err
+	}
 	r.removeUnrecorded()
 	if err := r.adoptAll(); err != nil {
 		r.Close()
@@ -101,8 +118,40 @@ func (r *Runtime) Close() error {
 	for _, w := range r.watches {
 		w.conn.Close()
 	}
+	lock := r.lock
+	r.lock = nil
 	r.mu.Unlock()
 	r.wg.Wait()
+	if lock != nil {
+		return lock.Close() // releases the flock
+	}
+	return nil
+}
+
+// lockStateDir takes StateDir's lockFile, or fails at once (ErrStateDirInUse) if another
+// Runtime holds it. The file is close-on-exec: the supervisors, which outlive the agent, never
+// hold it.
+func (r *Runtime) lockStateDir() error {
+	path := filepath.Join(r.cfg.StateDir, lockFile)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("process runtime: lock the state directory: %w", err)
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		f.Close()
+		return fmt.Errorf("process runtime: %w: %s (%s is locked); stop that agent or give this one another directory", ErrStateDirInUse, r.cfg.StateDir, path)
+	}
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("process runtime: lock %s: %w", path, err)
+	}
+	r.lock = f
 	return nil
 }
 
