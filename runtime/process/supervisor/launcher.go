@@ -130,10 +130,12 @@ func freshCmd(cmd *exec.Cmd) exec.Cmd {
 // threadExit waits for a thread of this process to exit, which takes it out of its cgroups
 // (cgroup_exit precedes both the pidfd's notification and the /proc entry's removal).
 //
-// Waiting costs the thread's exit, which it makes anyway, and a wakeup; the alternative, the
-// thread writing its tid back to the supervisor's own cgroups before it signals, costs a
-// migration per hierarchy (about 35 µs each here, measured with a shell writing to memory's
-// tasks files: five hierarchies, ~175 µs a start) and needs those cgroups' paths.
+// Waiting costs the thread's exit, which it makes anyway, and a wakeup: 18 µs median, 80 µs
+// p90, from the receive on done to the pidfd readable (300 starts, a shared 2-core machine;
+// bench/results/2026-11-25-0ccce1e-startincgroup-thread-exit.json). The alternative, the thread
+// writing its tid back to the supervisor's own cgroups before it signals, costs a migration
+// per hierarchy — 105-120 µs median for four tasks files, measured beside it — and needs
+// those cgroups' paths.
 type threadExit struct {
 	tid   int
 	pidfd int // a PIDFD_THREAD pidfd (Linux 6.9), readable once the thread exited; -1 without
