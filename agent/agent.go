@@ -47,8 +47,9 @@ type Component interface {
 // New validates cfg and builds the agent: sources, merger, pod manager, the provider (its
 // factory, Config.NewProvider, completes the Node), the kubelet API server when configured and,
 // with a Client, the Node watch, mirror client, events and the node controller. It starts
-// nothing: Run does, the pod controller and the provider's own work included. If it fails once
-// the provider is built, it closes the provider (an io.Closer), which no Run will.
+// nothing: Run does, the pod controller and the provider's own work included. The agent closes
+// the provider it built (when an io.Closer), once: New if it fails after building it, else Run
+// once every part has stopped.
 func New(cfg Config) (_ *Agent, err error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -92,8 +93,8 @@ func New(cfg Config) (_ *Agent, err error) {
 		return nil, errors.New("agent: Config.NewProvider returned no provider")
 	}
 	defer func() {
-		if c, ok := a.provider.(io.Closer); ok && err != nil {
-			_ = c.Close() // New's error says what went wrong
+		if err != nil {
+			_ = a.closeProvider() // New's error says what went wrong
 		}
 	}()
 	if cfg.API != nil {
@@ -237,7 +238,8 @@ func (a *Agent) Done() <-chan struct{} { return a.ended.Done() }
 func (a *Agent) Err() error { return a.ended.Err() }
 
 // Run runs every part until ctx is cancelled or one of them fails (which stops the others), and
-// returns after all have stopped.
+// returns after all have stopped, having then closed the provider (when an io.Closer; its
+// error is joined to Run's).
 func (a *Agent) Run(ctx context.Context) (err error) {
 	defer func() { a.ended.Finish(err) }()
 	logger := klog.FromContext(ctx)
@@ -263,16 +265,26 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 		Metrics:       a.metrics,
 	})
 	if err != nil {
-		if c, ok := a.provider.(io.Closer); ok {
-			_ = c.Close() // never run, so nothing else will; err says what went wrong
-		}
+		_ = a.closeProvider() // never run; err says what went wrong
 		return err
 	}
 	if a.nodes != nil {
 		a.nodes.notify(pods.RequeueMirrors)
 	}
 	waitReady := componentFunc(func(ctx context.Context) error { return a.waitReady(ctx, pods) })
-	return RunAll(ctx, append(a.components, pods, waitReady)...)
+	err = RunAll(ctx, append(a.components, pods, waitReady)...)
+	// Only now that every part has stopped — the pod controller and the kubelet API (exec,
+	// logs, port-forward) call into the provider until then — does it give back what it holds.
+	return errors.Join(err, a.closeProvider())
+}
+
+// closeProvider closes the provider New built when it is an io.Closer: once, when no part of
+// the agent uses it any more (Run's end) or will (New's and Run's errors before anything ran).
+func (a *Agent) closeProvider() error {
+	if c, ok := a.provider.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 // componentFunc is a function as a Component.

@@ -12,7 +12,10 @@
 // (ProviderConfig: the Node to complete, the node's IPs, config map, secret, Service and token
 // getters, the event recorder, the metrics registry); New calls it and starts nothing, and Run
 // runs every part — the provider's own work too, when it has any (a Run method) — until its
-// context ends. lifecycle.NewProvider is the factory of the lifecycle on a lifecycle.Runtime.
+// context ends. Whoever builds a thing closes it, once: the agent closes the provider it built
+// (an io.Closer) after Run has stopped every part that calls it, or when New or Run fails
+// before running it. lifecycle.NewProvider is the factory of the lifecycle on a
+// lifecycle.Runtime.
 //
 // The smallest agent with mirrors, given a clientset carrying the node's own identity
 // (system:node:<name>; nothing more is needed):

@@ -14,8 +14,10 @@ import (
 // polled, NodeProvider for the node's health, NodeImageLister, the kubelet API's capabilities).
 // A provider with work of its own (watching its runtime, garbage collection) also implements
 // Component: the agent runs it from Run, beside its other parts, until Run's context ends.
-// A provider that holds what it must give back even if it never runs (a connection to its
-// runtime) also implements io.Closer: New closes it when it fails after building it.
+// A provider that holds what it must give back (a connection to its runtime) also implements
+// io.Closer, and leaves that to Close, not to its Run's end: the agent closes it once, when
+// Run has stopped every part (the pod controller and the kubelet API call the provider until
+// then), or when New or Run fails before running it.
 type Provider interface {
 	provider.PodLifecycleHandler
 }

@@ -48,9 +48,10 @@ func runUntilCancelled(p interface{ Run(context.Context) error }) (stop func() e
 	}
 }
 
-// The runtime is closed exactly once, by the provider, whether it ran or not and however many
-// times it is closed; Close answers the runtime's error each time, and a Run after Close fails
-// without touching the runtime.
+// The runtime is closed exactly once, by the provider's Close, whether it ran or not and
+// however many times it is closed; Run leaves it open (the builder closes the provider once
+// every other user has stopped); Close answers the runtime's error each time, and a Run after
+// Close fails without touching the runtime.
 func TestProviderClosesItsRuntimeOnce(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -65,10 +66,11 @@ func TestProviderClosesItsRuntimeOnce(t *testing.T) {
 			require.NoError(t, err)
 			assert.Zero(t, rt.closes.Load(), "New closes nothing it returns")
 			if tc.run {
-				assert.ErrorIs(t, runUntilCancelled(p)(), rt.err, "Run's end closes, with the runtime's error")
-				assert.Equal(t, int32(1), rt.closes.Load(), "Run's end closes the runtime")
+				require.NoError(t, runUntilCancelled(p)())
+				assert.Zero(t, rt.closes.Load(), "Run's end leaves the runtime open: Close closes it")
 			}
 			assert.ErrorIs(t, p.Close(), rt.err)
+			assert.Equal(t, int32(1), rt.closes.Load(), "Close closes the runtime")
 			assert.ErrorIs(t, p.Close(), rt.err, "the first error, again")
 			assert.Equal(t, int32(1), rt.closes.Load(), "closed once")
 
@@ -88,46 +90,70 @@ func TestNewClosesTheRuntimeWhenItFails(t *testing.T) {
 	assert.Equal(t, int32(1), rt.closes.Load())
 }
 
-// closeWatch is runtime work that records, when it stops, whether the runtime was closed by then.
+// closeWatch is runtime work that records, when it stops, whether the runtime was closed by
+// then; running is closed when it starts.
 type closeWatch struct {
 	rt              *closingRuntime
+	running         chan struct{}
 	closedAtItsStop atomic.Int32
 }
 
 func (w *closeWatch) Run(ctx context.Context) error {
+	close(w.running)
 	<-ctx.Done()
 	w.closedAtItsStop.Store(w.rt.closes.Load())
 	return nil
 }
 
-// The provider NewProvider builds with runtime work closes the runtime once that work has
-// stopped (it uses the runtime too), once; closing it never run closes it too.
+// The provider NewProvider builds with runtime work leaves the runtime open when its Run
+// returns; its Close closes it, once, and only once that work has stopped (it uses the runtime
+// too): a Close during Run stops the work first. A Run after Close fails.
 func TestNewProviderClosesTheRuntimeAfterItsWork(t *testing.T) {
 	build := func(t *testing.T) (agent.Provider, *closingRuntime, *closeWatch) {
 		rt := newClosingRuntime()
-		work := &closeWatch{rt: rt}
+		work := &closeWatch{rt: rt, running: make(chan struct{})}
 		p, err := NewProvider(context.Background(), Config{
 			Runtime: rt, RuntimeName: "fake", RootDir: t.TempDir(), RuntimeWork: []agent.Component{work},
 		})(agent.ProviderConfig{NodeName: "node-a", Node: agent.NewNode("node-a", "10.0.0.7", nil), Recorder: record.NewFakeRecorder(10), Registerer: prometheus.NewRegistry()})
 		require.NoError(t, err)
 		return p, rt, work
 	}
+	runAfterClose := func(t *testing.T, p agent.Provider, rt *closingRuntime) {
+		t.Helper()
+		assert.ErrorContains(t, p.(agent.Component).Run(context.Background()), "Run after Close")
+		assert.Equal(t, int32(1), rt.closes.Load())
+	}
 
 	t.Run("run then stopped", func(t *testing.T) {
 		p, rt, work := build(t)
-		assert.ErrorIs(t, runUntilCancelled(p.(agent.Component))(), rt.err)
+		require.NoError(t, runUntilCancelled(p.(agent.Component))())
 		assert.Zero(t, work.closedAtItsStop.Load(), "the runtime was open while its work ran")
-		assert.Equal(t, int32(1), rt.closes.Load())
+		assert.Zero(t, rt.closes.Load(), "Run's end leaves the runtime open: Close closes it")
 		assert.ErrorIs(t, p.(io.Closer).Close(), rt.err)
+		assert.Equal(t, int32(1), rt.closes.Load())
+		assert.ErrorIs(t, p.(io.Closer).Close(), rt.err, "the first error, again")
 		assert.Equal(t, int32(1), rt.closes.Load(), "closed once")
+		runAfterClose(t, p, rt)
+	})
+	t.Run("closed while running", func(t *testing.T) {
+		p, rt, work := build(t)
+		done := make(chan error, 1)
+		go func() { done <- p.(agent.Component).Run(context.Background()) }()
+		<-work.running
+		assert.ErrorIs(t, p.(io.Closer).Close(), rt.err)
+		require.NoError(t, <-done, "Close stopped Run")
+		assert.Zero(t, work.closedAtItsStop.Load(), "the work stopped before the runtime closed")
+		assert.Equal(t, int32(1), rt.closes.Load())
+		runAfterClose(t, p, rt)
 	})
 	t.Run("built and never run", func(t *testing.T) {
 		p, rt, _ := build(t)
 		c, ok := p.(io.Closer)
-		require.True(t, ok, "%T is an io.Closer, which agent.New closes when it fails", p)
+		require.True(t, ok, "%T is an io.Closer, which the agent closes", p)
 		assert.ErrorIs(t, c.Close(), rt.err)
 		assert.ErrorIs(t, c.Close(), rt.err)
-		assert.Equal(t, int32(1), rt.closes.Load())
+		assert.Equal(t, int32(1), rt.closes.Load(), "closed once")
+		runAfterClose(t, p, rt)
 	})
 }
 
@@ -144,4 +170,17 @@ func TestAgentNewFailingClosesTheRuntime(t *testing.T) {
 	require.Error(t, err)
 	assert.Nil(t, a)
 	assert.Equal(t, int32(1), rt.closes.Load())
+}
+
+// agent.Run closes the lifecycle it built, and so its runtime, once, after every part stopped;
+// the lifecycle's own Run leaves it open.
+func TestAgentRunClosesTheRuntimeOnce(t *testing.T) {
+	rt := newClosingRuntime()
+	a, err := agent.New(agent.Config{
+		NodeName: "node-a", PodManifestPath: t.TempDir(),
+		NewProvider: NewProvider(context.Background(), Config{Runtime: rt, RuntimeName: "fake", RootDir: t.TempDir()}),
+	})
+	require.NoError(t, err)
+	assert.ErrorIs(t, runUntilCancelled(a)(), rt.err, "the runtime's Close error is Run's")
+	assert.Equal(t, int32(1), rt.closes.Load(), "closed once")
 }

@@ -87,6 +87,8 @@
 //	err = a.Run(ctx) // the provider's workers and container events too; returns when ctx ends
 //
 // Whoever builds a thing closes it, once. The Runtime is the Provider's from the call to New
-// on: New closes it if it fails, else Provider.Close does (an io.Closer: idempotent, called by
-// Run's end, and by agent.New for a provider it built and will not run); nothing else does.
+// on: New closes it if it fails, else Provider.Close does (an io.Closer: idempotent); nothing
+// else does. Run does not close: whoever built the Provider closes it once nothing calls it any
+// more — the agent after every part of its Run has stopped (its kubelet API and pod controller
+// call the provider until then), or on its own errors; a Run after Close fails.
 package lifecycle

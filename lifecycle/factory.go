@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/vk-static/vk-static/agent"
 )
@@ -13,8 +14,9 @@ import (
 // the metrics registry — builds the provider (New, with ctx) and fills in the Node's nodeInfo
 // (ConfigureNode). cfg holds the rest: the runtime, its name, RootDir and the policies. The agent
 // runs the provider (Run) with its other parts, and cfg.RuntimeWork beside it. cfg.Runtime is
-// the provider's once the factory is called (New): the provider closes it, or New if it fails;
-// the agent closes a provider it built and will not run (io.Closer).
+// the provider's once the factory is called (New): the provider's Close closes it, or New if
+// it fails; the agent, which called the factory, closes the provider (io.Closer) once: after
+// every part of its Run has stopped, or on its own error paths.
 func NewProvider(ctx context.Context, cfg Config) agent.NewProviderFunc {
 	return func(pc agent.ProviderConfig) (agent.Provider, error) {
 		if len(cfg.NodeIPs) == 0 {
@@ -36,7 +38,7 @@ func NewProvider(ctx context.Context, cfg Config) agent.NewProviderFunc {
 		if len(cfg.RuntimeWork) == 0 {
 			return p, nil
 		}
-		return withRuntimeWork{p, cfg.RuntimeWork}, nil
+		return &withRuntimeWork{Provider: p, work: cfg.RuntimeWork}, nil
 	}
 }
 
@@ -44,17 +46,44 @@ func NewProvider(ctx context.Context, cfg Config) agent.NewProviderFunc {
 type withRuntimeWork struct {
 	*Provider
 	work []agent.Component
+
+	mu      sync.Mutex
+	closed  bool
+	stop    context.CancelFunc // ends a Run under way; nil when none is
+	stopped chan struct{}      // closed when that Run returns
 }
 
-// Run runs the provider and the runtime's work until ctx ends or one of them fails, then closes
-// the provider (and so its runtime) once neither uses the runtime any more.
-func (p withRuntimeWork) Run(ctx context.Context) error {
-	err := agent.RunAll(ctx, append([]agent.Component{runFunc(p.run)}, p.work...)...)
-	return errors.Join(err, p.Close())
+// Run runs the provider and the runtime's work until ctx ends or one of them fails, and returns
+// once neither uses the runtime any more. It leaves the provider, and so its runtime, to Close.
+func (p *withRuntimeWork) Run(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return errors.New("lifecycle: Run after Close")
+	}
+	if p.stop != nil {
+		p.mu.Unlock()
+		return errors.New("lifecycle: Run twice")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stopped := make(chan struct{})
+	defer close(stopped)
+	p.stop, p.stopped = cancel, stopped
+	p.mu.Unlock()
+	return agent.RunAll(ctx, append([]agent.Component{p.Provider}, p.work...)...)
 }
 
-// runFunc is a function as an agent.Component.
-type runFunc func(ctx context.Context) error
-
-// Run calls f.
-func (f runFunc) Run(ctx context.Context) error { return f(ctx) }
+// Close stops a Run under way and waits for it — the runtime's work uses the runtime too — then
+// closes the provider (Provider.Close): once, whatever the number of calls.
+func (p *withRuntimeWork) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	stop, stopped := p.stop, p.stopped
+	p.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-stopped
+	}
+	return p.Provider.Close()
+}

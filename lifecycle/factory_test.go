@@ -36,7 +36,7 @@ func TestNewProvider(t *testing.T) {
 	})(agent.ProviderConfig{NodeName: "node-a", Node: node, NodeIPs: []string{"10.0.0.7"}, Recorder: recorder, Registerer: prometheus.NewRegistry()})
 	require.NoError(t, err)
 
-	p, ok := built.(withRuntimeWork)
+	p, ok := built.(*withRuntimeWork)
 	require.True(t, ok, "a provider with runtime work: %T", built)
 	assert.Equal(t, []string{"10.0.0.7"}, p.cfg.NodeIPs)
 	assert.Same(t, recorder, p.cfg.Recorder)

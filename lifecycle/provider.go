@@ -148,8 +148,9 @@ func New(ctx context.Context, cfg Config) (_ *Provider, err error) {
 
 // Close releases what the provider holds — its probes and its Runtime, closed once whatever
 // the number of calls — and returns the Runtime's error, the same on every call. The
-// containers keep running. Run closes the provider when it returns; call Close for a provider
-// that is not running: one never run, or one whose Run has returned. A Run after Close fails.
+// containers keep running. Whoever built the provider closes it, once it is not running: one
+// never run, or one whose Run has returned (Run does not close it: the agent's kubelet API and
+// pod controller may still call it until they have stopped too). A Run after Close fails.
 func (p *Provider) Close() error {
 	p.mu.Lock()
 	p.closed = true
@@ -158,15 +159,9 @@ func (p *Provider) Close() error {
 }
 
 // Run starts a worker per pod and follows the runtime's container events until ctx ends; it
-// returns once every worker has stopped, and closes the provider (Close). Containers keep
-// running: stopping the agent stops nothing.
+// returns once every worker has stopped, leaving the provider, its Runtime open, to Close.
+// Containers keep running: stopping the agent stops nothing.
 func (p *Provider) Run(ctx context.Context) error {
-	return errors.Join(p.run(ctx), p.Close())
-}
-
-// run is Run without its Close, for a caller that closes the provider once more work on its
-// runtime has stopped (withRuntimeWork).
-func (p *Provider) run(ctx context.Context) error {
 	p.mu.Lock()
 	closed := p.closed
 	p.mu.Unlock()
