@@ -2,15 +2,19 @@ package supervisor
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestMain(m *testing.M) {
@@ -121,5 +125,28 @@ func TestStartInCgroupAtThePidsLimitFallsBackToTheInitHelper(t *testing.T) {
 	defer stop(cmd)
 	if procs := readIDs(t, filepath.Join(dir, "cgroup.procs")); !slices.Equal(procs, []string{strconv.Itoa(cmd.Process.Pid)}) {
 		t.Errorf("cgroup.procs %v: want the workload %d only", procs, cmd.Process.Pid)
+	}
+}
+
+// Without a thread pidfd (before Linux 6.9), the wait for the thread's exit watches its /proc
+// entry: it returns once the entry is gone.
+func TestThreadExitWithoutPidfd(t *testing.T) {
+	for i := 0; i < 50; i++ {
+		tids := make(chan int)
+		go func() {
+			runtime.LockOSThread() // never unlocked: Go ends the thread with the goroutine
+			tids <- unix.Gettid()
+		}()
+		tid := <-tids
+		if tid == os.Getpid() {
+			continue // the main thread, which Go never ends (startInCgroup avoids it)
+		}
+		exit := &threadExit{tid: tid, pidfd: -1}
+		if err := exit.wait(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", exit.tid)); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("thread %d still there after the wait: %v", exit.tid, err)
+		}
 	}
 }
