@@ -153,8 +153,8 @@ func TestNewFailingClosesItsConnections(t *testing.T) {
 	counter.allClosed(t, 1, "New's connection closed")
 }
 
-// The lifecycle the Runtime is given closes its connections: at Run's end, or, never run, when
-// it is closed (as agent.New does when it fails after building it).
+// The lifecycle the Runtime is given closes its connections when it is closed, run or not (the
+// agent closes it after its Run, or when it fails before running it).
 func TestTheLifecycleClosesTheConnections(t *testing.T) {
 	for _, run := range []bool{false, true} {
 		t.Run(map[bool]string{false: "built and never run", true: "run then stopped"}[run], func(t *testing.T) {
@@ -169,9 +169,8 @@ func TestTheLifecycleClosesTheConnections(t *testing.T) {
 				go func() { done <- p.Run(ctx) }()
 				cancel()
 				require.NoError(t, <-done)
-			} else {
-				require.NoError(t, p.Close())
 			}
+			require.NoError(t, p.Close()) // Run's end leaves it to Close, as the agent does
 			counter.allClosed(t, 1, "the runtime's connection closed")
 		})
 	}

@@ -11,9 +11,10 @@
 //	go rt.ImageGC().Run(ctx)    // nil when the thresholds disable it
 //	go rt.LogRotator().Run(ctx) // nil when LogMaxSize is 0
 //
-// The lifecycle owns rt from lifecycle.New on and closes its connections (Close, an
-// io.Closer) once: at Run's end, or when the provider is closed never run; lifecycle.NewProvider
-// with Config.RuntimeWork runs ImageGC and LogRotator and closes rt once they have stopped too.
+// The lifecycle owns rt from lifecycle.New on and closes its connections once, in its Close
+// (an io.Closer), which its builder calls once nothing uses it (the agent: after Run, not at
+// the provider's Run's end); lifecycle.NewProvider with Config.RuntimeWork runs ImageGC and
+// LogRotator and closes rt only once they have stopped too.
 //
 // Sandboxes and containers carry the lifecycle's labels and LabelManaged; only those are
 // listed, so the runtime's other clients' pods are never touched, and a restarted agent finds

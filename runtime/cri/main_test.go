@@ -43,7 +43,7 @@ func openRuntime(t *testing.T, cfg cri.Config) *cri.Runtime {
 }
 
 // runLifecycle runs the lifecycle layer over a new Runtime on the package's containerd until
-// the test ends; ctx ends with it, and the lifecycle closes the Runtime.
+// the test ends; ctx ends with it, and closing the lifecycle then closes the Runtime.
 func runLifecycle(t *testing.T) (context.Context, *cri.Runtime, *lifecycle.Provider) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -55,7 +55,7 @@ func runLifecycle(t *testing.T) (context.Context, *cri.Runtime, *lifecycle.Provi
 	}
 	done := make(chan error, 1)
 	go func() { done <- p.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() { cancel(); <-done; _ = p.Close() })
 	return ctx, rt, p
 }
 
