@@ -319,8 +319,11 @@ func toolBinary(given, dir, pkg, flagName string) (string, error) {
 	path := filepath.Join(dir, filepath.Base(pkg))
 	// With the agent's build tags: without grpcnotrace the floor links html/template through
 	// gRPC's x/net/trace (its CRI half), which keeps every exported method — a 73 MB binary
-	// whose pages put about 18 MB more in its resident set than the 42 MB one.
+	// whose pages put about 18 MB more in its resident set than the 42 MB one. Without cgo, as
+	// make build builds the agent: the dynamic loader's and libc's pages (~2.7 MB) would be in
+	// a peer's resident set and not in vk-static's.
 	cmd := exec.Command("go", "build", "-tags", agentproc.BuildTags, "-o", path, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		hint := ""
