@@ -21,7 +21,7 @@
 // only, as KWOK has no static pods) runs N rounds alternating vk-static and each peer on the
 // same control plane, a fresh node name and namespace per run, and WritePeerTable prints their
 // medians side by side with vk-static's ratio to each peer, every round's all Running and the
-// goals of issue 14 judged on those same-run ratios. The floor (bench/floor) is the least work
+// goals of issues 14 and 28 judged on those same-run ratios. The floor (bench/floor) is the least work
 // any agent can do: one informer, one status patch and one DELETE per pod, one mirror create
 // per manifest. KWOK (bench/kwok, started through bench/cmd/kwokpeer) runs with its own fast
 // stages and the admin identity, as its controllers list leases, which a node may not.
