@@ -36,6 +36,16 @@ func withOthersConditions(status, target *corev1.PodStatus) *corev1.PodStatus {
 	return &out
 }
 
+// isEchoOf reports whether api, the API object's status, is written, what the agent last wrote
+// of reported: the same, or the same but for conditions others changed after the write (a
+// DisruptionTarget, a readiness gate's). Comparing with written alone, which holds others'
+// conditions as they were when it was built, would never again find the echo once one of them
+// changed, and the pod would never settle.
+func isEchoOf(api, written, reported *corev1.PodStatus) bool {
+	return sameStatus(api, written) ||
+		sameStatus(api, withOthersConditions(withoutOthersConditions(written, reported), api))
+}
+
 // lastOfType is the last condition of type t in conds.
 func lastOfType(conds []corev1.PodCondition, t corev1.PodConditionType) (corev1.PodCondition, bool) {
 	for i := len(conds) - 1; i >= 0; i-- {

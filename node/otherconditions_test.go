@@ -42,6 +42,31 @@ func TestOthersConditionsAreComparedNeverSent(t *testing.T) {
 	assert.True(t, sameStatus(api, same), "only others wrote: nothing to write")
 }
 
+// The echo of a write is found even when others changed their conditions after it: else the
+// status writer would never settle the pod.
+func TestEchoIsFoundAfterOthersChangedTheirConditions(t *testing.T) {
+	reported := &corev1.PodStatus{Conditions: []corev1.PodCondition{cond("provider.example.com/own", corev1.ConditionTrue)}}
+	written := &corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+		cond(corev1.PodReady, corev1.ConditionTrue), cond(gate, corev1.ConditionFalse), cond("provider.example.com/own", corev1.ConditionTrue),
+	}}
+	api := written.DeepCopy()
+	assert.True(t, isEchoOf(api, written, reported))
+
+	api.Conditions[1].Status = corev1.ConditionTrue // the gate's controller
+	api.Conditions = append(api.Conditions, cond(corev1.DisruptionTarget, corev1.ConditionTrue))
+	assert.False(t, sameStatus(api, written))
+	assert.True(t, isEchoOf(api, written, reported), "others' changes are theirs: still the echo")
+
+	api.Conditions[0].Status = corev1.ConditionFalse // a condition the agent owns
+	assert.False(t, isEchoOf(api, written, reported))
+	api.Conditions[0].Status = corev1.ConditionTrue
+	api.Conditions[2].Status = corev1.ConditionFalse // the provider's
+	assert.False(t, isEchoOf(api, written, reported))
+	api.Conditions[2].Status = corev1.ConditionTrue
+	api.Phase = corev1.PodFailed
+	assert.False(t, isEchoOf(api, written, reported))
+}
+
 // A readiness gate's condition changing is a change the provider is told of; other status
 // changes are not.
 func TestSpecDigestFollowsReadinessGateConditions(t *testing.T) {

@@ -120,7 +120,7 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 		// the status would be what was written: the echo of the write (settled once the API
 		// object shows it) or a key queued again before it came. Nothing to build: the watch
 		// echoing each write made a second build, copy and encoding per pod.
-		if sameStatus(&target.Status, last.status) {
+		if isEchoOf(&target.Status, last.status, st.status) {
 			w.settle(target.UID, agreed)
 		}
 		return nil
