@@ -168,8 +168,9 @@ func (a *Agent) configuredNode() *corev1.Node {
 func (a *Agent) apiServer(n *corev1.Node) (*api.Server, error) {
 	c := *a.cfg.API
 	c.NodeName = a.cfg.NodeName
-	if c.Client == nil {
-		c.Client = a.cfg.Client
+	if a.cfg.Client != nil && c.TokenReviews == nil && c.SubjectAccessReviews == nil {
+		c.TokenReviews = a.cfg.Client.AuthenticationV1().TokenReviews()
+		c.SubjectAccessReviews = a.cfg.Client.AuthorizationV1().SubjectAccessReviews()
 	}
 	c.Hosts = append([]string(nil), c.Hosts...)
 	for _, addr := range n.Status.Addresses {

@@ -61,7 +61,8 @@ type Config struct {
 	// API serves the kubelet HTTP API (node/api) on API.Port, which the Node then advertises
 	// (status.daemonEndpoints.kubeletEndpoint) so that the API server proxies kubectl logs,
 	// exec and the like to it; nil serves none, and the Node advertises what Node says. The
-	// agent sets its NodeName, its Client when nil, and adds the Node's addresses to its Hosts.
+	// agent sets its NodeName, its review clients from Client when it has none, and adds the
+	// Node's addresses to its Hosts.
 	API *api.Config
 }
 

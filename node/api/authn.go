@@ -19,7 +19,7 @@ import (
 // newAuthenticator is the kubelet's authenticator (cmd/kubelet/app/auth.go BuildAuthn, which
 // k8s.io/apiserver's DelegatingAuthenticatorConfig assembles): client certificates signed by
 // clientCA (nil: none), bearer tokens — in the Authorization header or a WebSocket protocol —
-// through TokenReview when there is a Client, each user of those also in system:authenticated,
+// through TokenReview when there are Config.TokenReviews, each user of those also in system:authenticated,
 // and, when allowed, anonymous requests: those carrying no credentials, not those whose
 // credentials failed. Built here from k8s.io/apiserver's light request packages: its factory
 // brings in CEL, the webhook plugins and the egress selector, megabytes of every agent's memory;
@@ -29,8 +29,8 @@ func newAuthenticator(c Config, clientCA dynamiccertificates.CAContentProvider) 
 	if clientCA != nil {
 		authns = append(authns, clientcert.New(clientCA.VerifyOptions, clientcert.CommonNameUser))
 	}
-	if c.Client != nil && !c.DisableTokenWebhook {
-		tokens := newTokenReviewAuthenticator(c.Client.AuthenticationV1().TokenReviews(), c.AuthenticationCacheTTL, webhookRetryBackoff(), clock.RealClock{})
+	if c.tokenWebhook() {
+		tokens := newTokenReviewAuthenticator(c.TokenReviews, c.AuthenticationCacheTTL, webhookRetryBackoff(), clock.RealClock{})
 		authns = append(authns, bearertoken.New(tokens), websocket.NewProtocolAuthenticator(tokens))
 	}
 	if len(authns) == 0 {

@@ -8,17 +8,17 @@ import (
 )
 
 // newAuthorizer is the kubelet's authorizer (cmd/kubelet/app/auth.go BuildAuthz) for a completed
-// Config: SubjectAccessReview through the Client with both answers cached, or AlwaysAllow.
-// Webhook without a Client (complete allows it only with a local administrator, whom
+// Config: SubjectAccessReview through Config.SubjectAccessReviews with both answers cached, or
+// AlwaysAllow. Webhook without them (complete allows it only with a local administrator, whom
 // localAdmin.authorizer allows first) denies everyone.
 func newAuthorizer(c Config) authorizer.Authorizer {
 	switch {
 	case c.AuthorizationMode == AuthorizationModeAlwaysAllow:
 		return alwaysAllow{}
-	case c.Client == nil:
+	case c.SubjectAccessReviews == nil:
 		return alwaysDeny{}
 	}
-	return newSubjectAccessReviewAuthorizer(c.Client.AuthorizationV1().SubjectAccessReviews(),
+	return newSubjectAccessReviewAuthorizer(c.SubjectAccessReviews,
 		c.AuthorizedCacheTTL, c.UnauthorizedCacheTTL, webhookRetryBackoff(), clock.RealClock{})
 }
 

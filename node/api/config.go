@@ -1,19 +1,23 @@
 package api
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	cliflag "k8s.io/component-base/cli/flag"
 )
 
 // Authorization modes, named as the kubelet's --authorization-mode values.
 const (
-	// AuthorizationModeWebhook asks the API server with a SubjectAccessReview (needs a Client).
+	// AuthorizationModeWebhook asks the API server with a SubjectAccessReview (needs
+	// Config.SubjectAccessReviews).
 	AuthorizationModeWebhook = "Webhook"
 	// AuthorizationModeAlwaysAllow lets every authenticated request through.
 	AuthorizationModeAlwaysAllow = "AlwaysAllow"
@@ -29,19 +33,34 @@ const (
 	DefaultStreamingConnectionIdleTimeout = 4 * time.Hour
 )
 
+// TokenReviewClient creates TokenReviews (authentication.k8s.io/v1): the one method of
+// client-go's typed TokenReviewInterface the server calls, with its signature, so that
+// client-go's typed clients (real or fake) and the agent's own client satisfy it, and the
+// server links no clientset (whose scheme registers every API group).
+type TokenReviewClient interface {
+	Create(ctx context.Context, review *authenticationv1.TokenReview, opts metav1.CreateOptions) (*authenticationv1.TokenReview, error)
+}
+
+// SubjectAccessReviewClient creates SubjectAccessReviews (authorization.k8s.io/v1), as
+// TokenReviewClient does TokenReviews.
+type SubjectAccessReviewClient interface {
+	Create(ctx context.Context, review *authorizationv1.SubjectAccessReview, opts metav1.CreateOptions) (*authorizationv1.SubjectAccessReview, error)
+}
+
 // Config is everything New needs. NodeName is required, and either TLSCertFile and
 // TLSPrivateKeyFile or CertDirectory; every other field has a working zero value.
 type Config struct {
 	// NodeName is the name authorized against (resource nodes, this name) and the first name
 	// of a self-signed certificate.
 	NodeName string
-	// Client asks the API server who a bearer token belongs to (TokenReview) and whether a user
-	// may do what it asks (SubjectAccessReview). The node's own identity is enough. nil is
-	// standalone: only client certificates or anonymous requests can authenticate.
-	Client kubernetes.Interface
+	// TokenReviews asks the API server who a bearer token belongs to, and SubjectAccessReviews
+	// whether a user may do what it asks: the node's client (its own identity is enough). Both
+	// nil is standalone: only client certificates or anonymous requests can authenticate.
+	TokenReviews         TokenReviewClient
+	SubjectAccessReviews SubjectAccessReviewClient
 
-	// Address is the IP to listen on; "" is 0.0.0.0 with a Client (the API server must reach
-	// it) and 127.0.0.1 without.
+	// Address is the IP to listen on; "" is 0.0.0.0 with a review client (the API server must
+	// reach it) and 127.0.0.1 without.
 	Address string
 	// Port to listen on; 0 lets the kernel choose (Addr tells which, once Ready).
 	Port int
@@ -75,7 +94,7 @@ type Config struct {
 	// system:unauthenticated), to be authorized like any other (--anonymous-auth).
 	Anonymous bool
 	// DisableTokenWebhook turns off bearer-token authentication through TokenReview, which is
-	// on whenever there is a Client (--authentication-token-webhook=false).
+	// on whenever there are TokenReviews (--authentication-token-webhook=false).
 	DisableTokenWebhook bool
 	// AuthenticationCacheTTL is how long a TokenReview answer is reused; 0 is
 	// DefaultAuthenticationCacheTTL, negative is not at all.
@@ -89,7 +108,8 @@ type Config struct {
 	LocalAdmin bool
 
 	// AuthorizationMode is AuthorizationModeWebhook ("" too) or AuthorizationModeAlwaysAllow.
-	// Webhook without a Client allows the local administrator only (LocalAdmin is required).
+	// Webhook without SubjectAccessReviews allows the local administrator only (LocalAdmin is
+	// required).
 	AuthorizationMode string
 	// AuthorizedCacheTTL and UnauthorizedCacheTTL are how long an allowed and a denied
 	// SubjectAccessReview answer is reused; 0 is the default, negative is not at all.
@@ -115,7 +135,7 @@ func (c Config) complete() (Config, error) {
 	}
 	if c.Address == "" {
 		c.Address = "127.0.0.1"
-		if c.Client != nil {
+		if c.TokenReviews != nil || c.SubjectAccessReviews != nil {
 			c.Address = "0.0.0.0"
 		}
 	}
@@ -139,16 +159,16 @@ func (c Config) complete() (Config, error) {
 	if _, err := cliflag.TLSCipherSuites(c.TLSCipherSuites); err != nil {
 		return c, fmt.Errorf("api: Config.TLSCipherSuites: %w", err)
 	}
-	if c.ClientCAFile == "" && !c.Anonymous && !c.LocalAdmin && (c.Client == nil || c.DisableTokenWebhook) {
-		return c, errors.New("api: no way to authenticate a request: set Config.ClientCAFile, Config.Anonymous or Config.LocalAdmin, or give a Client for bearer tokens")
+	if c.ClientCAFile == "" && !c.Anonymous && !c.LocalAdmin && !c.tokenWebhook() {
+		return c, errors.New("api: no way to authenticate a request: set Config.ClientCAFile, Config.Anonymous or Config.LocalAdmin, or give Config.TokenReviews for bearer tokens")
 	}
 	if c.AuthorizationMode == "" {
 		c.AuthorizationMode = AuthorizationModeWebhook
 	}
 	switch c.AuthorizationMode {
 	case AuthorizationModeWebhook:
-		if c.Client == nil && !c.LocalAdmin {
-			return c, errors.New("api: authorization mode Webhook needs a Client to ask the API server; without one, AlwaysAllow must be chosen explicitly (or LocalAdmin, the only user then allowed)")
+		if c.SubjectAccessReviews == nil && !c.LocalAdmin {
+			return c, errors.New("api: authorization mode Webhook needs Config.SubjectAccessReviews to ask the API server; without them, AlwaysAllow must be chosen explicitly (or LocalAdmin, the only user then allowed)")
 		}
 	case AuthorizationModeAlwaysAllow:
 	default:
@@ -159,6 +179,9 @@ func (c Config) complete() (Config, error) {
 	c.UnauthorizedCacheTTL = ttl(c.UnauthorizedCacheTTL, DefaultUnauthorizedCacheTTL)
 	return c, nil
 }
+
+// tokenWebhook reports whether bearer tokens are authenticated through TokenReview.
+func (c Config) tokenWebhook() bool { return c.TokenReviews != nil && !c.DisableTokenWebhook }
 
 // ttl maps the Config convention (0 default, negative none) to the caches' (0 none).
 func ttl(d, def time.Duration) time.Duration {

@@ -14,7 +14,9 @@ import (
 // The zero values: with a client the API listens on every address and asks the API server;
 // without one, on loopback. TTLs: zero is the kubelet's default, negative is no caching.
 func TestConfigDefaults(t *testing.T) {
-	withClient, err := Config{NodeName: "n", CertDirectory: "/d", Client: fake.NewClientset()}.complete()
+	cs := fake.NewClientset()
+	withClient, err := Config{NodeName: "n", CertDirectory: "/d", TokenReviews: cs.AuthenticationV1().TokenReviews(),
+		SubjectAccessReviews: cs.AuthorizationV1().SubjectAccessReviews()}.complete()
 	require.NoError(t, err)
 	assert.Equal(t, "0.0.0.0", withClient.Address)
 	assert.Equal(t, AuthorizationModeWebhook, withClient.AuthorizationMode)
@@ -47,7 +49,7 @@ func TestConfigErrors(t *testing.T) {
 		{"bad TLS version", func(c *Config) { c.TLSMinVersion = "VersionTLS99" }, "TLSMinVersion"},
 		{"bad cipher", func(c *Config) { c.TLSCipherSuites = []string{"TLS_NOPE"} }, "TLSCipherSuites"},
 		{"no authentication", func(c *Config) { c.Anonymous = false }, "no way to authenticate a request"},
-		{"webhook without client", func(c *Config) { c.AuthorizationMode = "" }, "Webhook needs a Client"},
+		{"webhook without client", func(c *Config) { c.AuthorizationMode = "" }, "Webhook needs Config.SubjectAccessReviews"},
 		{"unknown mode", func(c *Config) { c.AuthorizationMode = "RBAC" }, `unknown authorization mode "RBAC"`},
 		{"missing cert file", func(c *Config) {
 			c.TLSCertFile, c.TLSPrivateKeyFile = filepath.Join(dir, "no.crt"), filepath.Join(dir, "no.key")

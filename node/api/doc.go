@@ -12,12 +12,12 @@
 //   - Authentication as k8s.io/apiserver's delegating authenticator does it: client
 //     certificates signed by Config.ClientCAFile (requested, never required, at the TLS
 //     handshake); bearer tokens (Authorization header or WebSocket protocol) through TokenReview
-//     with Config.Client, no audiences, answers cached (default 2m) under the token's SHA-256,
+//     with Config.TokenReviews, no audiences, answers cached (default 2m) under the token's SHA-256,
 //     failures not, calls failing with 429, 500, 504 or a reset retried with the kubelet's
 //     backoff; anonymous requests only with Config.Anonymous, and only without credentials. No
 //     credentials that work: 401 "Unauthorized".
 //   - Authorization as k8s.io/apiserver's delegating authorizer does it: a SubjectAccessReview
-//     with Config.Client (allowed answers cached 5m, denied 30s, failures not, retried like a
+//     with Config.SubjectAccessReviews (allowed answers cached 5m, denied 30s, failures not, retried like a
 //     TokenReview) for resource nodes, name NodeName, a subresource chosen by the path as the
 //     kubelet v1.36 chooses it (/stats stats, /metrics metrics, /logs log; /pods and
 //     /runningpods pods, then proxy; /containerLogs, /exec, /attach, /portForward, /run and
@@ -38,13 +38,17 @@
 // server listens, for the tools on the machine itself (vk-static pods, vk-static logs). That
 // certificate, checked against the local CA alone, is authenticated beside ClientCAFile and
 // allowed everything before the configured authorizer is consulted — with Webhook, without a
-// SubjectAccessReview, as the API server does not know that user. Webhook without a Client
-// then allows the local administrator only, which is how a standalone agent serves by default.
+// SubjectAccessReview, as the API server does not know that user. Webhook without
+// SubjectAccessReviews then allows the local administrator only, which is how a standalone
+// agent serves by default.
 //
-// With a Client (the node's own identity, system:node:<name>, is enough: the Node authorizer
-// lets nodes create tokenreviews and subjectaccessreviews) token authentication and Webhook
-// authorization are the defaults. Without one (standalone) only client certificates or
-// anonymous requests can authenticate, and AlwaysAllow must be chosen.
+// With the node's client for TokenReviews and SubjectAccessReviews (its own identity,
+// system:node:<name>, is enough: the Node authorizer lets nodes create tokenreviews and
+// subjectaccessreviews) token authentication and Webhook authorization are the defaults.
+// Config takes only the Create method of each (TokenReviewClient, SubjectAccessReviewClient),
+// which client-go's typed clients have, so this package links no clientset. Without them
+// (standalone) only client certificates or anonymous requests can authenticate, and
+// AlwaysAllow must be chosen.
 //
 // New checks the configuration and prepares the certificate, and starts nothing; Run listens,
 // serves until its context ends, and returns once the server and the certificate reloaders it
@@ -57,11 +61,12 @@
 // The smallest use, on a node with an API client:
 //
 //	srv, err := api.New(api.Config{
-//		NodeName:      "edge-1",
-//		Client:        clientset, // system:node:edge-1
-//		Port:          10250,
-//		CertDirectory: "/var/lib/vk-static/pki",
-//		ClientCAFile:  "/etc/kubernetes/pki/ca.crt",
+//		NodeName:             "edge-1",
+//		TokenReviews:         clientset.AuthenticationV1().TokenReviews(), // system:node:edge-1
+//		SubjectAccessReviews: clientset.AuthorizationV1().SubjectAccessReviews(),
+//		Port:                 10250,
+//		CertDirectory:        "/var/lib/vk-static/pki",
+//		ClientCAFile:         "/etc/kubernetes/pki/ca.crt",
 //	})
 //	if err != nil { ... }
 //	srv.Handle("/pods", podsHandler)

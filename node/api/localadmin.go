@@ -40,7 +40,7 @@ func (s *Server) authenticator(clientCA dynamiccertificates.CAContentProvider) (
 	if l == nil {
 		return newAuthenticator(c, clientCA)
 	}
-	if clientCA == nil && !c.Anonymous && (c.Client == nil || c.DisableTokenWebhook) {
+	if clientCA == nil && !c.Anonymous && !c.tokenWebhook() {
 		return l.ca.Authenticator(), nil
 	}
 	next, err := newAuthenticator(c, clientCA)
@@ -75,7 +75,7 @@ func (s *Server) writeLocalAdmin(logger klog.Logger, addr string) error {
 // authorizationSummary is the authorization mode for the log, saying who Webhook allows when
 // there is no API server to ask.
 func (s *Server) authorizationSummary() string {
-	if s.cfg.AuthorizationMode == AuthorizationModeWebhook && s.cfg.Client == nil {
+	if s.cfg.AuthorizationMode == AuthorizationModeWebhook && s.cfg.SubjectAccessReviews == nil {
 		return "the local administrator only (Webhook, with no API server to ask)"
 	}
 	return s.cfg.AuthorizationMode

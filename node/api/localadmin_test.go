@@ -107,7 +107,7 @@ func TestLocalAdminWithWebhook(t *testing.T) {
 	clientset, err := kubernetes.NewForConfig(&rest.Config{Host: apiServer.URL, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
 	require.NoError(t, err)
 	dir := t.TempDir()
-	s := serve(t, Config{LocalAdmin: true, CertDirectory: dir, ClientCAFile: ca.file, Client: clientset, DisableTokenWebhook: true})
+	s := serve(t, Config{LocalAdmin: true, CertDirectory: dir, ClientCAFile: ca.file, SubjectAccessReviews: clientset.AuthorizationV1().SubjectAccessReviews(), DisableTokenWebhook: true})
 	t.Cleanup(apiServer.Close) // before serve's leak check: its connections are the client's
 
 	admin, cred := localAdminClient(t, dir)
@@ -129,7 +129,7 @@ func TestLocalAdminWithWebhook(t *testing.T) {
 // Webhook without an API server is refused unless the local administrator is the one it allows.
 func TestWebhookWithoutClientNeedsLocalAdmin(t *testing.T) {
 	_, err := New(Config{NodeName: "n", CertDirectory: t.TempDir(), Anonymous: true})
-	require.ErrorContains(t, err, "Webhook needs a Client")
+	require.ErrorContains(t, err, "Webhook needs Config.SubjectAccessReviews")
 	_, err = New(Config{NodeName: "n", LocalAdmin: true, TLSCertFile: "x", TLSPrivateKeyFile: "y"})
 	require.ErrorContains(t, err, "CertDirectory is required with Config.LocalAdmin")
 }

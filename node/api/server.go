@@ -129,7 +129,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	served := make(chan error, 1)
 	wg.Go(func() { served <- srv.ServeTLS(ln, "", "") })
 	logger.Info("Serving the kubelet API", "address", s.addr, "authorization", s.authorizationSummary(),
-		"clientCA", s.cfg.ClientCAFile != "", "tokenWebhook", s.cfg.Client != nil && !s.cfg.DisableTokenWebhook, "anonymous", s.cfg.Anonymous, "localAdmin", s.tls.local != nil)
+		"clientCA", s.cfg.ClientCAFile != "", "tokenWebhook", s.cfg.tokenWebhook(), "anonymous", s.cfg.Anonymous, "localAdmin", s.tls.local != nil)
 	close(s.ready)
 
 	select {

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
-	authorizationv1client "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/utils/clock"
 )
 
@@ -34,13 +33,13 @@ const (
 // Allowed answers are reused for allowedTTL, the others for deniedTTL (0: never), keyed by the
 // review's whole spec; failures never are.
 type subjectAccessReviewAuthorizer struct {
-	reviews               authorizationv1client.SubjectAccessReviewInterface
+	reviews               SubjectAccessReviewClient
 	backoff               wait.Backoff
 	allowedTTL, deniedTTL time.Duration
 	answers               *cache.LRUExpireCache // the spec's JSON → SubjectAccessReviewStatus
 }
 
-func newSubjectAccessReviewAuthorizer(reviews authorizationv1client.SubjectAccessReviewInterface, allowedTTL, deniedTTL time.Duration, backoff wait.Backoff, clk clock.PassiveClock) *subjectAccessReviewAuthorizer {
+func newSubjectAccessReviewAuthorizer(reviews SubjectAccessReviewClient, allowedTTL, deniedTTL time.Duration, backoff wait.Backoff, clk clock.PassiveClock) *subjectAccessReviewAuthorizer {
 	return &subjectAccessReviewAuthorizer{reviews: reviews, backoff: backoff, allowedTTL: allowedTTL, deniedTTL: deniedTTL,
 		answers: cache.NewLRUExpireCacheWithClock(reviewCacheSize, clk)}
 }

@@ -20,18 +20,19 @@ type (
 	reviewAPIAnswer = reviewAnswer[authorizationv1.SubjectAccessReviewStatus]
 )
 
-func reviewClient(api *reviewAPI) *fake.Clientset {
+// reviewClient is a typed client of api's SubjectAccessReviews, as a Config takes them.
+func reviewClient(api *reviewAPI) SubjectAccessReviewClient {
 	return api.client("subjectaccessreviews",
 		func(o runtime.Object) authorizationv1.SubjectAccessReviewSpec {
 			return o.(*authorizationv1.SubjectAccessReview).Spec
 		},
 		func(spec authorizationv1.SubjectAccessReviewSpec, status authorizationv1.SubjectAccessReviewStatus) runtime.Object {
 			return &authorizationv1.SubjectAccessReview{Spec: spec, Status: status}
-		})
+		}).AuthorizationV1().SubjectAccessReviews()
 }
 
 func reviewAuthorizer(api *reviewAPI, clk *clocktesting.FakeClock) *subjectAccessReviewAuthorizer {
-	return newSubjectAccessReviewAuthorizer(reviewClient(api).AuthorizationV1().SubjectAccessReviews(),
+	return newSubjectAccessReviewAuthorizer(reviewClient(api),
 		DefaultAuthorizedCacheTTL, DefaultUnauthorizedCacheTTL, testBackoff(), clk)
 }
 
@@ -186,14 +187,14 @@ func TestNewAuthorizer(t *testing.T) {
 		wantCalls    int
 	}{
 		{name: "AlwaysAllow", cfg: Config{AuthorizationMode: AuthorizationModeAlwaysAllow}, wantDecision: authorizer.DecisionAllow},
-		{name: "AlwaysAllow with a client", cfg: Config{AuthorizationMode: AuthorizationModeAlwaysAllow, Client: fake.NewClientset()}, wantDecision: authorizer.DecisionAllow},
+		{name: "AlwaysAllow with a client", cfg: Config{AuthorizationMode: AuthorizationModeAlwaysAllow, SubjectAccessReviews: fake.NewClientset().AuthorizationV1().SubjectAccessReviews()}, wantDecision: authorizer.DecisionAllow},
 		{name: "Webhook without a client denies", cfg: Config{AuthorizationMode: AuthorizationModeWebhook}, wantDecision: authorizer.DecisionDeny},
 		{name: "Webhook asks", cfg: Config{AuthorizationMode: AuthorizationModeWebhook}, wantDecision: authorizer.DecisionAllow, wantCalls: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &reviewAPI{answers: []reviewAPIAnswer{{status: authorizationv1.SubjectAccessReviewStatus{Allowed: true}}}}
 			if tc.wantCalls > 0 {
-				tc.cfg.Client = reviewClient(api)
+				tc.cfg.SubjectAccessReviews = reviewClient(api)
 			}
 			decision, _, err := newAuthorizer(tc.cfg).Authorize(context.Background(), attrs)
 			assert.NoError(t, err)

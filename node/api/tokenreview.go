@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
-	authenticationv1client "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	"k8s.io/utils/clock"
 )
 
@@ -34,7 +33,7 @@ const (
 // reused for ttl (0: never) under the token's SHA-256, so that no token is kept in clear;
 // errors, an outage's, are never reused. Two requests missing the same token at once both ask.
 type tokenReviewAuthenticator struct {
-	reviews authenticationv1client.TokenReviewInterface
+	reviews TokenReviewClient
 	backoff wait.Backoff
 	ttl     time.Duration
 	answers *cache.LRUExpireCache // [sha256.Size]byte → tokenAnswer
@@ -46,7 +45,7 @@ type tokenAnswer struct {
 	ok   bool
 }
 
-func newTokenReviewAuthenticator(reviews authenticationv1client.TokenReviewInterface, ttl time.Duration, backoff wait.Backoff, clk clock.PassiveClock) *tokenReviewAuthenticator {
+func newTokenReviewAuthenticator(reviews TokenReviewClient, ttl time.Duration, backoff wait.Backoff, clk clock.PassiveClock) *tokenReviewAuthenticator {
 	return &tokenReviewAuthenticator{reviews: reviews, backoff: backoff, ttl: ttl,
 		answers: cache.NewLRUExpireCacheWithClock(tokenCacheSize, clk)}
 }

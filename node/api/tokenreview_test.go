@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/client-go/kubernetes/fake"
 	clocktesting "k8s.io/utils/clock/testing"
 )
 
@@ -22,16 +21,17 @@ type (
 	tokenAPIAnswer = reviewAnswer[authenticationv1.TokenReviewStatus]
 )
 
-func tokenClient(api *tokenAPI) *fake.Clientset {
+// tokenClient is a typed client of api's TokenReviews, as a Config takes them.
+func tokenClient(api *tokenAPI) TokenReviewClient {
 	return api.client("tokenreviews",
 		func(o runtime.Object) authenticationv1.TokenReviewSpec { return o.(*authenticationv1.TokenReview).Spec },
 		func(spec authenticationv1.TokenReviewSpec, status authenticationv1.TokenReviewStatus) runtime.Object {
 			return &authenticationv1.TokenReview{Spec: spec, Status: status}
-		})
+		}).AuthenticationV1().TokenReviews()
 }
 
 func tokenAuthenticator(api *tokenAPI, ttl time.Duration, clk *clocktesting.FakeClock) *tokenReviewAuthenticator {
-	return newTokenReviewAuthenticator(tokenClient(api).AuthenticationV1().TokenReviews(), ttl, testBackoff(), clk)
+	return newTokenReviewAuthenticator(tokenClient(api), ttl, testBackoff(), clk)
 }
 
 var aliceStatus = authenticationv1.TokenReviewStatus{Authenticated: true, User: authenticationv1.UserInfo{
@@ -160,7 +160,7 @@ func TestNewAuthenticatorTokens(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			api := &tokenAPI{answers: []tokenAPIAnswer{tc.answer}}
-			authn, err := newAuthenticator(Config{Client: tokenClient(api), Anonymous: tc.anonymous, AuthenticationCacheTTL: time.Minute}, nil)
+			authn, err := newAuthenticator(Config{TokenReviews: tokenClient(api), Anonymous: tc.anonymous, AuthenticationCacheTTL: time.Minute}, nil)
 			require.NoError(t, err)
 			r := httptest.NewRequest("GET", "/pods", nil)
 			if tc.header != "" {
@@ -191,7 +191,7 @@ func TestNewAuthenticatorTokens(t *testing.T) {
 // authenticate with is a configuration error.
 func TestNewAuthenticatorWithoutTokens(t *testing.T) {
 	api := &tokenAPI{answers: []tokenAPIAnswer{{status: aliceStatus}}}
-	authn, err := newAuthenticator(Config{Client: tokenClient(api), DisableTokenWebhook: true, Anonymous: true}, nil)
+	authn, err := newAuthenticator(Config{TokenReviews: tokenClient(api), DisableTokenWebhook: true, Anonymous: true}, nil)
 	require.NoError(t, err)
 	r := httptest.NewRequest("GET", "/pods", nil)
 	r.Header.Set("Authorization", "Bearer t")

@@ -38,7 +38,8 @@ func serve(t *testing.T, node string, configure ...func(*api.Config)) *api.Serve
 	cfg, cs, verifyNoLeaks := env.LeakCheckedNodeClient(t, node, itWait)
 	require.NotEmpty(t, cfg.BearerToken, "a token identity, so that the node's own rights are tested")
 	c := api.Config{
-		NodeName: node, Client: cs, Address: "127.0.0.1",
+		NodeName: node, Address: "127.0.0.1",
+		TokenReviews: cs.AuthenticationV1().TokenReviews(), SubjectAccessReviews: cs.AuthorizationV1().SubjectAccessReviews(),
 		CertDirectory: t.TempDir(), ClientCAFile: env.CAFile,
 	}
 	for _, f := range configure {
