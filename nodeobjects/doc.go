@@ -1,7 +1,7 @@
 // Package nodeobjects is what a node may read of the cluster with its own identity
 // (system:node:<name>, under the Node authorizer): the config maps and secrets of the pods bound
 // to it, every namespace's Services, and service account tokens bound to its pods. Each is an
-// interface with an implementation over a kubernetes.Interface, so that the agent builds them
+// interface with an implementation over a kubeclient.Interface, so that the agent builds them
 // once from its client (agent.ProviderConfig) and the lifecycle layer's env and volume packages,
 // which use them, need no client of their own. Static pods never reference these objects (the
 // sources refuse such manifests): standalone, without an API server, the getters are nil.

@@ -5,7 +5,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/vk-static/vk-static/kubeclient"
 )
 
 // ObjectGetter reads the API objects a pod's environment and volumes may reference, with the
@@ -23,18 +24,18 @@ type ObjectGetter interface {
 // NewClientGetter returns an ObjectGetter that reads each object from the API server with a
 // plain Get: no cache and no watch, as a container start is rare enough and must see the
 // object as it is now. The API server's NotFound is returned as is.
-func NewClientGetter(c kubernetes.Interface) ObjectGetter {
+func NewClientGetter(c kubeclient.Interface) ObjectGetter {
 	return clientGetter{client: c}
 }
 
 type clientGetter struct {
-	client kubernetes.Interface
+	client kubeclient.Interface
 }
 
 func (g clientGetter) GetConfigMap(ctx context.Context, namespace, name string) (*corev1.ConfigMap, error) {
-	return g.client.CoreV1().ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
+	return g.client.ConfigMaps(namespace).Get(ctx, name, metav1.GetOptions{})
 }
 
 func (g clientGetter) GetSecret(ctx context.Context, namespace, name string) (*corev1.Secret, error) {
-	return g.client.CoreV1().Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
+	return g.client.Secrets(namespace).Get(ctx, name, metav1.GetOptions{})
 }

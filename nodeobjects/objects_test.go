@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 )
 
 func TestClientGetter(t *testing.T) {
@@ -18,7 +20,7 @@ func TestClientGetter(t *testing.T) {
 		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "cfg"}, Data: map[string]string{"k": "v"}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db"}, Data: map[string][]byte{"password": []byte("s3cret")}},
 	)
-	g := NewClientGetter(client)
+	g := NewClientGetter(kubeclienttest.Wrap(client))
 
 	cm, err := g.GetConfigMap(ctx, "shop", "cfg")
 	require.NoError(t, err)

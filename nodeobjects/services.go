@@ -6,10 +6,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/informers/core/v1"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/vk-static/vk-static/kubeclient"
 )
 
 // ServiceWatch holds the cluster's Services from a watch of every namespace's Services, as the
@@ -22,9 +24,21 @@ type ServiceWatch struct {
 }
 
 // NewServiceWatch watches the Services through client, with the node's identity. It starts
-// nothing: Run does.
-func NewServiceWatch(client kubernetes.Interface) *ServiceWatch {
-	inf := v1.NewServiceInformer(client, metav1.NamespaceAll, 0, cache.Indexers{})
+// nothing: Run does. The informer is client-go's service informer's (informers/core/v1),
+// built here because that package takes the full clientset.
+func NewServiceWatch(client kubeclient.Interface) *ServiceWatch {
+	services := client.Services(metav1.NamespaceAll)
+	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return services.List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			return services.Watch(ctx, opts)
+		},
+	}, client)
+	inf := cache.NewSharedIndexInformerWithOptions(lw, &corev1.Service{}, cache.SharedIndexInformerOptions{
+		Identifier: (*cache.InformerName)(nil).WithResource(corev1.SchemeGroupVersion.WithResource("services")),
+	})
 	return &ServiceWatch{informer: inf, lister: corelisters.NewServiceLister(inf.GetIndexer())}
 }
 

@@ -10,13 +10,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 )
 
 // TestServiceWatch: nothing is read before Run; Run lists every namespace's Services, follows
 // new ones, and returns when its context ends.
 func TestServiceWatch(t *testing.T) {
 	client := fake.NewClientset(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}})
-	w := NewServiceWatch(client)
+	w := NewServiceWatch(kubeclienttest.Wrap(client))
 	assert.False(t, w.HasSynced(), "NewServiceWatch starts nothing")
 
 	ctx, cancel := context.WithCancel(context.Background())

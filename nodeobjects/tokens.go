@@ -5,7 +5,8 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
+
+	"github.com/vk-static/vk-static/kubeclient"
 )
 
 // TokenRequester asks the API server for service account tokens with the node's identity
@@ -18,14 +19,14 @@ type TokenRequester interface {
 }
 
 // NewClientTokenRequester requests tokens through c (serviceaccounts/<name>/token).
-func NewClientTokenRequester(c kubernetes.Interface) TokenRequester {
+func NewClientTokenRequester(c kubeclient.Interface) TokenRequester {
 	return clientTokenRequester{client: c}
 }
 
 type clientTokenRequester struct {
-	client kubernetes.Interface
+	client kubeclient.Interface
 }
 
 func (r clientTokenRequester) RequestToken(ctx context.Context, namespace, serviceAccount string, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
-	return r.client.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, serviceAccount, req, metav1.CreateOptions{})
+	return r.client.ServiceAccounts(namespace).CreateToken(ctx, serviceAccount, req, metav1.CreateOptions{})
 }

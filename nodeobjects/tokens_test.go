@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 )
 
 // TestClientTokenRequester: the request goes to serviceaccounts/<name>/token in the namespace,
@@ -25,7 +27,7 @@ func TestClientTokenRequester(t *testing.T) {
 	})
 	req := &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{Audiences: []string{"vault"}}}
 
-	resp, err := NewClientTokenRequester(client).RequestToken(context.Background(), "shop", "web", req)
+	resp, err := NewClientTokenRequester(kubeclienttest.Wrap(client)).RequestToken(context.Background(), "shop", "web", req)
 	require.NoError(t, err)
 	assert.Equal(t, "issued", resp.Status.Token)
 	assert.Equal(t, "token", got.GetSubresource())

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	"github.com/vk-static/vk-static/nodeobjects"
 	"github.com/vk-static/vk-static/provider"
 )
@@ -440,12 +441,12 @@ func TestBuildThroughClientGetter(t *testing.T) {
 		{Name: "DB_PASS", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "db"}, Key: "password"}}},
 		{Name: "FLAG", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "flags"}, Key: "f", Optional: &optional}}},
 	}}
-	res, err := Build(ctx, pod, c, PodFacts{}, nodeobjects.NewClientGetter(client))
+	res, err := Build(ctx, pod, c, PodFacts{}, nodeobjects.NewClientGetter(kubeclienttest.Wrap(client)))
 	require.NoError(t, err)
 	assert.Equal(t, []EnvVar{{Name: "DB_PASS", Value: "s3cret"}}, res.Env)
 
 	c.Env[1].ValueFrom.ConfigMapKeyRef.Optional = nil
-	_, err = Build(ctx, pod, c, PodFacts{}, nodeobjects.NewClientGetter(client))
+	_, err = Build(ctx, pod, c, PodFacts{}, nodeobjects.NewClientGetter(kubeclienttest.Wrap(client)))
 	require.Error(t, err)
 	assert.True(t, apierrors.IsNotFound(err), "%v", err)
 	assert.Equal(t, `container "app": env "FLAG": configMap "flags" not found`, err.Error())

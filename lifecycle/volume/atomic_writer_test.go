@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	"github.com/vk-static/vk-static/lifecycle/env"
 	"github.com/vk-static/vk-static/nodeobjects"
 )
@@ -241,7 +242,7 @@ func TestRefreshKeepsTheFilesWhenTheObjectIsGone(t *testing.T) {
 	assert.Equal(t, "A", readFile(t, filepath.Join(vols["conf"], "a")))
 
 	// Setup after an agent restart keeps them too, with a warning instead of an error.
-	m2, err := New(Config{PodsDir: te.podsDir, Objects: nodeobjects.NewClientGetter(te.client)})
+	m2, err := New(Config{PodsDir: te.podsDir, Objects: nodeobjects.NewClientGetter(kubeclienttest.Wrap(te.client))})
 	require.NoError(t, err)
 	vols2, warnings, err := m2.Setup(ctx, pod, env.PodFacts{}, nil)
 	require.NoError(t, err)

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	"github.com/vk-static/vk-static/lifecycle/env"
 	"github.com/vk-static/vk-static/nodeobjects"
 )
@@ -37,7 +38,7 @@ func newTestEnv(t *testing.T, cfg Config, objs ...runtime.Object) *testEnv {
 	if cfg.PodsDir == "" {
 		cfg.PodsDir = filepath.Join(t.TempDir(), "pods")
 	}
-	cfg.Objects = nodeobjects.NewClientGetter(client)
+	cfg.Objects = nodeobjects.NewClientGetter(kubeclienttest.Wrap(client))
 	cfg.Clock = clk
 	if cfg.HostPathFlag == "" {
 		cfg.HostPathFlag = "--process-allowed-host-paths"

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	"github.com/vk-static/vk-static/lifecycle/env"
 	"github.com/vk-static/vk-static/nodeobjects"
 	"github.com/vk-static/vk-static/podutil"
@@ -568,7 +569,7 @@ func TestSetupAgainKeepsWhatIsThere(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(vols["scratch"], "work"), []byte("w"), 0o600))
 	confVersion := tsDirs(t, vols["conf"])
 
-	m2, err := New(Config{PodsDir: te.podsDir, Objects: nodeobjects.NewClientGetter(te.client)})
+	m2, err := New(Config{PodsDir: te.podsDir, Objects: nodeobjects.NewClientGetter(kubeclienttest.Wrap(te.client))})
 	require.NoError(t, err)
 	vols2, warnings, err := m2.Setup(context.Background(), pod, env.PodFacts{}, nil)
 	require.NoError(t, err)

@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	"github.com/vk-static/vk-static/lifecycle/env"
 	"github.com/vk-static/vk-static/nodeobjects"
 )
@@ -86,8 +87,8 @@ func newTokenTestEnv(t *testing.T, objs ...runtime.Object) (*testEnv, *fakeIssue
 	client.PrependReactor("create", "serviceaccounts", issuer.react)
 	m, err := New(Config{
 		PodsDir: filepath.Join(t.TempDir(), "pods"),
-		Objects: nodeobjects.NewClientGetter(client),
-		Tokens:  nodeobjects.NewClientTokenRequester(client),
+		Objects: nodeobjects.NewClientGetter(kubeclienttest.Wrap(client)),
+		Tokens:  nodeobjects.NewClientTokenRequester(kubeclienttest.Wrap(client)),
 		Clock:   clk,
 	})
 	require.NoError(t, err)

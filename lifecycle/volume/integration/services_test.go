@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	podenv "github.com/vk-static/vk-static/lifecycle/env"
 	"github.com/vk-static/vk-static/nodeobjects"
 )
@@ -33,7 +34,7 @@ func TestServiceWatchAsANode(t *testing.T) {
 	}
 	web := create("web")
 
-	w := nodeobjects.NewServiceWatch(env.NodeClient(t, "node-a"))
+	w := nodeobjects.NewServiceWatch(kubeclienttest.Wrap(env.NodeClient(t, "node-a")))
 	done := make(chan struct{})
 	go func() { defer close(done); assert.NoError(t, w.Run(ctx)) }()
 	defer func() { cancel(); <-done }()

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	podenv "github.com/vk-static/vk-static/lifecycle/env"
 	"github.com/vk-static/vk-static/lifecycle/volume"
 	"github.com/vk-static/vk-static/nodeobjects"
@@ -64,8 +65,8 @@ func TestKubeAPIAccessVolume(t *testing.T) {
 	node := env.NodeClient(t, nodeName)
 	m, err := volume.New(volume.Config{
 		PodsDir: filepath.Join(t.TempDir(), "pods"),
-		Objects: nodeobjects.NewClientGetter(node),
-		Tokens:  nodeobjects.NewClientTokenRequester(node),
+		Objects: nodeobjects.NewClientGetter(kubeclienttest.Wrap(node)),
+		Tokens:  nodeobjects.NewClientTokenRequester(kubeclienttest.Wrap(node)),
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = m.Teardown(ctx, pod.UID) })
