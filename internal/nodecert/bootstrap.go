@@ -13,12 +13,8 @@ import (
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/kubernetes"
 	certutil "k8s.io/client-go/util/cert"
-	"k8s.io/client-go/util/certificate"
-	"k8s.io/client-go/util/certificate/csr"
 	"k8s.io/client-go/util/keyutil"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -79,7 +75,7 @@ func Bootstrap(ctx context.Context, c BootstrapConfig) error {
 		return nil
 	}
 	logger.Info("Bootstrapping a client certificate", "kubeconfig", c.KubeconfigPath, "reason", why, "bootstrapKubeconfig", c.BootstrapKubeconfigPath)
-	store, err := certificate.NewFileStoreWithLogger(logger, ClientPairName, c.CertDir, c.CertDir, "", "")
+	store, err := newStore(c.CertDir, ClientPairName, clock.RealClock{})
 	if err != nil {
 		return fmt.Errorf("--cert-dir %s: %w", c.CertDir, err)
 	}
@@ -109,11 +105,11 @@ func Bootstrap(ctx context.Context, c BootstrapConfig) error {
 		if err != nil {
 			return fmt.Errorf("--bootstrap-kubeconfig: %w", err)
 		}
-		client, err := kubernetes.NewForConfig(bootstrap)
+		client, err := newCSRClient(bootstrap)
 		if err != nil {
 			return fmt.Errorf("--bootstrap-kubeconfig: %w", err)
 		}
-		certPEM, err := requestClientCertificate(ctx, client, keyPEM, c.NodeName)
+		certPEM, err := requestClientCertificate(ctx, client, keyPEM, c.NodeName, clk)
 		if err == nil {
 			if _, err := store.Update(certPEM, keyPEM); err != nil {
 				return fmt.Errorf("--cert-dir: %w", err)
@@ -145,7 +141,7 @@ func Bootstrap(ctx context.Context, c BootstrapConfig) error {
 }
 
 // requestClientCertificate creates (or finds) the CSR for key and waits for its certificate.
-func requestClientCertificate(ctx context.Context, client kubernetes.Interface, keyPEM []byte, nodeName string) ([]byte, error) {
+func requestClientCertificate(ctx context.Context, client CSRClient, keyPEM []byte, nodeName string, clk clock.Clock) ([]byte, error) {
 	key, err := keyutil.ParsePrivateKeyPEM(keyPEM)
 	if err != nil {
 		return nil, fmt.Errorf("private key: %w", err)
@@ -164,19 +160,18 @@ func requestClientCertificate(ctx context.Context, client kubernetes.Interface, 
 	if err != nil {
 		return nil, err
 	}
-	reqName, reqUID, err := csr.RequestCertificateWithContext(ctx, client, csrPEM, name, certificatesv1.KubeAPIServerClientKubeletSignerName, nil, usages, key)
+	csr, err := create(ctx, client, request{
+		name: name, csrPEM: csrPEM, key: signer, signer: certificatesv1.KubeAPIServerClientKubeletSignerName, usages: usages,
+	})
 	if err != nil {
 		return nil, explainRequestError(err)
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, issueTimeout)
 	defer cancel()
-	klog.FromContext(ctx).Info("Waiting for the client certificate to be issued", "csr", reqName)
-	certPEM, err := csr.WaitForCertificate(waitCtx, client, reqName, reqUID)
+	klog.FromContext(ctx).Info("Waiting for the client certificate to be issued", "csr", csr.Name)
+	certPEM, err := waitForCertificate(waitCtx, client, csr, clk)
 	if err != nil {
-		if denied := deniedCondition(ctx, client, reqName); denied != "" {
-			return nil, fmt.Errorf("%w: %s: %s", ErrDenied, reqName, denied)
-		}
-		return nil, fmt.Errorf("wait for certificate signing request %s: %w", reqName, explainRequestError(err))
+		return nil, explainRequestError(err)
 	}
 	return certPEM, nil
 }
@@ -211,20 +206,4 @@ func explainRequestError(err error) error {
 		return fmt.Errorf("the credentials of --bootstrap-kubeconfig may not request a node certificate (is the token's group bound to system:node-bootstrapper?): %w", err)
 	}
 	return err
-}
-
-// deniedCondition is why the request was denied or failed, "" if it was not (or cannot be read).
-func deniedCondition(ctx context.Context, client kubernetes.Interface, name string) string {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	req, err := client.CertificatesV1().CertificateSigningRequests().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return ""
-	}
-	for _, c := range req.Status.Conditions {
-		if (c.Type == certificatesv1.CertificateDenied || c.Type == certificatesv1.CertificateFailed) && c.Status != "False" {
-			return fmt.Sprintf("%s, reason %q, message %q", c.Type, c.Reason, c.Message)
-		}
-	}
-	return ""
 }

@@ -23,9 +23,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -153,33 +151,23 @@ func TestExplainRequestError(t *testing.T) {
 	}
 }
 
-func TestDeniedCondition(t *testing.T) {
-	csr := func(name string, conds ...certificatesv1.CertificateSigningRequestCondition) *certificatesv1.CertificateSigningRequest {
-		return &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: name}, Status: certificatesv1.CertificateSigningRequestStatus{Conditions: conds}}
+func TestDenial(t *testing.T) {
+	csr := func(conds ...certificatesv1.CertificateSigningRequestCondition) *certificatesv1.CertificateSigningRequest {
+		return &certificatesv1.CertificateSigningRequest{Status: certificatesv1.CertificateSigningRequestStatus{Conditions: conds}}
 	}
-	client := fake.NewClientset(
-		csr("pending"),
-		csr("approved", certificatesv1.CertificateSigningRequestCondition{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue}),
-		csr("denied", certificatesv1.CertificateSigningRequestCondition{Type: certificatesv1.CertificateDenied, Status: corev1.ConditionTrue, Reason: "Nope", Message: "not you"}),
-		csr("failed", certificatesv1.CertificateSigningRequestCondition{Type: certificatesv1.CertificateFailed, Status: corev1.ConditionTrue, Reason: "SignerFailure"}),
-	)
-	ctx := context.Background()
-	assert.Empty(t, deniedCondition(ctx, client, "pending"))
-	assert.Empty(t, deniedCondition(ctx, client, "approved"))
-	assert.Empty(t, deniedCondition(ctx, client, "missing"))
-	assert.Equal(t, `Denied, reason "Nope", message "not you"`, deniedCondition(ctx, client, "denied"))
-	assert.Contains(t, deniedCondition(ctx, client, "failed"), "SignerFailure")
+	assert.Empty(t, denial(csr()), "pending")
+	assert.Empty(t, denial(csr(certificatesv1.CertificateSigningRequestCondition{Type: certificatesv1.CertificateApproved, Status: corev1.ConditionTrue})))
+	assert.Equal(t, `Denied, reason "Nope", message "not you"`,
+		denial(csr(certificatesv1.CertificateSigningRequestCondition{Type: certificatesv1.CertificateDenied, Status: corev1.ConditionTrue, Reason: "Nope", Message: "not you"})))
+	assert.Contains(t, denial(csr(certificatesv1.CertificateSigningRequestCondition{Type: certificatesv1.CertificateFailed, Status: corev1.ConditionTrue, Reason: "SignerFailure"})), "SignerFailure")
 }
 
-// fakeManager is a certificate.Manager whose current certificate the test sets.
+// fakeManager is a CurrentCertificate the test sets.
 type fakeManager struct {
 	current atomic.Pointer[tls.Certificate]
 }
 
-func (m *fakeManager) Start()                    {}
-func (m *fakeManager) Stop()                     {}
 func (m *fakeManager) Current() *tls.Certificate { return m.current.Load() }
-func (m *fakeManager) ServerHealthy() bool       { return true }
 func (m *fakeManager) set(t *testing.T, cn string) {
 	c, k := pair(t, cn, time.Now().Add(time.Hour))
 	cert, err := tls.X509KeyPair(c, k)

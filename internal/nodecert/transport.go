@@ -11,7 +11,6 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/util/certificate"
 	"k8s.io/client-go/util/connrotation"
 	"k8s.io/klog/v2"
 )
@@ -20,15 +19,21 @@ import (
 // transport does; old connections keep a certificate that is still valid until then.
 const rotationCheckPeriod = 10 * time.Second
 
+// CurrentCertificate is where RotatingConfig takes the client certificate from: a *Manager.
+type CurrentCertificate interface {
+	// Current is the pair to present, nil if there is none.
+	Current() *tls.Certificate
+}
+
 // RotatingConfig returns a copy of cfg that authenticates with m's current certificate on every
 // TLS handshake and, when m rotates it, closes every connection it made: clients re-dial with
 // the new certificate, and watches resume from their resourceVersion. Every client made from
 // the result shares one transport. The check stops when ctx ends.
-func RotatingConfig(ctx context.Context, cfg *rest.Config, m certificate.Manager) (*rest.Config, error) {
+func RotatingConfig(ctx context.Context, cfg *rest.Config, m CurrentCertificate) (*rest.Config, error) {
 	return rotatingConfig(ctx, cfg, m, rotationCheckPeriod)
 }
 
-func rotatingConfig(ctx context.Context, cfg *rest.Config, m certificate.Manager, period time.Duration) (*rest.Config, error) {
+func rotatingConfig(ctx context.Context, cfg *rest.Config, m CurrentCertificate, period time.Duration) (*rest.Config, error) {
 	if cfg.Transport != nil || cfg.Dial != nil {
 		return nil, fmt.Errorf("rotating client certificate: the configuration already has a transport or dialer")
 	}

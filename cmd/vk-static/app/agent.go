@@ -113,7 +113,7 @@ func agentConfig(ctx context.Context, o *options, registry prometheus.Registerer
 			return agent.Config{}, none, err
 		}
 		if o.RotateServerCertificates && cfg.API != nil {
-			serving, err := nodecert.NewServingManager(ctx, cfg.Client, o.certDir(), nodeName, servingHosts(nodeName, n))
+			serving, err := nodecert.NewServingManager(ctx, cfg.Client.CertificatesV1().CertificateSigningRequests(), o.certDir(), nodeName, servingHosts(nodeName, n))
 			if err != nil {
 				return agent.Config{}, none, err
 			}

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/client-go/util/certificate"
 
 	"github.com/vk-static/vk-static/internal/nodecert"
 )
@@ -43,7 +42,7 @@ func (o *options) certDir() string {
 // nodeCredentials is the client configuration of the node: --kubeconfig, first bootstrapped
 // with --bootstrap-kubeconfig if it is unusable, and, with --rotate-certificates, taking its
 // certificate from a rotating manager (returned, for the caller to run; nil without).
-func nodeCredentials(ctx context.Context, o *options, nodeName string) (*rest.Config, certificate.Manager, error) {
+func nodeCredentials(ctx context.Context, o *options, nodeName string) (*rest.Config, *nodecert.Manager, error) {
 	if o.BootstrapKubeconfig != "" {
 		err := nodecert.Bootstrap(ctx, nodecert.BootstrapConfig{
 			KubeconfigPath: o.Kubeconfig, BootstrapKubeconfigPath: o.BootstrapKubeconfig,
@@ -71,15 +70,8 @@ func nodeCredentials(ctx context.Context, o *options, nodeName string) (*rest.Co
 	return rotating, m, nil
 }
 
-// managerComponent runs a certificate manager for the agent's lifetime.
-type managerComponent struct{ certificate.Manager }
-
-func (m managerComponent) Run(ctx context.Context) error {
-	m.Start()
-	<-ctx.Done()
-	m.Stop()
-	return nil
-}
+// managerComponent runs a certificate manager (its Run) for the agent's lifetime.
+type managerComponent struct{ *nodecert.Manager }
 
 // servingHosts are the names and addresses the serving certificate is requested for: the
 // node's name and the addresses its Node reports, as the kubelet's.
