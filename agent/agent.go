@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/internal/runresult"
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/node/api"
@@ -68,7 +69,7 @@ func New(cfg Config) (_ *Agent, err error) {
 	var mirrors mirror.Client
 	if !standalone {
 		a.nodes = newNodeWatch(cfg.Client, cfg.NodeName)
-		mirrors = mirror.NewBasicMirrorClient(cfg.Client, cfg.NodeName, a.nodes)
+		mirrors = mirror.NewBasicMirrorClient(kubeclienttest.Wrap(cfg.Client), cfg.NodeName, a.nodes)
 		a.components = append(a.components, a.nodes)
 	}
 	a.podManager = podmanager.NewBasicPodManager(mirrors)

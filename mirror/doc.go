@@ -20,7 +20,7 @@
 //
 // The smallest use:
 //
-//	c := mirror.NewBasicMirrorClient(clientset, nodeName, nodeLister)
+//	c := mirror.NewBasicMirrorClient(client, nodeName, nodeLister) // a kubeclient.Interface
 //	switch mirror.Decide(mirror.DecisionInput{Static: static, Mirror: current, NodeUsable: true}) {
 //	case mirror.Create:
 //		err = c.CreateMirrorPod(ctx, static)

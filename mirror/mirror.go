@@ -15,10 +15,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	"github.com/vk-static/vk-static/kubeclient"
 	"github.com/vk-static/vk-static/podutil"
 )
 
@@ -162,7 +162,7 @@ var (
 // basicClient is the API-server Client. It holds no state of its own besides its
 // configuration.
 type basicClient struct {
-	client     kubernetes.Interface
+	client     kubeclient.Interface
 	nodeName   string
 	nodeGetter NodeGetter // nil: read the Node from the API server on every create
 }
@@ -171,7 +171,7 @@ type basicClient struct {
 // carry the node identity system:node:<nodeName>, so NodeRestriction admits the mirrors).
 // nodeGetter supplies the live Node for the owner reference; nil means a GET on the API server
 // for every create (fine for tests and small agents; production passes an informer's lister).
-func NewBasicMirrorClient(client kubernetes.Interface, nodeName string, nodeGetter NodeGetter) Client {
+func NewBasicMirrorClient(client kubeclient.Interface, nodeName string, nodeGetter NodeGetter) Client {
 	return &basicClient{client: client, nodeName: nodeName, nodeGetter: nodeGetter}
 }
 
@@ -186,7 +186,7 @@ func (c *basicClient) CreateMirrorPod(ctx context.Context, pod *corev1.Pod) erro
 	mirrorPod := newMirrorPod(pod, node)
 	logger := klog.FromContext(ctx)
 	logger.V(2).Info("Creating a mirror pod", "pod", klog.KObj(mirrorPod), "hash", podutil.Hash(pod))
-	_, err = c.client.CoreV1().Pods(mirrorPod.Namespace).Create(ctx, mirrorPod, metav1.CreateOptions{})
+	_, err = c.client.Pods(mirrorPod.Namespace).Create(ctx, mirrorPod, metav1.CreateOptions{})
 	switch {
 	case err == nil:
 		return nil
@@ -208,7 +208,7 @@ func (c *basicClient) DeleteMirrorPod(ctx context.Context, podFullName string, u
 	}
 	logger := klog.FromContext(ctx)
 	logger.V(2).Info("Deleting a mirror pod", "pod", klog.KRef(namespace, name), "podUID", ptr.Deref(uid, ""))
-	err = c.client.CoreV1().Pods(namespace).Delete(ctx, name, opts)
+	err = c.client.Pods(namespace).Delete(ctx, name, opts)
 	switch {
 	case err == nil:
 		return true, nil
@@ -243,7 +243,7 @@ func (c *basicClient) liveNode(ctx context.Context) (*corev1.Node, error) {
 	getter := c.nodeGetter
 	if getter == nil {
 		getter = NodeGetterFunc(func(name string) (*corev1.Node, error) {
-			return c.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			return c.client.Nodes().Get(ctx, name, metav1.GetOptions{})
 		})
 	}
 	return UsableNode(getter, c.nodeName)

@@ -18,6 +18,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/ptr"
 
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	"github.com/vk-static/vk-static/podutil"
 )
 
@@ -225,7 +226,7 @@ func staticWithMeta() *corev1.Pod {
 // kubelet e2e's validateMirrorPod checks of every mirror.
 func TestCreateMirrorPodRequest(t *testing.T) {
 	cs := fake.NewClientset()
-	c := NewBasicMirrorClient(cs, "node-a", nodeGetter(liveNode(), nil))
+	c := NewBasicMirrorClient(kubeclienttest.Wrap(cs), "node-a", nodeGetter(liveNode(), nil))
 	pod := staticWithMeta()
 	before := pod.DeepCopy()
 	require.NoError(t, c.CreateMirrorPod(context.Background(), pod))
@@ -287,13 +288,13 @@ func TestCreateMirrorPodRefusedBeforeAnyRequest(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := fake.NewClientset()
-			err := NewBasicMirrorClient(cs, "node-a", tc.getter).CreateMirrorPod(context.Background(), tc.pod)
+			err := NewBasicMirrorClient(kubeclienttest.Wrap(cs), "node-a", tc.getter).CreateMirrorPod(context.Background(), tc.pod)
 			assert.ErrorIs(t, err, tc.want)
 			assert.Empty(t, cs.Actions(), "nothing may be sent")
 		})
 	}
 	t.Run("node missing keeps the API error", func(t *testing.T) {
-		err := NewBasicMirrorClient(fake.NewClientset(), "node-a", nodeGetter(nil, missing)).
+		err := NewBasicMirrorClient(kubeclienttest.Wrap(fake.NewClientset()), "node-a", nodeGetter(nil, missing)).
 			CreateMirrorPod(context.Background(), staticWithMeta())
 		assert.True(t, apierrors.IsNotFound(err), "cause must stay visible: %v", err)
 	})
@@ -301,14 +302,14 @@ func TestCreateMirrorPodRefusedBeforeAnyRequest(t *testing.T) {
 
 func TestCreateMirrorPodWithoutNodeGetterReadsTheNode(t *testing.T) {
 	cs := fake.NewClientset(liveNode())
-	c := NewBasicMirrorClient(cs, "node-a", nil)
+	c := NewBasicMirrorClient(kubeclienttest.Wrap(cs), "node-a", nil)
 	require.NoError(t, c.CreateMirrorPod(context.Background(), staticWithMeta()))
 	sent, err := cs.CoreV1().Pods("kube-system").Get(context.Background(), "etcd-node-a", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, types.UID("node-uid-1"), sent.OwnerReferences[0].UID)
 
 	empty := fake.NewClientset()
-	err = NewBasicMirrorClient(empty, "node-a", nil).CreateMirrorPod(context.Background(), staticWithMeta())
+	err = NewBasicMirrorClient(kubeclienttest.Wrap(empty), "node-a", nil).CreateMirrorPod(context.Background(), staticWithMeta())
 	assert.ErrorIs(t, err, ErrNodeUnavailable)
 	for _, a := range empty.Actions() {
 		assert.NotEqual(t, "create", a.GetVerb(), "no create after the node GET failed")
@@ -318,7 +319,7 @@ func TestCreateMirrorPodWithoutNodeGetterReadsTheNode(t *testing.T) {
 func TestCreateMirrorPodAlreadyExists(t *testing.T) {
 	existing := mirrorFor("h0")
 	cs := fake.NewClientset(existing)
-	err := NewBasicMirrorClient(cs, "node-a", nodeGetter(liveNode(), nil)).CreateMirrorPod(context.Background(), staticWithMeta())
+	err := NewBasicMirrorClient(kubeclienttest.Wrap(cs), "node-a", nodeGetter(liveNode(), nil)).CreateMirrorPod(context.Background(), staticWithMeta())
 	require.Error(t, err)
 	assert.ErrorIs(t, err, ErrMirrorExists)
 	assert.True(t, apierrors.IsAlreadyExists(err), "the API error stays visible: %v", err)
@@ -329,7 +330,7 @@ func TestCreateMirrorPodOtherErrors(t *testing.T) {
 	cs.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(podsResource, "etcd-node-a", errors.New("no"))
 	})
-	err := NewBasicMirrorClient(cs, "node-a", nodeGetter(liveNode(), nil)).CreateMirrorPod(context.Background(), staticWithMeta())
+	err := NewBasicMirrorClient(kubeclienttest.Wrap(cs), "node-a", nodeGetter(liveNode(), nil)).CreateMirrorPod(context.Background(), staticWithMeta())
 	assert.True(t, apierrors.IsForbidden(err))
 	assert.NotErrorIs(t, err, ErrMirrorExists)
 }
@@ -338,7 +339,7 @@ func TestCreateMirrorPodOtherErrors(t *testing.T) {
 func TestDeleteMirrorPodRequest(t *testing.T) {
 	m := mirrorFor("h1")
 	cs := fake.NewClientset(m)
-	c := NewBasicMirrorClient(cs, "node-a", nil)
+	c := NewBasicMirrorClient(kubeclienttest.Wrap(cs), "node-a", nil)
 	uid := m.UID
 	deleted, err := c.DeleteMirrorPod(context.Background(), podutil.FullName(m), &uid)
 	require.NoError(t, err)
@@ -360,7 +361,7 @@ func TestDeleteMirrorPodRequest(t *testing.T) {
 func TestDeleteMirrorPodWithoutUID(t *testing.T) {
 	m := mirrorFor("h1")
 	cs := fake.NewClientset(m)
-	deleted, err := NewBasicMirrorClient(cs, "node-a", nil).DeleteMirrorPod(context.Background(), podutil.FullName(m), nil)
+	deleted, err := NewBasicMirrorClient(kubeclienttest.Wrap(cs), "node-a", nil).DeleteMirrorPod(context.Background(), podutil.FullName(m), nil)
 	require.NoError(t, err)
 	assert.True(t, deleted)
 	opts := cs.Actions()[0].(k8stesting.DeleteAction).GetDeleteOptions()
@@ -388,7 +389,7 @@ func TestDeleteMirrorPodOutcomes(t *testing.T) {
 			cs.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
 				return true, nil, tc.apiErr
 			})
-			deleted, err := NewBasicMirrorClient(cs, "node-a", nil).DeleteMirrorPod(context.Background(), "etcd-node-a_kube-system", &uid)
+			deleted, err := NewBasicMirrorClient(kubeclienttest.Wrap(cs), "node-a", nil).DeleteMirrorPod(context.Background(), "etcd-node-a_kube-system", &uid)
 			assert.Equal(t, tc.wantDeleted, deleted)
 			if tc.wantErr {
 				require.Error(t, err)
@@ -402,7 +403,7 @@ func TestDeleteMirrorPodOutcomes(t *testing.T) {
 
 func TestDeleteMirrorPodBadFullName(t *testing.T) {
 	cs := fake.NewClientset()
-	deleted, err := NewBasicMirrorClient(cs, "node-a", nil).DeleteMirrorPod(context.Background(), "no-namespace", nil)
+	deleted, err := NewBasicMirrorClient(kubeclienttest.Wrap(cs), "node-a", nil).DeleteMirrorPod(context.Background(), "no-namespace", nil)
 	assert.False(t, deleted)
 	assert.Error(t, err)
 	assert.Empty(t, cs.Actions())

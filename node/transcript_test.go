@@ -22,6 +22,7 @@ import (
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/podmanager"
@@ -548,7 +549,7 @@ func (c transcriptCase) start(t *testing.T) *harness {
 		n1 := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "n1-uid"}}
 		nodes := mirror.NodeGetterFunc(func(string) (*corev1.Node, error) { return n1, nil })
 		cfg.Client, cfg.Node = client, nodes
-		cfg.Pods = podmanager.NewBasicPodManager(mirror.NewBasicMirrorClient(client, "n1", nodes))
+		cfg.Pods = podmanager.NewBasicPodManager(mirror.NewBasicMirrorClient(kubeclienttest.Wrap(client), "n1", nodes))
 	}
 	var err error
 	if h.ctrl, err = node.NewPodController(cfg); err != nil {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/test/support/podwait"
@@ -51,7 +52,7 @@ func newAgent(t *testing.T, node string) *agent {
 	getter := mirror.NodeGetterFunc(func(name string) (*corev1.Node, error) {
 		return cs.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
 	})
-	return &agent{node: node, client: cs, mirrors: mirror.NewBasicMirrorClient(cs, node, getter), requests: log}
+	return &agent{node: node, client: cs, mirrors: mirror.NewBasicMirrorClient(kubeclienttest.Wrap(cs), node, getter), requests: log}
 }
 
 // registerNode creates the agent's Node with its own identity (as NodeRestriction allows) and

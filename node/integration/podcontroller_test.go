@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/podmanager"
@@ -95,7 +96,7 @@ func TestAPIWritesPerPodStart(t *testing.T) {
 	mux := sources.NewMux(nil, sources.NewAPISource(client, nodeName))
 	ctrl, err := node.NewPodController(node.PodControllerConfig{
 		NodeName: nodeName, Provider: provider,
-		Pods:    podmanager.NewBasicPodManager(mirror.NewBasicMirrorClient(client, nodeName, nodes)),
+		Pods:    podmanager.NewBasicPodManager(mirror.NewBasicMirrorClient(kubeclienttest.Wrap(client), nodeName, nodes)),
 		Updates: mux.Updates(), Client: client, Node: nodes,
 		Recorder: recorder,
 	})

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/podmanager"
@@ -119,7 +120,7 @@ func TestReadinessGates(t *testing.T) {
 	mux := sources.NewMux(nil, sources.NewAPISource(client, nodeName))
 	ctrl, err := node.NewPodController(node.PodControllerConfig{
 		NodeName: nodeName, Provider: &gateProvider{pods: map[string]*corev1.Pod{}},
-		Pods:    podmanager.NewBasicPodManager(mirror.NewBasicMirrorClient(client, nodeName, nodes)),
+		Pods:    podmanager.NewBasicPodManager(mirror.NewBasicMirrorClient(kubeclienttest.Wrap(client), nodeName, nodes)),
 		Updates: mux.Updates(), Client: client, Node: nodes,
 	})
 	require.NoError(t, err)
