@@ -9,6 +9,13 @@
 // Pods are keyed by namespace/name and keep the UID they were given (a static pod keeps its
 // static UID). Every operation is O(1) under one mutex; GetPods is the only full scan.
 //
+// A pod is kept as the simulator runs it, not as it was given: GetPod and GetPods report its
+// name, namespace, UID, annotations and deletion fields (what restart adoption needs, as
+// provider.PodLifecycleHandler says), the spec fields the simulator reads (node name, hostname,
+// restart policy, grace period; each container's name, image, ports, env, requests and restart
+// policy) and its status. Labels and the rest of the spec are dropped at CreatePod and UpdatePod,
+// as the kubelet's /runningpods/ reports only what its runtime knows of a pod.
+//
 // # Background work
 //
 // NotifyPods starts the provider's only goroutine, which stops with the context given to

@@ -114,8 +114,10 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 		}
 	}
 
-	// The pod is the provider's to keep (provider.PodLifecycleHandler): no copy.
+	// The pod is the provider's to keep (provider.PodLifecycleHandler): no copy, only what the
+	// simulator reads of it.
 	stored := pod
+	keep(stored)
 	if stored.Spec.NodeName == "" {
 		stored.Spec.NodeName = p.cfg.NodeName
 	}
@@ -143,8 +145,9 @@ func (p *Provider) scheduleFinishLocked(key string, e *podEntry, pod *corev1.Pod
 // UpdatePod applies a spec change; a container whose image changed restarts with it.
 func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
 	key := podutil.FullName(pod)
-	spec := pod.Spec.DeepCopy()
-	labels, annotations := copyMap(pod.Labels), copyMap(pod.Annotations)
+	// The pod is the provider's to keep, as CreatePod's: its spec and annotations are kept, not
+	// copied, trimmed to what the simulator reads.
+	spec, annotations := keptSpec(&pod.Spec), pod.Annotations
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -159,7 +162,7 @@ func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
 		return nil // nothing left to update
 	}
 	updated := e.pod.DeepCopy()
-	updated.Spec, updated.Labels, updated.Annotations = *spec, labels, annotations
+	updated.Spec, updated.Annotations = spec, annotations
 	if updated.Spec.NodeName == "" {
 		updated.Spec.NodeName = p.cfg.NodeName
 	}
@@ -281,15 +284,4 @@ func (p *Provider) Len() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.pods)
-}
-
-func copyMap(m map[string]string) map[string]string {
-	if m == nil {
-		return nil
-	}
-	c := make(map[string]string, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
 }

@@ -11,9 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/podstatus"
 	"github.com/vk-static/vk-static/provider"
@@ -495,4 +497,54 @@ func TestConfigureNodeTaint(t *testing.T) {
 	n = &corev1.Node{Spec: corev1.NodeSpec{Taints: []corev1.Taint{own}}}
 	p.ConfigureNode(n)
 	assert.Equal(t, []corev1.Taint{own}, n.Spec.Taints, "the caller's taint with the same key and effect wins")
+}
+
+// The provider keeps of a pod what it reads and what restart adoption needs, not the rest.
+func TestPodIsKeptTrimmed(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	pod := newPod("web", map[string]string{"kubernetes.io/config.source": "file"})
+	pod.Labels = map[string]string{"app": "web"}
+	pod.Spec.Hostname = "host"
+	pod.Spec.TerminationGracePeriodSeconds = ptr.To[int64](7)
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	pod.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists}}
+	pod.Spec.SecurityContext = &corev1.PodSecurityContext{}
+	pod.Spec.Volumes = []corev1.Volume{{Name: "v"}}
+	always := corev1.ContainerRestartPolicyAlways
+	pod.Spec.InitContainers[0].RestartPolicy = &always
+	app := &pod.Spec.Containers[0]
+	app.Ports = []corev1.ContainerPort{{ContainerPort: 80}}
+	app.Env = []corev1.EnvVar{{Name: "A", Value: "1"}}
+	app.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+	app.Resources.Limits = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1")}
+	app.VolumeMounts = []corev1.VolumeMount{{Name: "v", MountPath: "/v"}}
+	app.ReadinessProbe = &corev1.Probe{}
+	require.NoError(t, h.p.CreatePod(ctx, pod))
+
+	got, err := h.p.GetPod(ctx, "ns", "web")
+	require.NoError(t, err)
+	assert.Equal(t, metav1.ObjectMeta{Namespace: "ns", Name: "web", UID: "uid-web", Annotations: map[string]string{"kubernetes.io/config.source": "file"}}, got.ObjectMeta)
+	assert.Equal(t, corev1.PodSpec{
+		NodeName: "node-a", Hostname: "host", RestartPolicy: corev1.RestartPolicyNever, TerminationGracePeriodSeconds: ptr.To[int64](7),
+		InitContainers: []corev1.Container{{Name: "init", Image: "busybox", RestartPolicy: &always}},
+		Containers: []corev1.Container{
+			{
+				Name: "app", Image: "nginx:1", Ports: []corev1.ContainerPort{{ContainerPort: 80}}, Env: []corev1.EnvVar{{Name: "A", Value: "1"}},
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}},
+			},
+			{Name: "side", Image: "busybox"},
+		},
+	}, got.Spec)
+
+	update := newPod("web", map[string]string{"kubernetes.io/config.source": "api", "new": "yes"})
+	update.Labels = map[string]string{"app": "web2"}
+	update.Spec.Tolerations = []corev1.Toleration{{Key: "k2", Operator: corev1.TolerationOpExists}}
+	require.NoError(t, h.p.UpdatePod(ctx, update))
+	got, err = h.p.GetPod(ctx, "ns", "web")
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"kubernetes.io/config.source": "api", "new": "yes"}, got.Annotations)
+	assert.Nil(t, got.Labels)
+	assert.Nil(t, got.Spec.Tolerations)
+	assert.Equal(t, "node-a", got.Spec.NodeName)
 }

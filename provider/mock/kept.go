@@ -1,0 +1,48 @@
+package mock
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// keep trims pod, in place, to what the simulator reads and what GetPod and GetPods report:
+// the identity restart adoption needs (name, namespace, UID and the annotations,
+// provider.PodLifecycleHandler's GetPods), the deletion fields, and of the spec only what the
+// simulator's features read. Everything else a pod carries (labels, tolerations, volumes,
+// security contexts, probes, ...) the simulator never looks at, and the provider keeps a pod
+// for as long as it runs: at api-1k that rest was about 0.7 KB a pod of a 1.2 KB spec and
+// metadata (docs/performance.md, "Live heap per pod"). The pod must be the provider's to keep
+// (CreatePod's and UpdatePod's are); the maps and slices kept are the pod's own, not copied.
+func keep(pod *corev1.Pod) {
+	m := &pod.ObjectMeta
+	pod.ObjectMeta = metav1.ObjectMeta{
+		Name: m.Name, Namespace: m.Namespace, UID: m.UID, Annotations: m.Annotations,
+		DeletionTimestamp: m.DeletionTimestamp, DeletionGracePeriodSeconds: m.DeletionGracePeriodSeconds,
+	}
+	pod.Spec = keptSpec(&pod.Spec)
+}
+
+// keptSpec is what the simulator reads of a spec: the node it runs on, hostname (exec
+// "hostname"), restartPolicy (run-duration), terminationGracePeriodSeconds (delete-delay), and
+// each container's name, image, ports (port-forward), env (exec "env"), requests (stats) and
+// restartPolicy (a sidecar runs). The container slices are trimmed in place.
+func keptSpec(s *corev1.PodSpec) corev1.PodSpec {
+	keepContainers(s.InitContainers)
+	keepContainers(s.Containers)
+	return corev1.PodSpec{
+		NodeName: s.NodeName, Hostname: s.Hostname, RestartPolicy: s.RestartPolicy,
+		TerminationGracePeriodSeconds: s.TerminationGracePeriodSeconds,
+		InitContainers:                s.InitContainers, Containers: s.Containers,
+	}
+}
+
+func keepContainers(cs []corev1.Container) {
+	for i := range cs {
+		c := &cs[i]
+		*c = corev1.Container{
+			Name: c.Name, Image: c.Image, Ports: c.Ports, Env: c.Env,
+			Resources:     corev1.ResourceRequirements{Requests: c.Resources.Requests},
+			RestartPolicy: c.RestartPolicy,
+		}
+	}
+}
