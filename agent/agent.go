@@ -145,7 +145,7 @@ func (a *Agent) sources(problems sources.ProblemReporter) (*sources.Mux, error) 
 		srcs = append(srcs, s)
 	}
 	if cfg.Client != nil {
-		srcs = append(srcs, sources.NewAPISource(cfg.Client, cfg.NodeName))
+		srcs = append(srcs, sources.NewAPISource(kubeclienttest.Wrap(cfg.Client), cfg.NodeName))
 	}
 	srcs = append(srcs, cfg.Sources...)
 	return sources.NewMux(problems, srcs...), nil

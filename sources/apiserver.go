@@ -7,11 +7,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/internal/watchstore"
+	"github.com/vk-static/vk-static/kubeclient"
 	"github.com/vk-static/vk-static/podutil"
 )
 
@@ -31,12 +31,12 @@ import (
 // nothing in the agent reads, and with kubernetes.io/config.source = "api", so the Merger emits
 // the store's own objects instead of copying each one to stamp it.
 type APISource struct {
-	client   kubernetes.Interface
+	client   kubeclient.Interface
 	nodeName string
 }
 
 // NewAPISource returns a source of the pods bound to nodeName.
-func NewAPISource(client kubernetes.Interface, nodeName string) *APISource {
+func NewAPISource(client kubeclient.Interface, nodeName string) *APISource {
 	return &APISource{client: client, nodeName: nodeName}
 }
 
@@ -58,7 +58,7 @@ func (s *APISource) Run(ctx context.Context, out chan<- Snapshot) {
 	}
 	// A watch store rather than an informer: it reconnects within seconds after an API server
 	// outage (an informer may wait up to 30 s), so API pods converge quickly when it returns.
-	pods := s.client.CoreV1().Pods(metav1.NamespaceAll)
+	pods := s.client.Pods(metav1.NamespaceAll)
 	lw := watchstore.NewListWatch(s.client, selector, pods.List, pods.Watch)
 	store := watchstore.New(lw, &corev1.Pod{}, markDirty, watchstore.TrackChanges(), watchstore.WithTransform(trimAPIPod))
 

@@ -35,7 +35,7 @@
 //
 //	files, err := sources.NewFileSource(sources.FileConfig{Path: "/etc/kubernetes/manifests", NodeName: node})
 //	if err != nil { ... }
-//	mux := sources.NewMux(reporter, files, sources.NewAPISource(clientset, node))
+//	mux := sources.NewMux(reporter, files, sources.NewAPISource(client, node)) // client: a kubeclient.Interface
 //	go mux.Run(ctx)
 //	for u := range mux.Updates() {
 //		handle(u.Op, u.Source, u.Pods) // e.g. node.PodController

@@ -93,7 +93,7 @@ func TestAPIWritesPerPodStart(t *testing.T) {
 	nodes := mirror.NodeGetterFunc(func(name string) (*corev1.Node, error) {
 		return client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 	})
-	mux := sources.NewMux(nil, sources.NewAPISource(client, nodeName))
+	mux := sources.NewMux(nil, sources.NewAPISource(kubeclienttest.Wrap(client), nodeName))
 	ctrl, err := node.NewPodController(node.PodControllerConfig{
 		NodeName: nodeName, Provider: provider,
 		Pods:    podmanager.NewBasicPodManager(mirror.NewBasicMirrorClient(kubeclienttest.Wrap(client), nodeName, nodes)),

@@ -117,7 +117,7 @@ func TestReadinessGates(t *testing.T) {
 	nodes := mirror.NodeGetterFunc(func(name string) (*corev1.Node, error) {
 		return client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 	})
-	mux := sources.NewMux(nil, sources.NewAPISource(client, nodeName))
+	mux := sources.NewMux(nil, sources.NewAPISource(kubeclienttest.Wrap(client), nodeName))
 	ctrl, err := node.NewPodController(node.PodControllerConfig{
 		NodeName: nodeName, Provider: &gateProvider{pods: map[string]*corev1.Pod{}},
 		Pods:    podmanager.NewBasicPodManager(mirror.NewBasicMirrorClient(kubeclienttest.Wrap(client), nodeName, nodes)),

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2/ktesting"
 
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/sources"
 	"github.com/vk-static/vk-static/test/support/testenv"
@@ -58,7 +59,7 @@ func TestAPISourceAsNode(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		sources.NewAPISource(env.NodeClient(t, nodeName), nodeName).Run(ctx, out)
+		sources.NewAPISource(kubeclienttest.Wrap(env.NodeClient(t, nodeName)), nodeName).Run(ctx, out)
 	}()
 	defer func() {
 		cancel()
