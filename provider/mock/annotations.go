@@ -39,6 +39,9 @@ type behaviour struct {
 	runDuration      time.Duration
 }
 
+// noBehaviour is the behaviour of a pod without the annotations: the default, read-only.
+var noBehaviour behaviour
+
 // parseBehaviour reads pod's annotations. A malformed value is an error naming the annotation,
 // so a test with a typo fails loudly instead of silently running the default behaviour.
 func parseBehaviour(pod *corev1.Pod) (behaviour, error) {

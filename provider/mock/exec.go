@@ -115,7 +115,7 @@ func (p *Provider) runningContainer(namespace, podName, containerName string) (r
 	if c == nil {
 		return runningContainer{}, provider.NotFound("mock: container %s in pod %s/%s", containerName, namespace, podName)
 	}
-	cl := e.logs[containerName]
+	cl := e.logLocked(containerName)
 	if cs == nil || cs.State.Running == nil || cl == nil {
 		return runningContainer{}, fmt.Errorf("mock: container %s of pod %s/%s is not running", containerName, namespace, podName)
 	}

@@ -33,14 +33,19 @@ type Provider struct {
 	NodeProvider // Ping and the node's status reports
 
 	started time.Time // the node's start time in GetStatsSummary
+
+	hostIPs []corev1.HostIP // every pod's, shared read-only (addresses)
+	podIPs  []corev1.PodIP
 }
 
 // podEntry is one pod the provider runs.
 type podEntry struct {
-	pod         *corev1.Pod
-	behaviour   behaviour
+	pod *corev1.Pod
+	// behaviour is shared by every pod that asks for none (noBehaviour): most pods, and the
+	// struct is ~100 B.
+	behaviour   *behaviour
 	terminating bool
-	logs        map[string]*containerLog // by container name; written by recordLocked
+	logs        []containerLog // one per container; written by recordLocked
 }
 
 var (
@@ -61,6 +66,8 @@ func New(cfg Config) (*Provider, error) {
 		pods:    make(map[string]*podEntry, size),
 		bg:      newBackground(size),
 		started: cfg.Clock.Now(),
+		hostIPs: []corev1.HostIP{{IP: cfg.InternalIP}},
+		podIPs:  []corev1.PodIP{{IP: cfg.PodIP}},
 	}
 	if cfg.RecordCalls {
 		p.calls = make(map[types.UID]*Calls, size)
@@ -122,7 +129,10 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 		stored.Spec.NodeName = p.cfg.NodeName
 	}
 	now := p.now()
-	e := &podEntry{behaviour: b}
+	e := &podEntry{behaviour: &noBehaviour}
+	if b != noBehaviour {
+		e.behaviour = &b
+	}
 	p.pods[key] = e
 	if b.createDelay > 0 {
 		stored.Status = p.pendingStatus(stored, now)

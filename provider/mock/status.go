@@ -14,9 +14,12 @@ import (
 // The status builders below write what the kubelet would report for a pod whose containers
 // are simulated; timestamps come from the provider's clock.
 
+// addresses sets the pod's IPs. Every pod has the same: the slices are the provider's, shared
+// by every status it makes, which no one modifies (a status is read-only once handed out,
+// provider.PodNotifier; GetPod copies).
 func (p *Provider) addresses(st *corev1.PodStatus) {
-	st.HostIP, st.HostIPs = p.cfg.InternalIP, []corev1.HostIP{{IP: p.cfg.InternalIP}}
-	st.PodIP, st.PodIPs = p.cfg.PodIP, []corev1.PodIP{{IP: p.cfg.PodIP}}
+	st.HostIP, st.HostIPs = p.cfg.InternalIP, p.hostIPs
+	st.PodIP, st.PodIPs = p.cfg.PodIP, p.podIPs
 }
 
 func containerID(pod *corev1.Pod, name string) string {
