@@ -10,7 +10,6 @@ import (
 	authnunion "k8s.io/apiserver/pkg/authentication/request/union"
 	"k8s.io/apiserver/pkg/authentication/request/websocket"
 	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/utils/clock"
 
 	"github.com/vk-static/vk-static/node/api/clientcert"
@@ -19,15 +18,15 @@ import (
 // newAuthenticator is the kubelet's authenticator (cmd/kubelet/app/auth.go BuildAuthn, which
 // k8s.io/apiserver's DelegatingAuthenticatorConfig assembles): client certificates signed by
 // clientCA (nil: none), bearer tokens — in the Authorization header or a WebSocket protocol —
-// through TokenReview when there are Config.TokenReviews, each user of those also in system:authenticated,
-// and, when allowed, anonymous requests: those carrying no credentials, not those whose
-// credentials failed. Built here from k8s.io/apiserver's light request packages: its factory
+// through TokenReview when there are Config.TokenReviews, each user of those also in
+// system:authenticated, and, when allowed, anonymous requests: those carrying no credentials,
+// not those whose credentials failed. Built here from k8s.io/apiserver's light request packages: its factory
 // brings in CEL, the webhook plugins and the egress selector, megabytes of every agent's memory;
 // client certificates are package clientcert's (its x509 one links component-base metrics).
-func newAuthenticator(c Config, clientCA dynamiccertificates.CAContentProvider) (authenticator.Request, error) {
+func newAuthenticator(c Config, clientCA clientcert.VerifyOptionsFunc) (authenticator.Request, error) {
 	var authns []authenticator.Request
 	if clientCA != nil {
-		authns = append(authns, clientcert.New(clientCA.VerifyOptions, clientcert.CommonNameUser))
+		authns = append(authns, clientcert.New(clientCA, clientcert.CommonNameUser))
 	}
 	if c.tokenWebhook() {
 		tokens := newTokenReviewAuthenticator(c.TokenReviews, c.AuthenticationCacheTTL, webhookRetryBackoff(), clock.RealClock{})

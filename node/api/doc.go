@@ -8,7 +8,9 @@
 //   - TLS always. The serving certificate comes from Config.TLSCertFile/TLSPrivateKeyFile, or is
 //     self-signed for the node's names and addresses and kept in Config.CertDirectory, where a
 //     restart reuses it while it is valid for those names. Both files are re-read when they
-//     change, and so is the client CA file.
+//     change (fsnotify, and every minute regardless, as k8s.io/apiserver's dynamiccertificates
+//     does, which this package does not link: it brings in client-go's clientset), and so is
+//     the client CA file; a file that does not load keeps the last good content.
 //   - Authentication as k8s.io/apiserver's delegating authenticator does it: client
 //     certificates signed by Config.ClientCAFile (requested, never required, at the TLS
 //     handshake); bearer tokens (Authorization header or WebSocket protocol) through TokenReview
@@ -51,8 +53,8 @@
 // AlwaysAllow must be chosen.
 //
 // New checks the configuration and prepares the certificate, and starts nothing; Run listens,
-// serves until its context ends, and returns once the server and the certificate reloaders it
-// started have stopped (k8s.io/apiserver's reloaders end their own workers moments later). A
+// serves until its context ends, and returns once the server and the certificate reloader it
+// started have stopped. A
 // request's context ends with Run's, and a route must then return: Run cannot stop a hijacked
 // (upgraded) connection for it. /healthz is not here: it stays on the plain healthz port.
 // GET /configz is the server's own, when Config.Configz is given: the agent's configuration

@@ -15,9 +15,8 @@ const leakWait = 10 * time.Second
 // verifyNoLeaks fails t when goroutines besides those opts ignore are still running once the
 // ones on their way out have had leakWait to end. goleak.VerifyNone alone gives them under half a
 // second (20 retries, the last ones 100 ms apart), which a loaded machine running the race
-// detector exceeds: k8s.io/apiserver's certificate reloaders end just after Run returns, closing
-// their inotify descriptors, and a handler's goroutines end just after its connection closes.
-// A goroutine that does not end still fails the test, after leakWait (TestLeakCheckFails).
+// detector exceeds: a handler's goroutines end just after its connection closes. A goroutine
+// that does not end still fails the test, after leakWait (TestLeakCheckFails).
 func verifyNoLeaks(t testing.TB, opts ...goleak.Option) {
 	t.Helper()
 	if err := findLeaks(opts...); err != nil {

@@ -9,9 +9,9 @@ import (
 	authnunion "k8s.io/apiserver/pkg/authentication/request/union"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	authzunion "k8s.io/apiserver/pkg/authorization/union"
-	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/klog/v2"
 
+	"github.com/vk-static/vk-static/node/api/clientcert"
 	"github.com/vk-static/vk-static/node/api/localadmin"
 )
 
@@ -35,7 +35,7 @@ func prepareLocalAdmin(c Config) (*localAdmin, error) {
 // authenticator is the kubelet's authenticator (newAuthenticator) with, first, the local
 // administrator's certificate when there is a local CA; the local administrator alone when
 // nothing else is configured.
-func (s *Server) authenticator(clientCA dynamiccertificates.CAContentProvider) (authenticator.Request, error) {
+func (s *Server) authenticator(clientCA clientcert.VerifyOptionsFunc) (authenticator.Request, error) {
 	l, c := s.tls.local, s.cfg
 	if l == nil {
 		return newAuthenticator(c, clientCA)

@@ -14,6 +14,7 @@ import (
 
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 )
 
 // shutdownTimeout is how long Run waits for requests in flight once its context ends; they
@@ -84,11 +85,12 @@ func (s *Server) Run(ctx context.Context) (err error) {
 		wg.Wait()
 	}()
 
-	certs, err := s.tls.startCertificates(ctx, &wg)
+	certs, err := s.tls.newCertificates(logger)
 	if err != nil {
 		return err
 	}
-	authn, err := s.authenticator(certs.clientCAProvider())
+	wg.Go(func() { certs.watch(klog.NewContext(ctx, logger), clock.RealClock{}) })
+	authn, err := s.authenticator(certs.clientCAVerifyOptions())
 	if err != nil {
 		return err
 	}

@@ -84,7 +84,7 @@ func serve(t *testing.T, cfg Config) *Server {
 		case <-time.After(10 * time.Second):
 			t.Fatal("Run did not return")
 		}
-		// The certificate reloaders' workers end just after Run returns; verifyNoLeaks waits.
+		// A handler's goroutines end just after its connection closes; verifyNoLeaks waits.
 		verifyNoLeaks(t, baseline)
 	})
 	select {

@@ -13,9 +13,8 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 )
 
-// VerifyOptionsFunc returns the options to verify a certificate with (the client CA pool),
-// false while there are none (a CA file not loaded yet): dynamiccertificates'
-// CAContentProvider.VerifyOptions.
+// VerifyOptionsFunc returns the options to verify a certificate with (the client CA pool as
+// last loaded from its file), false while there are none.
 type VerifyOptionsFunc func() (x509.VerifyOptions, bool)
 
 // UserFunc maps a verified chain, the client's certificate first, to a user; false when the
