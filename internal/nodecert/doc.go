@@ -2,14 +2,26 @@
 // certificate for system:node:<name> requested with a bootstrap token (TLS bootstrapping),
 // rotated before it expires, and optionally a serving certificate for the kubelet API signed by
 // the cluster (signer kubernetes.io/kubelet-serving). It matches the kubelet's
-// pkg/kubelet/certificate and its bootstrap package, built on client-go's certificate manager
-// (k8s.io/client-go/util/certificate): the CSR loop, the file store and the rotation schedule
-// are client-go's.
+// pkg/kubelet/certificate and its bootstrap package, which are built on client-go's
+// util/certificate and util/certificate/csr. Those take a full clientset (kubernetes.Interface),
+// whose scheme registers every API group and makes megabytes of the agent's resident pages, so
+// nodecert has its own: the file store (store.go), the renewal schedule (deadline.go), the
+// Manager (manager.go) and the request and its wait (request.go, wait.go), all through
+// CSRClient — Create, Get and Watch of certificates.k8s.io/v1 requests, which client-go's typed
+// client, its fake and kubeclient's satisfy.
 //
-// Files in the certificate directory are the kubelet's: kubelet-client-current.pem (a symlink
-// to the newest kubelet-client-<time>.pem, certificate and key, mode 0600), kubelet-server-*
-// for the serving pair, and kubelet-client.key.tmp, the key of a bootstrap request still
-// waiting, which a restarted agent reuses so that it finds its own request again.
+// Behaviour is client-go's: renewal at a random point of 70–90 % of the certificate's lifetime,
+// at once when there is none, when it is the bootstrap pair, or when it lacks a name or address
+// now wanted; a failed renewal retried after 2 s doubling to 32 s; a request waited for 15
+// minutes (the bootstrap's an hour), then a new one. Differences: only certificates.k8s.io/v1
+// (no v1beta1 fallback, served since 1.19), and the wait reads and watches the one request
+// instead of listing.
+//
+// Files in the certificate directory are the kubelet's, so that a directory either wrote is read
+// by the other: kubelet-client-current.pem (a symlink to the newest kubelet-client-<time>.pem,
+// certificate and key, mode 0600), kubelet-server-* for the serving pair, and
+// kubelet-client.key.tmp, the key of a bootstrap request still waiting, which a restarted agent
+// reuses so that it finds its own request again.
 //
 // The smallest use, as cmd/vk-static does it:
 //
@@ -20,7 +32,7 @@
 //	})
 //	base, _ := clientcmd.BuildConfigFromFlags("", "/etc/vk-static/node.kubeconfig")
 //	m, _ := nodecert.NewClientManager(ctx, base, "/var/lib/vk-static/pki", "node-a")
-//	m.Start(); defer m.Stop()
+//	go m.Run(ctx) // renews until ctx ends
 //	cfg, _ := nodecert.RotatingConfig(ctx, base, m) // use cfg for every client
 //
 // Bootstrap retries what may pass (a wrong or expired token: the API server answers
