@@ -157,7 +157,7 @@ func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
 	key := podutil.FullName(pod)
 	// The pod is the provider's to keep, as CreatePod's: its spec and annotations are kept, not
 	// copied, trimmed to what the simulator reads.
-	spec, annotations := keptSpec(&pod.Spec), pod.Annotations
+	spec, annotations := keptSpec(&pod.Spec), keptAnnotations(pod.Annotations)
 
 	p.mu.Lock()
 	defer p.mu.Unlock()

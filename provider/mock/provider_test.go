@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/podstatus"
+	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/provider"
 )
 
@@ -547,4 +548,22 @@ func TestPodIsKeptTrimmed(t *testing.T) {
 	assert.Nil(t, got.Labels)
 	assert.Nil(t, got.Spec.Tolerations)
 	assert.Equal(t, "node-a", got.Spec.NodeName)
+}
+
+// API pods without annotations of their own share one map in the provider; what GetPod returns
+// is still the caller's to modify.
+func TestSharedAnnotationsAreCopiedOut(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	for _, name := range []string{"a", "b"} {
+		require.NoError(t, h.p.CreatePod(ctx, newPod(name, map[string]string{podutil.ConfigSourceAnnotationKey: podutil.APIServerSource})))
+	}
+	a, err := h.p.GetPod(ctx, "ns", "a")
+	require.NoError(t, err)
+	a.Annotations["scribbled"] = "yes"
+	for _, name := range []string{"a", "b"} {
+		got, err := h.p.GetPod(ctx, "ns", name)
+		require.NoError(t, err)
+		assert.Equal(t, map[string]string{podutil.ConfigSourceAnnotationKey: podutil.APIServerSource}, got.Annotations, name)
+	}
 }
