@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/internal/runresult"
+	"github.com/vk-static/vk-static/kubeclient"
 	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/node"
@@ -75,7 +76,7 @@ func New(cfg Config) (_ *Agent, err error) {
 	a.podManager = podmanager.NewBasicPodManager(mirrors)
 	a.metrics = node.NewMetrics(cfg.Registerer, a.podManager)
 	if !standalone {
-		events := node.NewEventRecorder(cfg.EventClient.CoreV1(),
+		events := node.NewEventRecorder(kubeclienttest.Wrap(cfg.EventClient),
 			corev1.EventSource{Component: "vk-static", Host: cfg.NodeName}, node.EventRecorderOptions{Metrics: a.metrics})
 		a.recorder = events
 		a.components = append(a.components, events)
@@ -254,12 +255,16 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	if a.nodes != nil {
 		nodeGetter = a.nodes
 	}
+	var podClient kubeclient.Interface
+	if a.cfg.Client != nil {
+		podClient = kubeclienttest.Wrap(a.cfg.Client)
+	}
 	pods, err := node.NewPodController(node.PodControllerConfig{
 		NodeName:      a.cfg.NodeName,
 		Provider:      a.provider,
 		Pods:          a.podManager,
 		Updates:       a.mux.Updates(),
-		Client:        a.cfg.Client,
+		Client:        podClient,
 		Node:          nodeGetter,
 		Recorder:      a.recorder,
 		Workers:       a.cfg.PodSyncWorkers,

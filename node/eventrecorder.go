@@ -9,12 +9,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/scheme"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/reference"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/vk-static/vk-static/kubeclient"
 )
 
 // Defaults for EventRecorder.
@@ -30,7 +30,8 @@ const (
 // counted (vk_static_events_dropped_total), never blocking the caller. Events are not
 // aggregated: the agent reports each distinct problem once.
 type EventRecorder struct {
-	events  corev1client.EventsGetter
+	events  EventClient
+	scheme  *runtime.Scheme // kubeclient's: resolves the kinds of the objects events are about
 	source  corev1.EventSource
 	queue   chan *corev1.Event
 	workers int
@@ -49,9 +50,16 @@ type EventRecorderOptions struct {
 	Metrics            *Metrics
 }
 
+// EventClient is what EventRecorder posts through: kubeclient.Interface has it.
+type EventClient interface {
+	Events(namespace string) kubeclient.EventInterface
+	// CoreRESTClient, when a *rest.RESTClient, posts events without reading the answer.
+	CoreRESTClient() rest.Interface
+}
+
 // NewEventRecorder returns a recorder that posts through events (a client with its own rate
 // limit, so events never take the status writes' budget); Run starts its workers.
-func NewEventRecorder(events corev1client.EventsGetter, source corev1.EventSource, opts EventRecorderOptions) *EventRecorder {
+func NewEventRecorder(events EventClient, source corev1.EventSource, opts EventRecorderOptions) *EventRecorder {
 	if opts.QueueSize <= 0 {
 		opts.QueueSize = DefaultEventQueueSize
 	}
@@ -62,7 +70,7 @@ func NewEventRecorder(events corev1client.EventsGetter, source corev1.EventSourc
 		opts.Clock = clock.RealClock{}
 	}
 	return &EventRecorder{
-		events: events, source: source, queue: make(chan *corev1.Event, opts.QueueSize),
+		events: events, scheme: kubeclient.NewScheme(), source: source, queue: make(chan *corev1.Event, opts.QueueSize),
 		workers: opts.Workers, clock: opts.Clock, metrics: opts.Metrics,
 	}
 }
@@ -94,10 +102,8 @@ func (r *EventRecorder) Run(ctx context.Context) error {
 // neither decoded nor read: nothing reads it (docs/performance.md, "Closing the gaps to the
 // floor").
 func (r *EventRecorder) post(ctx context.Context, ev *corev1.Event) error {
-	if c, ok := r.events.(interface{ RESTClient() rest.Interface }); ok {
-		if rc, ok := c.RESTClient().(*rest.RESTClient); ok && rc != nil {
-			return sendDroppingAnswer(ctx, rc.Post().Namespace(ev.Namespace).Resource("events").Body(ev))
-		}
+	if rc, ok := r.events.CoreRESTClient().(*rest.RESTClient); ok && rc != nil {
+		return sendDroppingAnswer(ctx, rc.Post().Namespace(ev.Namespace).Resource("events").Body(ev))
 	}
 	_, err := r.events.Events(ev.Namespace).Create(ctx, ev, metav1.CreateOptions{})
 	return err
@@ -119,7 +125,7 @@ func (r *EventRecorder) AnnotatedEventf(obj runtime.Object, annotations map[stri
 }
 
 func (r *EventRecorder) record(obj runtime.Object, annotations map[string]string, eventtype, reason, message string) {
-	ref, err := reference.GetReference(scheme.Scheme, obj)
+	ref, err := reference.GetReference(r.scheme, obj)
 	if err != nil {
 		if logger := r.logger.Load(); logger != nil {
 			logger.V(2).Info("Cannot refer to the object of an event", "reason", reason, "err", err)

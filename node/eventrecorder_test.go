@@ -14,11 +14,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 )
 
 func TestEventRecorderPostsEveryEvent(t *testing.T) {
 	client := fake.NewClientset()
-	r := NewEventRecorder(client.CoreV1(), corev1.EventSource{Component: "vk-static", Host: "n1"}, EventRecorderOptions{Workers: 4})
+	r := NewEventRecorder(kubeclienttest.Wrap(client), corev1.EventSource{Component: "vk-static", Host: "n1"}, EventRecorderOptions{Workers: 4})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = r.Run(ctx) })
@@ -48,7 +50,7 @@ func TestEventRecorderPostsEveryEvent(t *testing.T) {
 
 func TestEventRecorderDropsAndCountsWhenFull(t *testing.T) {
 	metrics := NewMetrics(prometheus.NewRegistry(), nil)
-	r := NewEventRecorder(fake.NewClientset().CoreV1(), corev1.EventSource{Component: "vk-static"}, EventRecorderOptions{QueueSize: 3, Metrics: metrics})
+	r := NewEventRecorder(kubeclienttest.Wrap(fake.NewClientset()), corev1.EventSource{Component: "vk-static"}, EventRecorderOptions{QueueSize: 3, Metrics: metrics})
 	for i := 0; i < 5; i++ { // not running: nothing drains the queue, the caller must not block
 		r.Event(nodeRef("n1"), corev1.EventTypeNormal, "R", "m")
 	}

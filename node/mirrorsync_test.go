@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/podmanager"
@@ -107,7 +108,7 @@ func newWithAPI(t *testing.T, syncFrequency time.Duration) *withAPI {
 	liveNode := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "node-uid"}}
 	h.standalone = startController(t, nil, func(cfg *node.PodControllerConfig) {
 		cfg.Pods = podmanager.NewBasicPodManager(h.mirrors)
-		cfg.Client = fake.NewClientset()
+		cfg.Client = kubeclienttest.Wrap(fake.NewClientset())
 		cfg.Node = mirror.NodeGetterFunc(func(string) (*corev1.Node, error) { return liveNode, nil })
 		cfg.Recorder = h.recorder
 		cfg.SyncFrequency = syncFrequency

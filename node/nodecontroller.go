@@ -12,13 +12,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	coordclientv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/vk-static/vk-static/backoff"
 	"github.com/vk-static/vk-static/internal/runresult"
+	"github.com/vk-static/vk-static/kubeclient"
 	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/provider"
 )
@@ -45,10 +44,10 @@ import (
 // that it is gone.
 type NodeController struct {
 	provider provider.NodeProvider
-	nodes    corev1client.NodeInterface
+	nodes    kubeclient.NodeInterface
 	name     string
 
-	leases                   coordclientv1.LeaseInterface // nil: no lease
+	leases                   kubeclient.LeaseInterface // nil: no lease
 	leaseDurationSeconds     int32
 	leaseRenewInterval       time.Duration
 	pingInterval             time.Duration
@@ -79,7 +78,7 @@ type NodeController struct {
 // name, labels, taints, capacity/allocatable (including pods), addresses, daemon endpoints and
 // nodeInfo. Conditions it lacks default to Ready and no pressure. nodes is a client with the
 // node's own identity; node is copied.
-func NewNodeController(p provider.NodeProvider, node *corev1.Node, nodes corev1client.NodeInterface, opts ...NodeControllerOpt) (*NodeController, error) {
+func NewNodeController(p provider.NodeProvider, node *corev1.Node, nodes kubeclient.NodeInterface, opts ...NodeControllerOpt) (*NodeController, error) {
 	if p == nil {
 		return nil, errors.New("node controller: provider is nil")
 	}

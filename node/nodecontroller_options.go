@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	coordclientv1 "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/vk-static/vk-static/backoff"
+	"github.com/vk-static/vk-static/kubeclient"
 	"github.com/vk-static/vk-static/mirror"
 )
 
@@ -41,7 +41,7 @@ type NodeControllerOpt func(*NodeController) error
 // WithNodeEnableLeaseV1 renews a coordination.k8s.io/v1 Lease named after the node in leases
 // (a client for the kube-node-lease namespace), valid for leaseDurationSeconds (0: the
 // default) and renewed every quarter of it.
-func WithNodeEnableLeaseV1(leases coordclientv1.LeaseInterface, leaseDurationSeconds int32) NodeControllerOpt {
+func WithNodeEnableLeaseV1(leases kubeclient.LeaseInterface, leaseDurationSeconds int32) NodeControllerOpt {
 	if leaseDurationSeconds == 0 {
 		leaseDurationSeconds = DefaultLeaseDurationSeconds
 	}
@@ -51,7 +51,7 @@ func WithNodeEnableLeaseV1(leases coordclientv1.LeaseInterface, leaseDurationSec
 
 // WithNodeEnableLeaseV1WithRenewInterval is WithNodeEnableLeaseV1 with an explicit renew
 // interval, which must be shorter than the lease duration.
-func WithNodeEnableLeaseV1WithRenewInterval(leases coordclientv1.LeaseInterface, leaseDurationSeconds int32, interval time.Duration) NodeControllerOpt {
+func WithNodeEnableLeaseV1WithRenewInterval(leases kubeclient.LeaseInterface, leaseDurationSeconds int32, interval time.Duration) NodeControllerOpt {
 	return func(c *NodeController) error {
 		if leases == nil {
 			return fmt.Errorf("lease client is nil")

@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/vk-static/vk-static/backoff"
 	"github.com/vk-static/vk-static/internal/runresult"
+	"github.com/vk-static/vk-static/kubeclient"
 	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/podmanager"
 	"github.com/vk-static/vk-static/podutil"
@@ -97,7 +97,7 @@ type PodControllerConfig struct {
 	Updates <-chan sources.PodUpdate
 
 	// Client writes status and deletes API pods; nil in standalone mode.
-	Client kubernetes.Interface
+	Client kubeclient.Interface
 	// Node reads this agent's Node (from an informer) for the mirror decision; required with Client.
 	Node mirror.NodeGetter
 	// Recorder records pod events; nil means none.

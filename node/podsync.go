@@ -282,7 +282,7 @@ func (c *PodController) deleteAPIPod(ctx context.Context, key string, pod *corev
 	}
 	opts := metav1.NewDeleteOptions(0)
 	opts.Preconditions = metav1.NewUIDPreconditions(string(pod.UID))
-	err := c.cfg.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, *opts)
+	err := c.cfg.Client.Pods(pod.Namespace).Delete(ctx, pod.Name, *opts)
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		c.deletedMu.Lock()
 		if c.deleted[key] == pod.UID {

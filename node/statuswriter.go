@@ -14,10 +14,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/vk-static/vk-static/kubeclient"
 	"github.com/vk-static/vk-static/podmanager"
 	"github.com/vk-static/vk-static/podstatus"
 	"github.com/vk-static/vk-static/podutil"
@@ -337,12 +337,12 @@ func buildStatus(spec *corev1.PodSpec, current, reported *corev1.PodStatus, now 
 // it was a fifth of the agent's allocations (docs/performance.md, "Closing the gaps to the
 // floor") — nor read into memory. A client without one (client-go's fake) takes the typed
 // path.
-func patchPodStatus(ctx context.Context, client kubernetes.Interface, namespace, name string, patch []byte) error {
-	if rc, ok := client.CoreV1().RESTClient().(*rest.RESTClient); ok && rc != nil {
+func patchPodStatus(ctx context.Context, client kubeclient.Interface, namespace, name string, patch []byte) error {
+	if rc, ok := client.CoreRESTClient().(*rest.RESTClient); ok && rc != nil {
 		return sendDroppingAnswer(ctx, rc.Patch(types.StrategicMergePatchType).Namespace(namespace).
 			Resource("pods").Name(name).SubResource("status").Body(patch))
 	}
-	_, err := client.CoreV1().Pods(namespace).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
+	_, err := client.Pods(namespace).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
 	return err
 }
 

@@ -548,7 +548,7 @@ func (c transcriptCase) start(t *testing.T) *harness {
 		client.PrependReactor("*", "*", h.api.react)
 		n1 := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "n1-uid"}}
 		nodes := mirror.NodeGetterFunc(func(string) (*corev1.Node, error) { return n1, nil })
-		cfg.Client, cfg.Node = client, nodes
+		cfg.Client, cfg.Node = kubeclienttest.Wrap(client), nodes
 		cfg.Pods = podmanager.NewBasicPodManager(mirror.NewBasicMirrorClient(kubeclienttest.Wrap(client), "n1", nodes))
 	}
 	var err error

@@ -89,7 +89,7 @@ func TestAPIWritesPerPodStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The agent's own recorder, which posts through the REST client without decoding answers.
-	recorder := node.NewEventRecorder(client.CoreV1(), corev1.EventSource{Component: "vk-static", Host: nodeName}, node.EventRecorderOptions{})
+	recorder := node.NewEventRecorder(kubeclienttest.Wrap(client), corev1.EventSource{Component: "vk-static", Host: nodeName}, node.EventRecorderOptions{})
 	nodes := mirror.NodeGetterFunc(func(name string) (*corev1.Node, error) {
 		return client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 	})
@@ -97,7 +97,7 @@ func TestAPIWritesPerPodStart(t *testing.T) {
 	ctrl, err := node.NewPodController(node.PodControllerConfig{
 		NodeName: nodeName, Provider: provider,
 		Pods:    podmanager.NewBasicPodManager(mirror.NewBasicMirrorClient(kubeclienttest.Wrap(client), nodeName, nodes)),
-		Updates: mux.Updates(), Client: client, Node: nodes,
+		Updates: mux.Updates(), Client: kubeclienttest.Wrap(client), Node: nodes,
 		Recorder: recorder,
 	})
 	if err != nil {

@@ -121,7 +121,7 @@ func TestReadinessGates(t *testing.T) {
 	ctrl, err := node.NewPodController(node.PodControllerConfig{
 		NodeName: nodeName, Provider: &gateProvider{pods: map[string]*corev1.Pod{}},
 		Pods:    podmanager.NewBasicPodManager(mirror.NewBasicMirrorClient(kubeclienttest.Wrap(client), nodeName, nodes)),
-		Updates: mux.Updates(), Client: client, Node: nodes,
+		Updates: mux.Updates(), Client: kubeclienttest.Wrap(client), Node: nodes,
 	})
 	require.NoError(t, err)
 	var wg sync.WaitGroup
