@@ -6,8 +6,9 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/vk-static/vk-static/kubeclient"
 )
 
 // CSRClient is what nodecert asks of the API server: create a certificate signing request,
@@ -20,11 +21,13 @@ type CSRClient interface {
 	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
 }
 
-// newCSRClient is a CSRClient of cfg.
+// newCSRClient is a CSRClient of cfg (the bootstrap kubeconfig's, or the node's with its
+// newest certificate), made for each request as client-go's manager makes a clientset: the
+// credentials may have changed since the last.
 func newCSRClient(cfg *rest.Config) (CSRClient, error) {
-	c, err := kubernetes.NewForConfig(cfg)
+	c, err := kubeclient.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return c.CertificatesV1().CertificateSigningRequests(), nil
+	return c.CertificateSigningRequests(), nil
 }
