@@ -13,8 +13,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/internal/runresult"
-	"github.com/vk-static/vk-static/kubeclient"
-	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/node/api"
@@ -70,13 +68,13 @@ func New(cfg Config) (_ *Agent, err error) {
 	var mirrors mirror.Client
 	if !standalone {
 		a.nodes = newNodeWatch(cfg.Client, cfg.NodeName)
-		mirrors = mirror.NewBasicMirrorClient(kubeclienttest.Wrap(cfg.Client), cfg.NodeName, a.nodes)
+		mirrors = mirror.NewBasicMirrorClient(cfg.Client, cfg.NodeName, a.nodes)
 		a.components = append(a.components, a.nodes)
 	}
 	a.podManager = podmanager.NewBasicPodManager(mirrors)
 	a.metrics = node.NewMetrics(cfg.Registerer, a.podManager)
 	if !standalone {
-		events := node.NewEventRecorder(kubeclienttest.Wrap(cfg.EventClient),
+		events := node.NewEventRecorder(cfg.EventClient,
 			corev1.EventSource{Component: "vk-static", Host: cfg.NodeName}, node.EventRecorderOptions{Metrics: a.metrics})
 		a.recorder = events
 		a.components = append(a.components, events)
@@ -146,7 +144,7 @@ func (a *Agent) sources(problems sources.ProblemReporter) (*sources.Mux, error) 
 		srcs = append(srcs, s)
 	}
 	if cfg.Client != nil {
-		srcs = append(srcs, sources.NewAPISource(kubeclienttest.Wrap(cfg.Client), cfg.NodeName))
+		srcs = append(srcs, sources.NewAPISource(cfg.Client, cfg.NodeName))
 	}
 	srcs = append(srcs, cfg.Sources...)
 	return sources.NewMux(problems, srcs...), nil
@@ -171,8 +169,8 @@ func (a *Agent) apiServer(n *corev1.Node) (*api.Server, error) {
 	c := *a.cfg.API
 	c.NodeName = a.cfg.NodeName
 	if a.cfg.Client != nil && c.TokenReviews == nil && c.SubjectAccessReviews == nil {
-		c.TokenReviews = a.cfg.Client.AuthenticationV1().TokenReviews()
-		c.SubjectAccessReviews = a.cfg.Client.AuthorizationV1().SubjectAccessReviews()
+		c.TokenReviews = a.cfg.Client.TokenReviews()
+		c.SubjectAccessReviews = a.cfg.Client.SubjectAccessReviews()
 	}
 	c.Hosts = append([]string(nil), c.Hosts...)
 	for _, addr := range n.Status.Addresses {
@@ -190,7 +188,7 @@ func (a *Agent) nodeController(n *corev1.Node, nodes *nodeWatch) (*node.NodeCont
 		health = alwaysHealthy{}
 	}
 	opts := []node.NodeControllerOpt{
-		node.WithNodeEnableLeaseV1(cfg.Client.CoordinationV1().Leases(corev1.NamespaceNodeLease), cfg.NodeLeaseDurationSeconds),
+		node.WithNodeEnableLeaseV1(cfg.Client.Leases(corev1.NamespaceNodeLease), cfg.NodeLeaseDurationSeconds),
 		node.WithNodeGetter(nodes),
 	}
 	if cfg.NodeStatusUpdateFrequency > 0 {
@@ -202,7 +200,7 @@ func (a *Agent) nodeController(n *corev1.Node, nodes *nodeWatch) (*node.NodeCont
 	if cfg.NodeStatusMaxImages != nil {
 		opts = append(opts, node.WithNodeStatusMaxImages(*cfg.NodeStatusMaxImages))
 	}
-	return node.NewNodeController(health, n, cfg.Client.CoreV1().Nodes(), opts...)
+	return node.NewNodeController(health, n, cfg.Client.Nodes(), opts...)
 }
 
 // Ready is closed once the pod controller has adopted the provider's pods and runs, and the
@@ -255,16 +253,12 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 	if a.nodes != nil {
 		nodeGetter = a.nodes
 	}
-	var podClient kubeclient.Interface
-	if a.cfg.Client != nil {
-		podClient = kubeclienttest.Wrap(a.cfg.Client)
-	}
 	pods, err := node.NewPodController(node.PodControllerConfig{
 		NodeName:      a.cfg.NodeName,
 		Provider:      a.provider,
 		Pods:          a.podManager,
 		Updates:       a.mux.Updates(),
-		Client:        podClient,
+		Client:        a.cfg.Client,
 		Node:          nodeGetter,
 		Recorder:      a.recorder,
 		Workers:       a.cfg.PodSyncWorkers,

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vk-static/vk-static/agent"
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	"github.com/vk-static/vk-static/node/api"
 	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/test/support/testenv"
@@ -34,7 +35,7 @@ func TestKubeletAPIThroughTheAPIServer(t *testing.T) {
 	a, err := agent.New(agent.Config{
 		NodeName:    name,
 		NewProvider: built(&loggingProvider{&instantProvider{pods: map[string]*corev1.Pod{}}}),
-		Client:      client,
+		Client:      kubeclienttest.Wrap(client),
 		Node:        agent.NewNode(name, "127.0.0.1", nil), // the address the API server dials (InternalIP)
 		API: &api.Config{
 			Address: "127.0.0.1", Port: port, CertDirectory: t.TempDir(),

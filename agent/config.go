@@ -8,8 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 
+	"github.com/vk-static/vk-static/kubeclient"
 	"github.com/vk-static/vk-static/node/api"
 	"github.com/vk-static/vk-static/sources"
 )
@@ -26,10 +26,10 @@ type Config struct {
 
 	// Client talks to the API server with the node's identity; nil runs standalone: static pods
 	// only, no Node, no mirrors, no events.
-	Client kubernetes.Interface
+	Client kubeclient.Interface
 	// EventClient posts events, with a rate limit of its own so that events never use up the
 	// status writes' budget (the kubelet's --event-qps); nil means Client.
-	EventClient kubernetes.Interface
+	EventClient kubeclient.Interface
 
 	// PodManifestPath is a directory of static pod manifests, or one file ("" for none).
 	PodManifestPath    string

@@ -17,13 +17,13 @@
 // before running it. lifecycle.NewProvider is the factory of the lifecycle on a
 // lifecycle.Runtime.
 //
-// The smallest agent with mirrors, given a clientset carrying the node's own identity
+// The smallest agent with mirrors, given a client (kubeclient.New) carrying the node's own identity
 // (system:node:<name>; nothing more is needed):
 //
 //	a, err := agent.New(agent.Config{
 //		NodeName:        "edge-1",
 //		NewProvider:     newMyProvider, // func(agent.ProviderConfig) (agent.Provider, error)
-//		Client:          clientset,
+//		Client:          client,
 //		PodManifestPath: "/etc/kubernetes/manifests",
 //	})
 //	if err != nil { ... }

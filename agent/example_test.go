@@ -10,9 +10,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/vk-static/vk-static/agent"
+	"github.com/vk-static/vk-static/kubeclient"
 	"github.com/vk-static/vk-static/provider"
 )
 
@@ -93,7 +93,7 @@ func (p *instantProvider) store(pod *corev1.Pod) {
 // its mirror pod in the API server shows it Running — all with the node's own credentials.
 func ExampleNew() {
 	// In production: clientcmd.BuildConfigFromFlags("", "/etc/vk-static/node.kubeconfig").
-	client := nodeClientset("edge-1")
+	client := nodeClient("edge-1")
 	manifests := manifestDir("web.yaml", `apiVersion: v1
 kind: Pod
 metadata: {name: web}
@@ -129,12 +129,16 @@ spec:
 }
 
 // nodeClientset is a clientset with the identity system:node:<name>.
-func nodeClientset(name string) kubernetes.Interface {
+func nodeClient(name string) kubeclient.Interface {
 	cfg, err := env.NodeConfig(name)
 	if err != nil {
 		panic(err)
 	}
-	return kubernetes.NewForConfigOrDie(cfg)
+	client, err := kubeclient.New(cfg)
+	if err != nil {
+		panic(err)
+	}
+	return client
 }
 
 // manifestDir is a new directory holding one manifest.
@@ -150,10 +154,10 @@ func manifestDir(name, content string) string {
 }
 
 // runningPod waits (30 s at most) until the pod exists and is Running.
-func runningPod(client kubernetes.Interface, namespace, name string) *corev1.Pod {
+func runningPod(client kubeclient.Interface, namespace, name string) *corev1.Pod {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		p, err := client.CoreV1().Pods(namespace).Get(context.Background(), name, metav1.GetOptions{})
+		p, err := client.Pods(namespace).Get(context.Background(), name, metav1.GetOptions{})
 		if err == nil && p.Status.Phase == corev1.PodRunning {
 			return p
 		}

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/agent"
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	"github.com/vk-static/vk-static/provider/mock"
 )
 
@@ -47,7 +48,7 @@ func heapPerAPIPod(b *testing.B, n int) (perPod, total float64) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	a, err := agent.New(agent.Config{NodeName: name, NewProvider: built(p), Client: client, Node: agent.NewNode(name, "127.0.0.1", nil)})
+	a, err := agent.New(agent.Config{NodeName: name, NewProvider: built(p), Client: kubeclienttest.Wrap(client), Node: agent.NewNode(name, "127.0.0.1", nil)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/vk-static/vk-static/agent"
+	"github.com/vk-static/vk-static/kubeclient"
 )
 
 // nodeRequests counts the requests an agent's client sends about its Node and Lease, by
@@ -60,7 +60,7 @@ func TestAgentAtRestReadsItsNodeFromItsWatch(t *testing.T) {
 	require.NoError(t, err)
 	counter := &nodeRequests{counts: map[string]int{}}
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter }
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := kubeclient.New(cfg)
 	require.NoError(t, err)
 
 	a, err := agent.New(agent.Config{

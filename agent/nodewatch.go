@@ -8,9 +8,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/vk-static/vk-static/internal/watchstore"
+	"github.com/vk-static/vk-static/kubeclient"
 )
 
 // nodeWatch keeps this agent's Node object current (only this node: the Node authorizer lets a
@@ -29,9 +29,9 @@ type nodeWatch struct {
 	onIdentityChange func()
 }
 
-func newNodeWatch(client kubernetes.Interface, name string) *nodeWatch {
+func newNodeWatch(client kubeclient.Interface, name string) *nodeWatch {
 	w := &nodeWatch{name: name}
-	nodes := client.CoreV1().Nodes()
+	nodes := client.Nodes()
 	lw := watchstore.NewListWatch(client, fields.OneTermEqualSelector("metadata.name", name).String(), nodes.List, nodes.Watch)
 	w.store = watchstore.New(lw, &corev1.Node{}, w.changed)
 	return w

@@ -5,7 +5,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 
-	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	"github.com/vk-static/vk-static/nodeobjects"
 	"github.com/vk-static/vk-static/provider"
 )
@@ -68,9 +67,9 @@ func (a *Agent) newProvider(n *corev1.Node, recorder record.EventRecorder) (Prov
 		}
 	}
 	if cfg.Client != nil {
-		pc.Objects = nodeobjects.NewClientGetter(kubeclienttest.Wrap(cfg.Client))
-		pc.Services = nodeobjects.NewServiceWatch(kubeclienttest.Wrap(cfg.Client))
-		pc.Tokens = nodeobjects.NewClientTokenRequester(kubeclienttest.Wrap(cfg.Client))
+		pc.Objects = nodeobjects.NewClientGetter(cfg.Client)
+		pc.Services = nodeobjects.NewServiceWatch(cfg.Client)
+		pc.Tokens = nodeobjects.NewClientTokenRequester(cfg.Client)
 	}
 	return cfg.NewProvider(pc)
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/vk-static/vk-static/agent"
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	"github.com/vk-static/vk-static/node/api"
 	"github.com/vk-static/vk-static/test/support/testenv"
 )
@@ -28,7 +29,7 @@ func TestNewStartsNothing(t *testing.T) {
 	a, err := agent.New(agent.Config{
 		NodeName:        "idle",
 		NewProvider:     built(&instantProvider{pods: map[string]*corev1.Pod{}}),
-		Client:          fake.NewClientset(),
+		Client:          kubeclienttest.Wrap(fake.NewClientset()),
 		PodManifestPath: t.TempDir(),
 		ManifestURL:     "http://127.0.0.1:1/pods.yaml",
 		API:             &api.Config{Address: "127.0.0.1", Port: port, CertDirectory: t.TempDir(), ClientCAFile: env.CAFile},
@@ -61,7 +62,7 @@ func TestProviderFactory(t *testing.T) {
 	a, err := agent.New(agent.Config{
 		NodeName: "node-a",
 		Node:     agent.NewNode("node-a", "10.0.0.7", nil),
-		Client:   client,
+		Client:   kubeclienttest.Wrap(client),
 		NewProvider: func(pc agent.ProviderConfig) (agent.Provider, error) {
 			got = pc
 			pc.Node.Labels["provider"] = "working"
@@ -146,7 +147,7 @@ func TestNewClosesTheProviderItFailsAfter(t *testing.T) {
 			if tc.certFile != "" {
 				apiCfg.TLSCertFile, apiCfg.TLSPrivateKeyFile = tc.certFile, tc.certFile
 			}
-			a, err := agent.New(agent.Config{NodeName: "node-a", NewProvider: built(p), Client: fake.NewClientset(), API: apiCfg})
+			a, err := agent.New(agent.Config{NodeName: "node-a", NewProvider: built(p), Client: kubeclienttest.Wrap(fake.NewClientset()), API: apiCfg})
 			if tc.wantClosed > 0 {
 				require.Error(t, err)
 				assert.Nil(t, a)

@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
@@ -16,6 +15,7 @@ import (
 	"github.com/vk-static/vk-static/agent"
 	"github.com/vk-static/vk-static/internal/nodecert"
 	"github.com/vk-static/vk-static/internal/version"
+	"github.com/vk-static/vk-static/kubeclient"
 )
 
 // runAgent turns the options into an agent.Config and runs the agent (with the kubelet API
@@ -113,7 +113,7 @@ func agentConfig(ctx context.Context, o *options, registry prometheus.Registerer
 			return agent.Config{}, none, err
 		}
 		if o.RotateServerCertificates && cfg.API != nil {
-			serving, err := nodecert.NewServingManager(ctx, cfg.Client.CertificatesV1().CertificateSigningRequests(), o.certDir(), nodeName, servingHosts(nodeName, n))
+			serving, err := nodecert.NewServingManager(ctx, cfg.Client.CertificateSigningRequests(), o.certDir(), nodeName, servingHosts(nodeName, n))
 			if err != nil {
 				return agent.Config{}, none, err
 			}
@@ -151,14 +151,14 @@ func apiServerURL(o *options) string {
 	return cfg.Host
 }
 
-// newClient is a clientset of base (the node's credentials) with its own rate limit.
-func newClient(base *rest.Config, qps float32, burst int32) (kubernetes.Interface, error) {
+// newClient is a client of base (the node's credentials) with its own rate limit, in protobuf.
+func newClient(base *rest.Config, qps float32, burst int32) (kubeclient.Interface, error) {
 	cfg := rest.CopyConfig(base)
 	cfg.QPS, cfg.Burst = qps, int(burst)
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	cfg.UserAgent = "vk-static/" + version.Version
-	return kubernetes.NewForConfig(cfg)
+	return kubeclient.New(cfg)
 }
 
 // defaultNodeIP is the first non-loopback address of the hostname, else of any interface, as

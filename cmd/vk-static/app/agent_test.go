@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/vk-static/vk-static/agent"
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	"github.com/vk-static/vk-static/test/support/cgrouptest"
 	"github.com/vk-static/vk-static/test/support/testenv"
 )
@@ -34,7 +35,8 @@ func registeredNode(t *testing.T, args ...string) *corev1.Node {
 	cfg, _, err := agentConfig(context.Background(), o, prometheus.NewRegistry())
 	require.NoError(t, err)
 	client := fake.NewClientset()
-	cfg.Client, cfg.EventClient = client, client
+	cfg.Client = kubeclienttest.Wrap(client)
+	cfg.EventClient = cfg.Client
 	a, err := agent.New(cfg)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
