@@ -6,7 +6,7 @@
 // which use them, need no client of their own. Static pods never reference these objects (the
 // sources refuse such manifests): standalone, without an API server, the getters are nil.
 //
-// Smallest use, given a clientset carrying the node's identity:
+// Smallest use, given a client (kubeclient.New) carrying the node's identity:
 //
 //	objects := nodeobjects.NewClientGetter(client)
 //	cm, err := objects.GetConfigMap(ctx, "shop", "cfg") // apierrors.IsNotFound when missing

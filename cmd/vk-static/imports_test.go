@@ -39,6 +39,52 @@ var telemetryPackages = []string{
 	"k8s.io/component-base/featuregate",
 }
 
+// fullClientsetPackages are client-go's full clientset and what imports it or its scheme,
+// which registers all 54 API groups (about 5 MB of the agent's resident binary): the agent's
+// client is kubeclient, over the five groups it calls (issue 28).
+var fullClientsetPackages = []string{
+	"k8s.io/client-go/kubernetes",
+	"k8s.io/client-go/kubernetes/",
+	"k8s.io/client-go/informers",
+	"k8s.io/client-go/informers/",
+	"k8s.io/client-go/discovery",
+	"k8s.io/client-go/applyconfigurations/",
+	"k8s.io/client-go/tools/events",
+	"k8s.io/client-go/util/certificate",
+	"k8s.io/client-go/util/certificate/",
+	"k8s.io/apiserver/pkg/server/dynamiccertificates",
+}
+
+// unusedAPIGroups are the API groups the agent does not call: every k8s.io/api package but
+// core/v1, coordination/v1, authentication/v1, authorization/v1 and certificates/v1.
+func unusedAPIGroups(t *testing.T) []string {
+	t.Helper()
+	used := map[string]bool{"core/v1": true, "coordination/v1": true, "authentication/v1": true,
+		"authorization/v1": true, "certificates/v1": true}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go tool to list the API groups: %v", err)
+	}
+	out, err := exec.Command(goTool, "list", "k8s.io/api/...").Output()
+	require.NoError(t, err, "go list k8s.io/api/...")
+	var unused []string
+	for line := range strings.Lines(string(out)) {
+		pkg := strings.TrimSpace(line)
+		if group := strings.TrimPrefix(pkg, "k8s.io/api/"); group != pkg && !used[group] && strings.Count(group, "/") == 1 {
+			unused = append(unused, pkg)
+		}
+	}
+	require.NotEmpty(t, unused)
+	return unused
+}
+
+// TestAgentLinksNoFullClientset: the agent talks to the API server through kubeclient, and
+// links only the API groups it calls.
+func TestAgentLinksNoFullClientset(t *testing.T) {
+	assertNotLinked(t, append(fullClientsetPackages, unusedAPIGroups(t)...),
+		"use kubeclient.Interface (or an interface of the methods needed, with client-go's typed signatures) and keep client-go's typed clients, scheme, informers and certificate manager out")
+}
+
 // TestAgentLinksNoHeavyAuth: a TokenReview and a SubjectAccessReview are all the kubelet API's
 // authentication and authorization need (issue 14: the factories grew the binary from 77 to
 // 88 MB).
