@@ -36,6 +36,8 @@ type Provider struct {
 
 	hostIPs []corev1.HostIP // every pod's, shared read-only (addresses)
 	podIPs  []corev1.PodIP
+
+	lastImage, lastImageID string // imageIDLocked's, guarded by mu
 }
 
 // podEntry is one pod the provider runs.
@@ -189,7 +191,7 @@ func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
 		}
 		cs.Image, cs.RestartCount = image, cs.RestartCount+1
 		if cs.State.Running != nil {
-			cs.ImageID = imageID(image)
+			cs.ImageID = p.imageIDLocked(image)
 			cs.State.Running = &corev1.ContainerStateRunning{StartedAt: now}
 		}
 	}
