@@ -253,7 +253,7 @@ func (c *PodController) adoptProviderPods(ctx context.Context) error {
 	for _, p := range pods {
 		key := podutil.FullName(p)
 		st := trackPod(p)
-		st.status = &p.Status
+		st.status = ownStatus(&p.Status) // not the pod's: it would keep the whole pod
 		c.states.set(key, st)
 		c.sync.Add(key)
 	}

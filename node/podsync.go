@@ -318,8 +318,10 @@ type providerPod struct {
 	terminationGracePeriodSeconds *int64
 	// given is the digest of the spec, labels and annotations the provider was given.
 	given specDigest
-	// status is the newest status the provider reported for meta.UID (nil until the first).
-	// Shared with the provider, which may not modify a pod it has passed on (PodNotifier).
+	// status is the newest status the provider reported for meta.UID (nil until the first):
+	// the controller's copy of the status struct, made once per report (ownStatus), whose
+	// slices, maps and pointers are the provider's, which may not modify a pod it has passed on
+	// (PodNotifier). The status writer tells a report it has handled by this pointer.
 	status *corev1.PodStatus
 	// state is where the pod is in its life with the provider; deadline, while it is
 	// terminating, is when its grace period (plus slack) runs out.
@@ -442,12 +444,22 @@ func (s *podStates) observe(key string, uid types.UID, status *corev1.PodStatus)
 	if !ok || st.uid() != uid {
 		return false, false
 	}
-	st.status = status
+	st.status = ownStatus(status)
 	if st.state == podTerminating && podstatus.Finished(status) {
 		st.state = podTerminated
 		return true, true
 	}
 	return true, false
+}
+
+// ownStatus is a copy of the provider's status struct, its slices, maps and pointers shared
+// (read-only, PodNotifier). A pointer to the status inside the provider's pod would keep the
+// whole pod alive for as long as the pod runs, spec and all: the mock provider keeps only a
+// compact record of each pod, and the Pod it notifies is garbage once this copy is made
+// (docs/performance.md, "Live heap per pod").
+func ownStatus(s *corev1.PodStatus) *corev1.PodStatus {
+	c := *s
+	return &c
 }
 
 func (s *podStates) len() int {

@@ -77,8 +77,9 @@ func (m *keyMutex) unlock(key string) {
 // writtenStatus is a status sent, and what it was built from.
 type writtenStatus struct {
 	status *corev1.PodStatus // as sent, with the conditions of others in place
-	// reported is the provider's status it was built from (never modified once passed on),
-	// and generation the API object's spec generation it was built with.
+	// reported is the provider's status it was built from (never modified once passed on;
+	// providerPod.status, the controller's copy of one report), and generation the API
+	// object's spec generation it was built with.
 	reported   *corev1.PodStatus
 	generation int64
 }
