@@ -165,24 +165,24 @@ func (p *Provider) applyDueLocked(now time.Time) {
 	for len(p.bg.due) > 0 && !p.bg.due[0].at.After(now) {
 		tr := heap.Pop(&p.bg.due).(transition)
 		e, ok := p.pods[tr.key]
-		if !ok || e.pod.UID != tr.uid {
+		if !ok || e.rec.uid != tr.uid {
 			continue
 		}
 		t := metav1.NewTime(now)
 		switch tr.kind {
 		case becomeRunning:
-			if e.terminating || e.pod.Status.Phase != corev1.PodPending {
+			if e.terminating || e.rec.status.Phase != corev1.PodPending {
 				continue
 			}
-			running := e.pod.DeepCopy()
-			running.Status = p.runningStatus(running, &e.pod.Status, t)
+			running := e.rec.pod().DeepCopy()
+			running.Status = p.runningStatus(running, &e.rec.status, t)
 			p.storeLocked(tr.key, e, running, now)
 			p.scheduleFinishLocked(tr.key, e, running, now)
 		case finish:
-			if e.terminating || e.pod.Status.Phase != corev1.PodRunning {
+			if e.terminating || e.rec.status.Phase != corev1.PodRunning {
 				continue
 			}
-			done := e.pod.DeepCopy()
+			done := e.rec.pod().DeepCopy()
 			done.Status = terminatedStatus(done.Status, e.behaviour.exitCode, t)
 			p.storeLocked(tr.key, e, done, now)
 		case terminate:

@@ -61,9 +61,9 @@ func (p *Provider) RunInContainer(ctx context.Context, namespace, podName, conta
 		_, err := io.WriteString(stdout, b.String())
 		return err
 	case "hostname":
-		host := rc.pod.Spec.Hostname
+		host := rc.pod.hostname
 		if host == "" {
-			host = rc.pod.Name
+			host = rc.pod.name
 		}
 		_, err := io.WriteString(stdout, host+"\n")
 		return err
@@ -93,7 +93,7 @@ func outputs(attach provider.AttachIO) (stdout, stderr io.Writer) {
 // objects, which are never modified, so they are read without the lock) and a channel closed
 // when this instance of it stops.
 type runningContainer struct {
-	pod       *corev1.Pod
+	pod       *podRecord
 	container *corev1.Container
 	stopped   <-chan struct{}
 }
@@ -105,12 +105,12 @@ func (p *Provider) runningContainer(namespace, podName, containerName string) (r
 	if !ok {
 		return runningContainer{}, provider.NotFound("mock: pod %s/%s", namespace, podName)
 	}
-	pod := e.pod
-	c := findContainer(pod.Spec.Containers, containerName)
-	cs := findStatus(pod.Status.ContainerStatuses, containerName)
+	pod := e.rec
+	c := findContainer(pod.containers, containerName)
+	cs := findStatus(pod.status.ContainerStatuses, containerName)
 	if c == nil {
-		c = findContainer(pod.Spec.InitContainers, containerName)
-		cs = findStatus(pod.Status.InitContainerStatuses, containerName)
+		c = findContainer(pod.initContainers, containerName)
+		cs = findStatus(pod.status.InitContainerStatuses, containerName)
 	}
 	if c == nil {
 		return runningContainer{}, provider.NotFound("mock: container %s in pod %s/%s", containerName, namespace, podName)

@@ -3,6 +3,7 @@ package mock
 import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vk-static/vk-static/podutil"
 )
@@ -60,4 +61,55 @@ func keptAnnotations(a map[string]string) map[string]string {
 		return apiSourceOnly
 	}
 	return a
+}
+
+// podRecord is what the provider keeps of a pod it runs: what keep leaves of it, without the
+// Pod struct around it (about 1.2 KB, most of it spec fields the simulator never reads), and
+// its status. A record is never modified: a change stores a new one, so a record taken under
+// the lock is read after it. The Pod a change is notified with is made for that change and
+// not kept here (the pod controller keeps a copy of its status struct, not the pod).
+type podRecord struct {
+	name, namespace string
+	uid             types.UID
+	annotations     map[string]string
+
+	deletionTimestamp          *metav1.Time
+	deletionGracePeriodSeconds *int64
+
+	nodeName, hostname            string
+	restartPolicy                 corev1.RestartPolicy
+	terminationGracePeriodSeconds *int64
+	initContainers, containers    []corev1.Container
+
+	status corev1.PodStatus
+}
+
+// recordOf is the record of pod, which keep has trimmed; it shares pod's maps, slices and
+// pointers (a pod stored is read-only from then on).
+func recordOf(pod *corev1.Pod) *podRecord {
+	return &podRecord{
+		name: pod.Name, namespace: pod.Namespace, uid: pod.UID, annotations: pod.Annotations,
+		deletionTimestamp: pod.DeletionTimestamp, deletionGracePeriodSeconds: pod.DeletionGracePeriodSeconds,
+		nodeName: pod.Spec.NodeName, hostname: pod.Spec.Hostname, restartPolicy: pod.Spec.RestartPolicy,
+		terminationGracePeriodSeconds: pod.Spec.TerminationGracePeriodSeconds,
+		initContainers:                pod.Spec.InitContainers, containers: pod.Spec.Containers,
+		status: pod.Status,
+	}
+}
+
+// pod is the record as a pod, sharing the record's maps, slices and pointers: read-only, as the
+// record is (GetPod and GetPods copy it; a change copies it before changing it).
+func (r *podRecord) pod() *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: r.name, Namespace: r.namespace, UID: r.uid, Annotations: r.annotations,
+			DeletionTimestamp: r.deletionTimestamp, DeletionGracePeriodSeconds: r.deletionGracePeriodSeconds,
+		},
+		Spec: corev1.PodSpec{
+			NodeName: r.nodeName, Hostname: r.hostname, RestartPolicy: r.restartPolicy,
+			TerminationGracePeriodSeconds: r.terminationGracePeriodSeconds,
+			InitContainers:                r.initContainers, Containers: r.containers,
+		},
+		Status: r.status,
+	}
 }

@@ -142,19 +142,19 @@ func (e *podEntry) logLocked(name string) *containerLog {
 }
 
 // recordLocked writes the log lines for the pod's change from old (nil for a new pod) to pod.
-func (e *podEntry) recordLocked(old, pod *corev1.Pod, now time.Time) {
+func (e *podEntry) recordLocked(old *podRecord, pod *corev1.Pod, now time.Time) {
 	if e.logs == nil {
 		e.logs = make([]containerLog, 0, len(pod.Status.InitContainerStatuses)+len(pod.Status.ContainerStatuses))
 	}
 	c := podChange{
 		now:      now,
 		deleting: pod.DeletionTimestamp != nil,
-		stopping: pod.DeletionTimestamp != nil && (old == nil || old.DeletionTimestamp == nil),
+		stopping: pod.DeletionTimestamp != nil && (old == nil || old.deletionTimestamp == nil),
 		grace:    int64(podutil.GracePeriod(pod) / time.Second),
 	}
 	var oldInit, oldMain []corev1.ContainerStatus
 	if old != nil {
-		oldInit, oldMain = old.Status.InitContainerStatuses, old.Status.ContainerStatuses
+		oldInit, oldMain = old.status.InitContainerStatuses, old.status.ContainerStatuses
 	}
 	for i := range pod.Status.InitContainerStatuses {
 		cs := &pod.Status.InitContainerStatuses[i]

@@ -20,8 +20,7 @@ type Provider struct {
 	cfg Config
 
 	mu sync.Mutex
-	// pods holds every pod the provider runs, by podutil.FullName. A stored *corev1.Pod is never
-	// modified: a change stores a new copy, so a notification can hand out the stored pointer.
+	// pods holds every pod the provider runs, by podutil.FullName.
 	pods  map[string]*podEntry
 	calls map[types.UID]*Calls // only with Config.RecordCalls
 	// createAttempts counts the CreatePod calls of each UID whose pod fails only its first N
@@ -42,7 +41,7 @@ type Provider struct {
 
 // podEntry is one pod the provider runs.
 type podEntry struct {
-	pod *corev1.Pod
+	rec *podRecord // never modified: a change stores a new one (kept.go)
 	// behaviour is shared by every pod that asks for none (noBehaviour): most pods, and the
 	// struct is ~100 B.
 	behaviour   *behaviour
@@ -79,11 +78,11 @@ func New(cfg Config) (*Provider, error) {
 
 func (p *Provider) now() metav1.Time { return metav1.NewTime(p.cfg.Clock.Now()) }
 
-// storeLocked makes pod the current state of its entry, logs what changed at now, and queues
-// its notification.
+// storeLocked makes pod (read-only from now on) the current state of its entry, logs what
+// changed at now, and queues its notification. The entry keeps a record of it, not the pod.
 func (p *Provider) storeLocked(key string, e *podEntry, pod *corev1.Pod, now time.Time) {
-	e.recordLocked(e.pod, pod, now)
-	e.pod = pod
+	e.recordLocked(e.rec, pod, now)
+	e.rec = recordOf(pod)
 	p.bg.notifyLocked(key, pod)
 }
 
@@ -114,17 +113,17 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 		return fmt.Errorf("mock: create pod %s: %s", key, b.createError)
 	}
 	if old, ok := p.pods[key]; ok {
-		if old.pod.UID == pod.UID {
+		if old.rec.uid == pod.UID {
 			return nil // already running: creating again changes nothing
 		}
-		if !podstatus.IsTerminal(&old.pod.Status) {
+		if !podstatus.IsTerminal(&old.rec.status) {
 			// The caller must let the old pod terminate first (an edited static pod).
-			return fmt.Errorf("mock: create pod %s (UID %s): the name is still used by UID %s", key, pod.UID, old.pod.UID)
+			return fmt.Errorf("mock: create pod %s (UID %s): the name is still used by UID %s", key, pod.UID, old.rec.uid)
 		}
 	}
 
 	// The pod is the provider's to keep (provider.PodLifecycleHandler): no copy, only what the
-	// simulator reads of it.
+	// simulator reads of it (its record shares the pod's slices and maps).
 	stored := pod
 	keep(stored)
 	if stored.Spec.NodeName == "" {
@@ -167,13 +166,13 @@ func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
 		c.Update++
 	}
 	e, ok := p.pods[key]
-	if !ok || (pod.UID != "" && e.pod.UID != pod.UID) {
+	if !ok || (pod.UID != "" && e.rec.uid != pod.UID) {
 		return provider.NotFound("mock: pod %s (UID %s)", key, pod.UID)
 	}
-	if e.terminating || podstatus.IsTerminal(&e.pod.Status) {
+	if e.terminating || podstatus.IsTerminal(&e.rec.status) {
 		return nil // nothing left to update
 	}
-	updated := e.pod.DeepCopy()
+	updated := e.rec.pod().DeepCopy()
 	updated.Spec, updated.Annotations = spec, annotations
 	if updated.Spec.NodeName == "" {
 		updated.Spec.NodeName = p.cfg.NodeName
@@ -210,7 +209,7 @@ func (p *Provider) DeletePod(ctx context.Context, pod *corev1.Pod) error {
 		c.Delete++
 	}
 	e, ok := p.pods[key]
-	if !ok || (pod.UID != "" && e.pod.UID != pod.UID) {
+	if !ok || (pod.UID != "" && e.rec.uid != pod.UID) {
 		return provider.NotFound("mock: pod %s (UID %s)", key, pod.UID)
 	}
 	if e.behaviour.deleteError != "" {
@@ -221,7 +220,7 @@ func (p *Provider) DeletePod(ctx context.Context, pod *corev1.Pod) error {
 	}
 	e.terminating = true
 	now := p.now()
-	stopping := e.pod.DeepCopy()
+	stopping := e.rec.pod().DeepCopy()
 	if pod.DeletionTimestamp != nil {
 		stopping.DeletionTimestamp = pod.DeletionTimestamp.DeepCopy()
 	} else {
@@ -236,19 +235,19 @@ func (p *Provider) DeletePod(ctx context.Context, pod *corev1.Pod) error {
 		p.bg.scheduleLocked(now.Add(delay), key, stopping.UID, terminate)
 		return nil
 	}
-	e.recordLocked(e.pod, stopping, now.Time) // the stopping line, before the stopped one
-	e.pod = stopping
+	e.recordLocked(e.rec, stopping, now.Time) // the stopping line, before the stopped one
+	e.rec = recordOf(stopping)
 	p.terminateLocked(key, e, now)
 	return nil
 }
 
 // terminateLocked ends a deleted pod's containers, reports it and forgets it.
 func (p *Provider) terminateLocked(key string, e *podEntry, now metav1.Time) {
-	done := e.pod.DeepCopy()
+	done := e.rec.pod().DeepCopy()
 	if !podstatus.IsTerminal(&done.Status) {
 		done.Status = terminatedStatus(done.Status, e.behaviour.exitCode, now)
 	}
-	e.recordLocked(e.pod, done, now.Time) // a reader or an exec holding the entry sees the end
+	e.recordLocked(e.rec, done, now.Time) // a reader or an exec holding the entry sees the end
 	delete(p.pods, key)
 	p.bg.notifyLocked(key, done)
 }
@@ -257,15 +256,15 @@ func (p *Provider) terminateLocked(key string, e *podEntry, now metav1.Time) {
 func (p *Provider) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
 	p.mu.Lock()
 	e, ok := p.pods[podutil.BuildFullName(name, namespace)]
-	var pod *corev1.Pod
+	var rec *podRecord
 	if ok {
-		pod = e.pod // immutable: copied outside the lock
+		rec = e.rec // immutable: copied outside the lock
 	}
 	p.mu.Unlock()
 	if !ok {
 		return nil, provider.NotFound("mock: pod %s/%s", namespace, name)
 	}
-	return pod.DeepCopy(), nil
+	return rec.pod().DeepCopy(), nil
 }
 
 // GetPodStatus returns a copy of the pod's current status.
@@ -280,13 +279,14 @@ func (p *Provider) GetPodStatus(ctx context.Context, namespace, name string) (*c
 // GetPods returns a copy of every pod the provider runs, including finished ones not yet deleted.
 func (p *Provider) GetPods(ctx context.Context) ([]*corev1.Pod, error) {
 	p.mu.Lock()
-	pods := make([]*corev1.Pod, 0, len(p.pods))
+	recs := make([]*podRecord, 0, len(p.pods))
 	for _, e := range p.pods {
-		pods = append(pods, e.pod)
+		recs = append(recs, e.rec)
 	}
 	p.mu.Unlock()
-	for i, pod := range pods {
-		pods[i] = pod.DeepCopy()
+	pods := make([]*corev1.Pod, len(recs))
+	for i, rec := range recs {
+		pods[i] = rec.pod().DeepCopy()
 	}
 	return pods, nil
 }

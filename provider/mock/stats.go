@@ -34,13 +34,13 @@ const (
 func (p *Provider) GetStatsSummary(ctx context.Context) (*statsv1alpha1.Summary, error) {
 	p.mu.Lock()
 	now := p.cfg.Clock.Now()
-	pods := make([]*corev1.Pod, 0, len(p.pods))
+	pods := make([]*podRecord, 0, len(p.pods))
 	for _, e := range p.pods {
-		pods = append(pods, e.pod) // never modified: read after the lock
+		pods = append(pods, e.rec) // never modified: read after the lock
 	}
 	p.mu.Unlock()
-	slices.SortFunc(pods, func(a, b *corev1.Pod) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	slices.SortFunc(pods, func(a, b *podRecord) int {
+		return cmp.Or(cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name))
 	})
 
 	at := metav1.NewTime(now)
@@ -48,10 +48,10 @@ func (p *Provider) GetStatsSummary(ctx context.Context) (*statsv1alpha1.Summary,
 	summary := &statsv1alpha1.Summary{Pods: []statsv1alpha1.PodStats{}}
 	for _, pod := range pods {
 		ps := statsv1alpha1.PodStats{
-			PodRef: statsv1alpha1.PodReference{Name: pod.Name, Namespace: pod.Namespace, UID: string(pod.UID)},
+			PodRef: statsv1alpha1.PodReference{Name: pod.name, Namespace: pod.namespace, UID: string(pod.uid)},
 		}
-		if pod.Status.StartTime != nil {
-			ps.StartTime = *pod.Status.StartTime
+		if pod.status.StartTime != nil {
+			ps.StartTime = *pod.status.StartTime
 		}
 		var podUse usage
 		add := func(specs []corev1.Container, statuses []corev1.ContainerStatus) {
@@ -68,8 +68,8 @@ func (p *Provider) GetStatsSummary(ctx context.Context) (*statsv1alpha1.Summary,
 				})
 			}
 		}
-		add(pod.Spec.InitContainers, pod.Status.InitContainerStatuses) // sidecars
-		add(pod.Spec.Containers, pod.Status.ContainerStatuses)
+		add(pod.initContainers, pod.status.InitContainerStatuses) // sidecars
+		add(pod.containers, pod.status.ContainerStatuses)
 		if len(ps.Containers) == 0 {
 			continue
 		}
