@@ -8,7 +8,6 @@ import (
 	"path"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	utilexec "k8s.io/utils/exec"
 
 	"github.com/vk-static/vk-static/podutil"
@@ -53,7 +52,7 @@ func (p *Provider) RunInContainer(ctx context.Context, namespace, podName, conta
 		return err
 	case "env":
 		var b strings.Builder
-		for _, v := range rc.container.Env {
+		for _, v := range rc.container.env {
 			if v.ValueFrom == nil { // only literal values: the simulator resolves no references
 				b.WriteString(v.Name + "=" + v.Value + "\n")
 			}
@@ -94,7 +93,7 @@ func outputs(attach provider.AttachIO) (stdout, stderr io.Writer) {
 // when this instance of it stops.
 type runningContainer struct {
 	pod       *podRecord
-	container *corev1.Container
+	container *keptContainer
 	stopped   <-chan struct{}
 }
 
@@ -122,9 +121,9 @@ func (p *Provider) runningContainer(namespace, podName, containerName string) (r
 	return runningContainer{pod: pod, container: c, stopped: cl.current.doneLocked()}, nil
 }
 
-func findContainer(containers []corev1.Container, name string) *corev1.Container {
+func findContainer(containers []keptContainer, name string) *keptContainer {
 	for i := range containers {
-		if containers[i].Name == name {
+		if containers[i].name == name {
 			return &containers[i]
 		}
 	}

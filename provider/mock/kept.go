@@ -64,8 +64,8 @@ func keptAnnotations(a map[string]string) map[string]string {
 }
 
 // podRecord is what the provider keeps of a pod it runs: what keep leaves of it, without the
-// Pod struct around it (about 1.2 KB, most of it spec fields the simulator never reads), and
-// its status. A record is never modified: a change stores a new one, so a record taken under
+// Pod struct around it (about 1.2 KB, most of it spec fields the simulator never reads) or the
+// Container structs (about 400 B each, likewise), and its status. A record is never modified: a change stores a new one, so a record taken under
 // the lock is read after it. The Pod a change is notified with is made for that change and
 // not kept here (the pod controller keeps a copy of its status struct, not the pod).
 type podRecord struct {
@@ -79,9 +79,47 @@ type podRecord struct {
 	nodeName, hostname            string
 	restartPolicy                 corev1.RestartPolicy
 	terminationGracePeriodSeconds *int64
-	initContainers, containers    []corev1.Container
+	initContainers, containers    []keptContainer
 
 	status corev1.PodStatus
+}
+
+// keptContainer is what keepContainers leaves of a container.
+type keptContainer struct {
+	name, image   string
+	ports         []corev1.ContainerPort
+	env           []corev1.EnvVar
+	requests      corev1.ResourceList
+	restartPolicy *corev1.ContainerRestartPolicy
+}
+
+// keptContainersOf is cs, which keepContainers has trimmed, as kept containers (nil for nil);
+// they share cs's slices and maps.
+func keptContainersOf(cs []corev1.Container) []keptContainer {
+	if cs == nil {
+		return nil
+	}
+	kept := make([]keptContainer, len(cs))
+	for i := range cs {
+		c := &cs[i]
+		kept[i] = keptContainer{name: c.Name, image: c.Image, ports: c.Ports, env: c.Env,
+			requests: c.Resources.Requests, restartPolicy: c.RestartPolicy}
+	}
+	return kept
+}
+
+// containersOf is the inverse of keptContainersOf.
+func containersOf(kept []keptContainer) []corev1.Container {
+	if kept == nil {
+		return nil
+	}
+	cs := make([]corev1.Container, len(kept))
+	for i := range kept {
+		k := &kept[i]
+		cs[i] = corev1.Container{Name: k.name, Image: k.image, Ports: k.ports, Env: k.env,
+			Resources: corev1.ResourceRequirements{Requests: k.requests}, RestartPolicy: k.restartPolicy}
+	}
+	return cs
 }
 
 // recordOf is the record of pod, which keep has trimmed; it shares pod's maps, slices and
@@ -92,8 +130,9 @@ func recordOf(pod *corev1.Pod) *podRecord {
 		deletionTimestamp: pod.DeletionTimestamp, deletionGracePeriodSeconds: pod.DeletionGracePeriodSeconds,
 		nodeName: pod.Spec.NodeName, hostname: pod.Spec.Hostname, restartPolicy: pod.Spec.RestartPolicy,
 		terminationGracePeriodSeconds: pod.Spec.TerminationGracePeriodSeconds,
-		initContainers:                pod.Spec.InitContainers, containers: pod.Spec.Containers,
-		status: pod.Status,
+		initContainers:                keptContainersOf(pod.Spec.InitContainers),
+		containers:                    keptContainersOf(pod.Spec.Containers),
+		status:                        pod.Status,
 	}
 }
 
@@ -108,7 +147,7 @@ func (r *podRecord) pod() *corev1.Pod {
 		Spec: corev1.PodSpec{
 			NodeName: r.nodeName, Hostname: r.hostname, RestartPolicy: r.restartPolicy,
 			TerminationGracePeriodSeconds: r.terminationGracePeriodSeconds,
-			InitContainers:                r.initContainers, Containers: r.containers,
+			InitContainers:                containersOf(r.initContainers), Containers: containersOf(r.containers),
 		},
 		Status: r.status,
 	}

@@ -54,14 +54,14 @@ func (p *Provider) GetStatsSummary(ctx context.Context) (*statsv1alpha1.Summary,
 			ps.StartTime = *pod.status.StartTime
 		}
 		var podUse usage
-		add := func(specs []corev1.Container, statuses []corev1.ContainerStatus) {
+		add := func(specs []keptContainer, statuses []corev1.ContainerStatus) {
 			for i := range statuses {
 				cs := &statuses[i]
 				c := findContainer(specs, cs.Name)
 				if cs.State.Running == nil || c == nil {
 					continue
 				}
-				u := containerUsage(c, now.Sub(cs.State.Running.StartedAt.Time))
+				u := containerUsage(c.requests, now.Sub(cs.State.Running.StartedAt.Time))
 				podUse.add(u)
 				ps.Containers = append(ps.Containers, statsv1alpha1.ContainerStats{
 					Name: cs.Name, StartTime: cs.State.Running.StartedAt, CPU: u.cpu(at), Memory: u.memory(at),
@@ -115,13 +115,13 @@ func (u usage) memory(at metav1.Time) *statsv1alpha1.MemoryStats {
 	return &statsv1alpha1.MemoryStats{Time: at, WorkingSetBytes: &workingSet, UsageBytes: &used}
 }
 
-// containerUsage is what container c uses after running for d.
-func containerUsage(c *corev1.Container, d time.Duration) usage {
+// containerUsage is what a container that requests requests uses after running for d.
+func containerUsage(requests corev1.ResourceList, d time.Duration) usage {
 	milli, memory := int64(defaultContainerMilliCPU), int64(defaultContainerMemoryBytes)
-	if q, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
+	if q, ok := requests[corev1.ResourceCPU]; ok {
 		milli = q.MilliValue()
 	}
-	if q, ok := c.Resources.Requests[corev1.ResourceMemory]; ok {
+	if q, ok := requests[corev1.ResourceMemory]; ok {
 		memory = q.Value()
 	}
 	m, ns := uint64(max(milli, 0)), uint64(max(d, 0))

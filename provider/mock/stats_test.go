@@ -142,7 +142,7 @@ func TestContainerUsage(t *testing.T) {
 		{name: "a clock that went back", running: -time.Second, wantMilli: 10, wantBytes: 16 << 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			u := containerUsage(&corev1.Container{Resources: tc.resources}, tc.running)
+			u := containerUsage(tc.resources.Requests, tc.running)
 			assert.Equal(t, uint64(tc.wantMilli)*1e6, u.nanoCores)
 			assert.Equal(t, tc.wantBytes, u.memoryBytes)
 			// core-nanoseconds = cores × nanoseconds = milli × ns / 1000, exactly
