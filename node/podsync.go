@@ -313,7 +313,7 @@ type providerPod struct {
 	// meta is the identity of what the provider was last given (CreatePod/UpdatePod), or of
 	// what it reported at start-up: name, namespace, UID and annotations (shared, read-only).
 	// meta.UID is the running UID.
-	meta metav1.ObjectMeta
+	meta podMeta
 	// terminationGracePeriodSeconds as given (shared, read-only).
 	terminationGracePeriodSeconds *int64
 	// given is the digest of the spec, labels and annotations the provider was given.
@@ -327,6 +327,14 @@ type providerPod struct {
 	// terminating, is when its grace period (plus slack) runs out.
 	state    podWorkState
 	deadline time.Time
+}
+
+// podMeta is what providerPod keeps of a pod's metadata: the four fields it reads of the
+// 232 B metav1.ObjectMeta (about 170 B a pod less at api-1k), named as there.
+type podMeta struct {
+	Name, Namespace string
+	UID             types.UID
+	Annotations     map[string]string
 }
 
 // podWorkState is the controller's state machine for one provider pod, the kubelet's pod
@@ -352,7 +360,7 @@ const (
 // trackPod is the state of pod as given to the provider.
 func trackPod(pod *corev1.Pod) providerPod {
 	return providerPod{
-		meta:                          metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, Annotations: pod.Annotations},
+		meta:                          podMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, Annotations: pod.Annotations},
 		terminationGracePeriodSeconds: pod.Spec.TerminationGracePeriodSeconds,
 		given:                         digestSpec(pod),
 	}
@@ -365,7 +373,7 @@ func (p providerPod) uid() types.UID { return p.meta.UID }
 // event, find its mirror, or ask the provider about it.
 func (p providerPod) ref() *corev1.Pod {
 	return &corev1.Pod{
-		ObjectMeta: p.meta,
+		ObjectMeta: metav1.ObjectMeta{Name: p.meta.Name, Namespace: p.meta.Namespace, UID: p.meta.UID, Annotations: p.meta.Annotations},
 		Spec:       corev1.PodSpec{TerminationGracePeriodSeconds: p.terminationGracePeriodSeconds},
 	}
 }
