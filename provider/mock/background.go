@@ -174,17 +174,17 @@ func (p *Provider) applyDueLocked(now time.Time) {
 			if e.terminating || e.rec.status.Phase != corev1.PodPending {
 				continue
 			}
-			running := e.rec.pod().DeepCopy()
+			running := e.rec.copyPod()
 			running.Status = p.runningStatus(running, &e.rec.status, t)
-			p.storeLocked(tr.key, e, running, now)
+			p.storeLocked(tr.key, e, running, now, e.rec)
 			p.scheduleFinishLocked(tr.key, e, running, now)
 		case finish:
 			if e.terminating || e.rec.status.Phase != corev1.PodRunning {
 				continue
 			}
-			done := e.rec.pod().DeepCopy()
+			done := e.rec.copyPod()
 			done.Status = terminatedStatus(done.Status, e.behaviour.exitCode, t)
-			p.storeLocked(tr.key, e, done, now)
+			p.storeLocked(tr.key, e, done, now, e.rec)
 		case terminate:
 			if e.terminating {
 				p.terminateLocked(tr.key, e, t)

@@ -108,47 +108,57 @@ func keptContainersOf(cs []corev1.Container) []keptContainer {
 	return kept
 }
 
-// containersOf is the inverse of keptContainersOf.
-func containersOf(kept []keptContainer) []corev1.Container {
+// copyContainers is a deep copy of kept as containers (nil for nil).
+func copyContainers(kept []keptContainer) []corev1.Container {
 	if kept == nil {
 		return nil
 	}
 	cs := make([]corev1.Container, len(kept))
 	for i := range kept {
 		k := &kept[i]
-		cs[i] = corev1.Container{Name: k.name, Image: k.image, Ports: k.ports, Env: k.env,
+		c := corev1.Container{Name: k.name, Image: k.image, Ports: k.ports, Env: k.env,
 			Resources: corev1.ResourceRequirements{Requests: k.requests}, RestartPolicy: k.restartPolicy}
+		c.DeepCopyInto(&cs[i])
 	}
 	return cs
 }
 
 // recordOf is the record of pod, which keep has trimmed; it shares pod's maps, slices and
-// pointers (a pod stored is read-only from then on).
-func recordOf(pod *corev1.Pod) *podRecord {
-	return &podRecord{
+// pointers (a pod stored is read-only from then on). With from, the record pod was copied from
+// for a change of its status or deletion fields only, the record shares from's kept containers
+// instead of making them again.
+func recordOf(pod *corev1.Pod, from *podRecord) *podRecord {
+	r := &podRecord{
 		name: pod.Name, namespace: pod.Namespace, uid: pod.UID, annotations: pod.Annotations,
 		deletionTimestamp: pod.DeletionTimestamp, deletionGracePeriodSeconds: pod.DeletionGracePeriodSeconds,
 		nodeName: pod.Spec.NodeName, hostname: pod.Spec.Hostname, restartPolicy: pod.Spec.RestartPolicy,
 		terminationGracePeriodSeconds: pod.Spec.TerminationGracePeriodSeconds,
-		initContainers:                keptContainersOf(pod.Spec.InitContainers),
-		containers:                    keptContainersOf(pod.Spec.Containers),
 		status:                        pod.Status,
 	}
+	if from != nil {
+		r.initContainers, r.containers = from.initContainers, from.containers
+	} else {
+		r.initContainers, r.containers = keptContainersOf(pod.Spec.InitContainers), keptContainersOf(pod.Spec.Containers)
+	}
+	return r
 }
 
-// pod is the record as a pod, sharing the record's maps, slices and pointers: read-only, as the
-// record is (GetPod and GetPods copy it; a change copies it before changing it).
-func (r *podRecord) pod() *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: r.name, Namespace: r.namespace, UID: r.uid, Annotations: r.annotations,
-			DeletionTimestamp: r.deletionTimestamp, DeletionGracePeriodSeconds: r.deletionGracePeriodSeconds,
-		},
-		Spec: corev1.PodSpec{
-			NodeName: r.nodeName, Hostname: r.hostname, RestartPolicy: r.restartPolicy,
-			TerminationGracePeriodSeconds: r.terminationGracePeriodSeconds,
-			InitContainers:                containersOf(r.initContainers), Containers: containersOf(r.containers),
-		},
-		Status: r.status,
+// copyPod is a deep copy of the record as a pod: what GetPod and GetPods return, and what a
+// change of the pod starts from. The parts are copied from values on the stack, with no Pod
+// made only to be copied.
+func (r *podRecord) copyPod() *corev1.Pod {
+	meta := metav1.ObjectMeta{
+		Name: r.name, Namespace: r.namespace, UID: r.uid, Annotations: r.annotations,
+		DeletionTimestamp: r.deletionTimestamp, DeletionGracePeriodSeconds: r.deletionGracePeriodSeconds,
 	}
+	spec := corev1.PodSpec{
+		NodeName: r.nodeName, Hostname: r.hostname, RestartPolicy: r.restartPolicy,
+		TerminationGracePeriodSeconds: r.terminationGracePeriodSeconds,
+	}
+	pod := &corev1.Pod{}
+	meta.DeepCopyInto(&pod.ObjectMeta)
+	spec.DeepCopyInto(&pod.Spec)
+	pod.Spec.InitContainers, pod.Spec.Containers = copyContainers(r.initContainers), copyContainers(r.containers)
+	r.status.DeepCopyInto(&pod.Status)
+	return pod
 }

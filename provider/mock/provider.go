@@ -79,10 +79,11 @@ func New(cfg Config) (*Provider, error) {
 func (p *Provider) now() metav1.Time { return metav1.NewTime(p.cfg.Clock.Now()) }
 
 // storeLocked makes pod (read-only from now on) the current state of its entry, logs what
-// changed at now, and queues its notification. The entry keeps a record of it, not the pod.
-func (p *Provider) storeLocked(key string, e *podEntry, pod *corev1.Pod, now time.Time) {
+// changed at now, and queues its notification. The entry keeps a record of it, not the pod;
+// from is recordOf's (the entry's record when pod's containers are copied from it).
+func (p *Provider) storeLocked(key string, e *podEntry, pod *corev1.Pod, now time.Time, from *podRecord) {
 	e.recordLocked(e.rec, pod, now)
-	e.rec = recordOf(pod)
+	e.rec = recordOf(pod, from)
 	p.bg.notifyLocked(key, pod)
 }
 
@@ -142,7 +143,7 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 		stored.Status = p.runningStatus(stored, nil, now)
 		p.scheduleFinishLocked(key, e, stored, now.Time)
 	}
-	p.storeLocked(key, e, stored, now.Time)
+	p.storeLocked(key, e, stored, now.Time, nil)
 	return nil
 }
 
@@ -172,7 +173,7 @@ func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
 	if e.terminating || podstatus.IsTerminal(&e.rec.status) {
 		return nil // nothing left to update
 	}
-	updated := e.rec.pod().DeepCopy()
+	updated := e.rec.copyPod()
 	updated.Spec, updated.Annotations = spec, annotations
 	if updated.Spec.NodeName == "" {
 		updated.Spec.NodeName = p.cfg.NodeName
@@ -194,7 +195,7 @@ func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
 			cs.State.Running = &corev1.ContainerStateRunning{StartedAt: now}
 		}
 	}
-	p.storeLocked(key, e, updated, now.Time)
+	p.storeLocked(key, e, updated, now.Time, nil) // the spec changed
 	return nil
 }
 
@@ -220,7 +221,7 @@ func (p *Provider) DeletePod(ctx context.Context, pod *corev1.Pod) error {
 	}
 	e.terminating = true
 	now := p.now()
-	stopping := e.rec.pod().DeepCopy()
+	stopping := e.rec.copyPod()
 	if pod.DeletionTimestamp != nil {
 		stopping.DeletionTimestamp = pod.DeletionTimestamp.DeepCopy()
 	} else {
@@ -231,19 +232,19 @@ func (p *Provider) DeletePod(ctx context.Context, pod *corev1.Pod) error {
 		stopping.DeletionGracePeriodSeconds = &grace
 	}
 	if delay := e.behaviour.shutdownDelay(stopping); delay > 0 && !podstatus.IsTerminal(&stopping.Status) {
-		p.storeLocked(key, e, stopping, now.Time)
+		p.storeLocked(key, e, stopping, now.Time, e.rec)
 		p.bg.scheduleLocked(now.Add(delay), key, stopping.UID, terminate)
 		return nil
 	}
 	e.recordLocked(e.rec, stopping, now.Time) // the stopping line, before the stopped one
-	e.rec = recordOf(stopping)
+	e.rec = recordOf(stopping, e.rec)
 	p.terminateLocked(key, e, now)
 	return nil
 }
 
 // terminateLocked ends a deleted pod's containers, reports it and forgets it.
 func (p *Provider) terminateLocked(key string, e *podEntry, now metav1.Time) {
-	done := e.rec.pod().DeepCopy()
+	done := e.rec.copyPod()
 	if !podstatus.IsTerminal(&done.Status) {
 		done.Status = terminatedStatus(done.Status, e.behaviour.exitCode, now)
 	}
@@ -264,16 +265,22 @@ func (p *Provider) GetPod(ctx context.Context, namespace, name string) (*corev1.
 	if !ok {
 		return nil, provider.NotFound("mock: pod %s/%s", namespace, name)
 	}
-	return rec.pod().DeepCopy(), nil
+	return rec.copyPod(), nil
 }
 
 // GetPodStatus returns a copy of the pod's current status.
 func (p *Provider) GetPodStatus(ctx context.Context, namespace, name string) (*corev1.PodStatus, error) {
-	pod, err := p.GetPod(ctx, namespace, name)
-	if err != nil {
-		return nil, err
+	p.mu.Lock()
+	e, ok := p.pods[podutil.BuildFullName(name, namespace)]
+	var rec *podRecord
+	if ok {
+		rec = e.rec // immutable: copied outside the lock
 	}
-	return &pod.Status, nil
+	p.mu.Unlock()
+	if !ok {
+		return nil, provider.NotFound("mock: pod %s/%s", namespace, name)
+	}
+	return rec.status.DeepCopy(), nil
 }
 
 // GetPods returns a copy of every pod the provider runs, including finished ones not yet deleted.
@@ -286,7 +293,7 @@ func (p *Provider) GetPods(ctx context.Context) ([]*corev1.Pod, error) {
 	p.mu.Unlock()
 	pods := make([]*corev1.Pod, len(recs))
 	for i, rec := range recs {
-		pods[i] = rec.pod().DeepCopy()
+		pods[i] = rec.copyPod()
 	}
 	return pods, nil
 }
