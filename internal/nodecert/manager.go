@@ -53,6 +53,11 @@ type Manager struct {
 	// renewNow is set when the current pair must be replaced at the first chance (it is the
 	// bootstrap pair, or there is none); only Run's goroutine reads and clears it.
 	renewNow bool
+	// issuedShort is the pair last issued without all the template asks (a signer that leaves
+	// out an address or an organization). It is renewed at its deadline like any other: asked
+	// for again at once, the signer would answer the same, and every answer would bring the
+	// next request — a new key and CSR a round trip apart. Only Run's goroutine uses it.
+	issuedShort *tls.Certificate
 }
 
 // managerConfig is what newManager needs.
@@ -161,7 +166,7 @@ func (m *Manager) nextRenewal() time.Time {
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if !satisfies(m.cert, m.template) {
+	if !satisfies(m.cert, m.template) && m.cert != m.issuedShort {
 		return m.clock.Now()
 	}
 	return renewalDeadline(m.cert.Leaf.NotBefore, m.cert.Leaf.NotAfter, m.randFloat())
@@ -205,5 +210,10 @@ func (m *Manager) renew(ctx context.Context) error {
 	m.cert, m.renewNow = cert, false
 	m.mu.Unlock()
 	klog.FromContext(ctx).Info("Certificate renewed", "csr", csr.Name, "notAfter", cert.Leaf.NotAfter)
+	if !satisfies(cert, m.template) {
+		m.issuedShort = cert
+		klog.FromContext(ctx).Info("Warning: the issued certificate lacks names or addresses the request asked for; it is used until its renewal deadline",
+			"csr", csr.Name, "dnsNames", cert.Leaf.DNSNames, "ipAddresses", cert.Leaf.IPAddresses, "organization", cert.Leaf.Subject.Organization)
+	}
 	return nil
 }

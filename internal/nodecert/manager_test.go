@@ -7,8 +7,10 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"math/big"
 	"testing"
 	"time"
 
@@ -213,4 +215,39 @@ func TestManagerKeepsAStoredPair(t *testing.T) {
 	mt.stop()
 	mt.clk.Step(2 * time.Hour)
 	assert.Nil(t, mt.m.Current(), "expired")
+}
+
+// TestManagerIssuedShortIsRenewedAtItsDeadline: a certificate issued without all the request
+// asked for (here without the organization) is used until its deadline, not asked for again
+// at once: the signer would answer the same, request after request.
+func TestManagerIssuedShortIsRenewedAtItsDeadline(t *testing.T) {
+	mt := newManagerTest(t, nil, nil, nil)
+	mt.run()
+	require.Eventually(t, func() bool { return count(mt.client, "create") >= 1 }, 10*time.Second, time.Millisecond)
+	list, err := mt.client.CertificatesV1().CertificateSigningRequests().List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	require.Len(t, list.Items, 1)
+	req, err := parseRequest(list.Items[0].Spec.Request)
+	require.NoError(t, err)
+	now := mt.clk.Now()
+	der, err := x509.CreateCertificate(rand.Reader, &x509.Certificate{
+		SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: req.Subject.CommonName},
+		NotBefore: now, NotAfter: now.Add(100 * time.Hour), ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}, mt.ca.cert, req.PublicKey, mt.ca.key)
+	require.NoError(t, err)
+	approve(t, mt.client, list.Items[0].Name, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+	short := mt.currentIssued()
+	assert.Empty(t, short.Leaf.Subject.Organization)
+
+	mt.waiting()
+	assert.Equal(t, 1, count(mt.client, "create"), "not asked for again at once")
+	mt.clk.Step(79 * time.Hour)
+	assert.Equal(t, 1, count(mt.client, "create"), "nor before its deadline")
+	mt.clk.Step(time.Hour)
+	mt.issue(2, 100*time.Hour)
+	require.Eventually(t, func() bool {
+		cur := mt.m.Current()
+		return cur != nil && len(cur.Leaf.Subject.Organization) == 1
+	}, 10*time.Second, time.Millisecond, "renewed at its deadline")
+	mt.stop()
 }
