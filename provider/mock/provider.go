@@ -255,32 +255,31 @@ func (p *Provider) terminateLocked(key string, e *podEntry, now metav1.Time) {
 
 // GetPod returns a copy of the pod as the provider runs it.
 func (p *Provider) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
-	p.mu.Lock()
-	e, ok := p.pods[podutil.BuildFullName(name, namespace)]
-	var rec *podRecord
-	if ok {
-		rec = e.rec // immutable: copied outside the lock
-	}
-	p.mu.Unlock()
-	if !ok {
-		return nil, provider.NotFound("mock: pod %s/%s", namespace, name)
+	rec, err := p.record(namespace, name)
+	if err != nil {
+		return nil, err
 	}
 	return rec.copyPod(), nil
 }
 
 // GetPodStatus returns a copy of the pod's current status.
 func (p *Provider) GetPodStatus(ctx context.Context, namespace, name string) (*corev1.PodStatus, error) {
-	p.mu.Lock()
-	e, ok := p.pods[podutil.BuildFullName(name, namespace)]
-	var rec *podRecord
-	if ok {
-		rec = e.rec // immutable: copied outside the lock
+	rec, err := p.record(namespace, name)
+	if err != nil {
+		return nil, err
 	}
-	p.mu.Unlock()
+	return rec.status.DeepCopy(), nil
+}
+
+// record is the pod's current record, immutable: the caller copies from it outside the lock.
+func (p *Provider) record(namespace, name string) (*podRecord, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e, ok := p.pods[podutil.BuildFullName(name, namespace)]
 	if !ok {
 		return nil, provider.NotFound("mock: pod %s/%s", namespace, name)
 	}
-	return rec.status.DeepCopy(), nil
+	return e.rec, nil
 }
 
 // GetPods returns a copy of every pod the provider runs, including finished ones not yet deleted.
