@@ -198,14 +198,7 @@ func TestServingCertificateReload(t *testing.T) {
 	}
 	write("first")
 	srv := serve(t, Config{TLSCertFile: certFile, TLSPrivateKeyFile: keyFile, Anonymous: true, AuthorizationMode: AuthorizationModeAlwaysAllow})
-	served := func() string {
-		conn, err := tls.Dial("tcp", srv.Addr(), &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the name is what is looked at
-		if err != nil {
-			return err.Error()
-		}
-		defer conn.Close()
-		return conn.ConnectionState().PeerCertificates[0].Subject.CommonName
-	}
+	served := func() string { return servedName(srv.Addr()) }
 	assert.Equal(t, "first", served())
 	write("second")
 	assert.Eventually(t, func() bool { return served() == "second" }, 10*time.Second, 50*time.Millisecond)
@@ -229,4 +222,14 @@ func TestRunFailsWhenThePortIsTaken(t *testing.T) {
 	default:
 	}
 	verifyNoLeaks(t, baseline)
+}
+
+// servedName is the common name of the certificate served at addr, or the error dialling it.
+func servedName(addr string) string {
+	conn, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true}) //nolint:gosec // the name is what is looked at
+	if err != nil {
+		return err.Error()
+	}
+	defer conn.Close()
+	return conn.ConnectionState().PeerCertificates[0].Subject.CommonName
 }
