@@ -6,11 +6,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/vk-static/vk-static/internal/watchstore"
 	"github.com/vk-static/vk-static/kubeclient"
 )
 
@@ -28,14 +27,7 @@ type ServiceWatch struct {
 // built here because that package takes the full clientset.
 func NewServiceWatch(client kubeclient.Interface) *ServiceWatch {
 	services := client.Services(metav1.NamespaceAll)
-	lw := cache.ToListWatcherWithWatchListSemantics(&cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-			return services.List(ctx, opts)
-		},
-		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
-			return services.Watch(ctx, opts)
-		},
-	}, client)
+	lw := watchstore.NewListWatch(client, "", services.List, services.Watch)
 	inf := cache.NewSharedIndexInformerWithOptions(lw, &corev1.Service{}, cache.SharedIndexInformerOptions{
 		Identifier: (*cache.InformerName)(nil).WithResource(corev1.SchemeGroupVersion.WithResource("services")),
 	})
