@@ -173,7 +173,7 @@ func TestForeignMountBelowThePodDirectoryKeepsIt(t *testing.T) {
 	assert.FileExists(t, held, "nothing deleted through the mount")
 
 	reg := prometheus.NewRegistry()
-	newMetrics(reg, h.p)
+	newMetrics().register(reg, h.p)
 	n, err := testutil.GatherAndCount(reg, "vk_static_pods_not_cleaned_up")
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)

@@ -46,7 +46,7 @@ func TestUnreadableRecordKeepsItsContainers(t *testing.T) {
 			e := h.waitEvent(reasonRecordUnreadable)
 			assert.Contains(t, e, "2 container(s) are kept")
 			reg := prometheus.NewRegistry()
-			newMetrics(reg, h.p)
+			newMetrics().register(reg, h.p)
 			assert.Equal(t, 1.0, gaugeValue(t, reg, "vk_static_unreadable_pod_records"))
 
 			// The sources create it again: its containers are adopted as they run.
@@ -71,7 +71,7 @@ func TestUnreadableRecordWithNothingInTheRuntimeIsSkipped(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(h.root, "pods", "gone"), 0o750))
 	h.start()
 	reg := prometheus.NewRegistry()
-	newMetrics(reg, h.p)
+	newMetrics().register(reg, h.p)
 	assert.Equal(t, 0.0, gaugeValue(t, reg, "vk_static_unreadable_pod_records"))
 	assert.DirExists(t, filepath.Join(h.root, "pods", "gone"), "left as it is")
 }

@@ -19,17 +19,22 @@ const (
 	cleanupStepDirectory = "directory"
 )
 
-// newMetrics registers the lifecycle's metrics with reg (none when nil); the gauges are read
-// from p at scrape time, so that no hot path maintains counts.
-func newMetrics(reg prometheus.Registerer, p *Provider) *metrics {
-	m := &metrics{
+func newMetrics() *metrics {
+	return &metrics{
 		cleanupFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vk_static_pod_cleanup_failures_total",
 			Help: "Attempts to remove a stopped pod's containers, sandbox, volumes or directory that failed (the pod is kept and tried again), by step.",
 		}, []string{"step"}),
 	}
+}
+
+// register registers m with reg (nowhere when nil), once New can no longer fail: a failed New
+// that had registered them would leave a provider that does not exist answering scrapes, and
+// make the next New on the same registry fail with duplicate metrics. The gauges are read
+// from p at scrape time, so that no hot path maintains counts.
+func (m *metrics) register(reg prometheus.Registerer, p *Provider) {
 	if reg == nil {
-		return m
+		return
 	}
 	notCleanedUp := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "vk_static_pods_not_cleaned_up",
@@ -54,7 +59,6 @@ func newMetrics(reg prometheus.Registerer, p *Provider) *metrics {
 		return float64(len(p.kept))
 	})
 	reg.MustRegister(m.cleanupFailures, notCleanedUp, unreadable)
-	return m
 }
 
 func (m *metrics) cleanupFailed(step string) {

@@ -130,7 +130,7 @@ func New(ctx context.Context, cfg Config) (_ *Provider, err error) {
 		restarts:   backoff.NewKeyed[containerKey](crashLoop, backoffReset, cfg.Clock),
 		imagePulls: backoff.NewKeyed[imageKey](imagePullBackoff, 2*imagePullBackoff.Max, cfg.Clock),
 	}
-	p.metrics = newMetrics(cfg.Registerer, p)
+	p.metrics = newMetrics() // restore counts cleanup failures already
 	p.eviction = newEvictionManager(cfg, p)
 	p.probes = probe.NewManager(cfg.Clock, p.onProbe, probe.WithEvents(p.onProbeEvent))
 	p.close = sync.OnceValue(func() error {
@@ -143,6 +143,7 @@ func New(ctx context.Context, cfg Config) (_ *Provider, err error) {
 		p.probes.Close() // the runtime is closed by the deferred call
 		return nil, err
 	}
+	p.metrics.register(cfg.Registerer, p)
 	return p, nil
 }
 
