@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/utils/clock"
@@ -23,6 +24,9 @@ var errNoPair = errors.New("no certificate and key")
 // version of this agent, keeps working and the other way round:
 //
 //   - <prefix>-<yyyy-mm-dd-hh-mm-ss>.pem: one pair per issue, certificate chain then key, 0600;
+//     never written over once it exists (a second pair within the same second gets the name
+//     with -1, -2, … added), because it may be the file current points at, which readers open
+//     at any time;
 //   - <prefix>-current.pem: a symlink to the newest, by absolute path; kubeconfigs and the
 //     operator's tools name this path, never a timestamped one;
 //   - <prefix>-updated.pem: the new symlink while it replaces the current one, renamed over it
@@ -114,12 +118,13 @@ func (s *store) Update(certPEM, keyPEM []byte) (*tls.Certificate, error) {
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return nil, err
 	}
-	path := s.path(s.clock.Now().Format("2006-01-02-15-04-05"))
-	if err := writeSynced(path, data); err != nil {
+	path, err := writeNew(s.path(s.clock.Now().Format("2006-01-02-15-04-05")), data)
+	if err != nil {
 		return nil, err
 	}
 	cert, err := loadPair(path, path)
 	if err != nil {
+		_ = os.Remove(path) // not a pair (a key of another certificate): never current
 		return nil, err
 	}
 	if err := s.point(path); err != nil {
@@ -128,13 +133,46 @@ func (s *store) Update(certPEM, keyPEM []byte) (*tls.Certificate, error) {
 	return cert, nil
 }
 
-// writeSynced writes data to path (mode 0600) and syncs it: the symlink must never name a
-// file a power loss left empty.
-func writeSynced(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+// maxSameSecond bounds the names writeNew tries for one second; more pairs than that in a
+// second is a loop gone wrong, better an error than a directory filling up.
+const maxSameSecond = 100
+
+// writeNew writes data to a file that did not exist, path or, if that exists, path with -1,
+// -2, … before its .pem, and returns the name it used. client-go's FileStore names the file
+// by the second too but opens it with O_TRUNC: two pairs stored within one second (the
+// bootstrap pair, then its first renewal; a quick retry) rewrote in place the file current
+// pointed at, and a reader in between found half a file or the new certificate with the old
+// key. O_EXCL makes each pair a file of its own; current moves to it only once it is whole.
+// Nothing reads these names but through current, so the suffix is no one's concern.
+func writeNew(path string, data []byte) (string, error) {
+	base := strings.TrimSuffix(path, ".pem")
+	for i := 0; i < maxSameSecond; i++ {
+		name := path
+		if i > 0 {
+			name = fmt.Sprintf("%s-%d.pem", base, i)
+		}
+		err := writeSynced(name, data)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return name, err
+	}
+	return "", fmt.Errorf("%s: %d pairs stored within one second", path, maxSameSecond)
+}
+
+// writeSynced writes data to a new file path (mode 0600) and syncs it: the symlink must never
+// name a file a power loss left empty. It fails with fs.ErrExist if path exists. A file it
+// could not finish is removed: it has a name of its own, which current never pointed at.
+func writeSynced(path string, data []byte) (err error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return err
 	}
+	defer func() {
+		if err != nil {
+			_ = os.Remove(path)
+		}
+	}()
 	_, err = f.Write(data)
 	if err == nil {
 		err = f.Sync()

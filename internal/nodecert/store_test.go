@@ -139,3 +139,39 @@ func TestStoreRefusesBadInput(t *testing.T) {
 	_, err = s.Current()
 	assert.True(t, errors.Is(err, errNoPair), "nothing became current: %v", err)
 }
+
+// TestStoreSameSecond: pairs stored within one second (the bootstrap pair and its first
+// renewal; a quick retry) each get a file of their own. The file current pointed at is never
+// written over, so a reader that opened it, or follows the link, finds a whole pair that
+// matches; the names stay the kubelet's, which client-go's store reads.
+func TestStoreSameSecond(t *testing.T) {
+	dir := t.TempDir()
+	clk := testingclock.NewFakePassiveClock(time.Date(2026, 11, 25, 18, 4, 5, 0, time.Local))
+	s, err := newStore(dir, ClientPairName, clk)
+	require.NoError(t, err)
+	var files []string
+	var pems [][]byte
+	for _, cn := range []string{"system:node:a", "system:node:b", "system:node:c"} {
+		certPEM, keyPEM := pair(t, cn, time.Now().Add(time.Hour))
+		_, err := s.Update(certPEM, keyPEM)
+		require.NoError(t, err)
+		link, err := os.Readlink(s.CurrentPath())
+		require.NoError(t, err)
+		files, pems = append(files, link), append(pems, append(certPEM, keyPEM...))
+	}
+	assert.Equal(t, []string{
+		filepath.Join(dir, "kubelet-client-2026-11-25-18-04-05.pem"),
+		filepath.Join(dir, "kubelet-client-2026-11-25-18-04-05-1.pem"),
+		filepath.Join(dir, "kubelet-client-2026-11-25-18-04-05-2.pem"),
+	}, files, "a file per pair")
+	for i, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		assert.Equal(t, string(pems[i]), string(data), "%s kept its pair", f)
+	}
+	theirs, err := certificate.NewFileStore(ClientPairName, dir, dir, "", "")
+	require.NoError(t, err)
+	cur, err := theirs.Current()
+	require.NoError(t, err)
+	assert.Equal(t, "system:node:c", cur.Leaf.Subject.CommonName, "client-go reads the newest")
+}
