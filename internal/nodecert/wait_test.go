@@ -2,6 +2,7 @@ package nodecert
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,11 +24,17 @@ type waitResult struct {
 
 func startWaiting(t *testing.T, ctx context.Context, client CSRClient, name string) <-chan waitResult {
 	t.Helper()
+	return startWaitingOn(t, ctx, client, name, testingclock.NewFakeClock(time.Now()))
+}
+
+// startWaitingOn is startWaiting with the wait's pauses on clk.
+func startWaitingOn(t *testing.T, ctx context.Context, client CSRClient, name string, clk *testingclock.FakeClock) <-chan waitResult {
+	t.Helper()
 	csr, err := client.Create(ctx, &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	done := make(chan waitResult, 1)
 	go func() {
-		cert, err := waitForCertificate(ctx, client, csr, testingclock.NewFakeClock(time.Now()))
+		cert, err := waitForCertificate(ctx, client, csr, clk)
 		done <- waitResult{cert, err}
 	}()
 	return done
@@ -106,7 +113,7 @@ func TestWaitAlreadyIssued(t *testing.T) {
 }
 
 // TestWaitRewatchesAClosedWatch: the API server ends watches after a while; the wait reads the
-// request again and watches anew.
+// request again and watches anew, at once.
 func TestWaitRewatchesAClosedWatch(t *testing.T) {
 	client := newFakeClientset()
 	first := watch.NewFake()
@@ -118,9 +125,11 @@ func TestWaitRewatchesAClosedWatch(t *testing.T) {
 		opened = true
 		return true, first, nil
 	})
-	done := startWaiting(t, context.Background(), client.CertificatesV1().CertificateSigningRequests(), "req")
+	clk := testingclock.NewFakeClock(time.Now())
+	done := startWaitingOn(t, context.Background(), client.CertificatesV1().CertificateSigningRequests(), "req", clk)
 	watching(t, client, 1)
 	gets := count(client, "get")
+	clk.Step(usefulWatch) // the API server's timeout
 	first.Stop()
 	watching(t, client, 2)
 	assert.Greater(t, count(client, "get"), gets, "read again before watching again")
@@ -165,4 +174,46 @@ func TestWaitEndsWithTheContext(t *testing.T) {
 	watching(t, client, 1)
 	cancel()
 	require.ErrorIs(t, result(t, done).err, context.Canceled)
+}
+
+// TestWaitBacksOffWatchesThatEndAtOnce: a watch that ends at once without an event (a proxy
+// that cuts long requests) is read and watched again after a pause that doubles, not in a
+// hot loop against the API server.
+func TestWaitBacksOffWatchesThatEndAtOnce(t *testing.T) {
+	client := newFakeClientset()
+	var cut atomic.Bool
+	cut.Store(true)
+	client.PrependWatchReactor("certificatesigningrequests", func(k8stesting.Action) (bool, watch.Interface, error) {
+		if !cut.Load() {
+			return false, nil, nil // the tracker's watch
+		}
+		w := watch.NewFake()
+		w.Stop() // closed before it is read: no event
+		return true, w, nil
+	})
+	clk := testingclock.NewFakeClock(time.Now())
+	done := startWaitingOn(t, context.Background(), client.CertificatesV1().CertificateSigningRequests(), "req", clk)
+	paused := func(watches int) {
+		t.Helper()
+		watching(t, client, watches)
+		require.Eventually(t, clk.HasWaiters, 10*time.Second, time.Millisecond, "paused after watch %d", watches)
+		assert.Equal(t, watches, count(client, "watch"), "no watch during the pause")
+	}
+	paused(1)
+	clk.Step(time.Second)
+	paused(2)
+	clk.Step(time.Second)
+	assert.Equal(t, 2, count(client, "watch"), "the second pause is 2 s")
+	clk.Step(time.Second)
+	paused(3)
+	clk.Step(3 * time.Second)
+	assert.Equal(t, 3, count(client, "watch"), "the third pause is 4 s")
+
+	cut.Store(false)
+	clk.Step(time.Second)
+	watching(t, client, 4)
+	approve(t, client, "req", []byte("issued"))
+	r := result(t, done)
+	require.NoError(t, r.err)
+	assert.Equal(t, []byte("issued"), r.cert)
 }
