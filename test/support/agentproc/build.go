@@ -17,9 +17,13 @@ const BuildTags = "grpcnotrace"
 
 // BuildAgent builds the vk-static binary with the race detector into dir, for an end-to-end
 // test package's TestMain, and returns its path; the go tool's output goes to stderr.
+//
+// The race detector needs cgo, which make build leaves out; netgo and osusergo keep the two
+// things cgo would change, net's resolver and os/user's lookups, the pure-Go ones the
+// released binary runs, so that the agent under test resolves and looks up as it does.
 func BuildAgent(dir string) (string, error) {
 	binary := filepath.Join(dir, "vk-static")
-	return binary, goBuild(nil, "-race", "-tags", BuildTags, "-o", binary, "github.com/vk-static/vk-static/cmd/vk-static")
+	return binary, goBuild(nil, "-race", "-tags", BuildTags+",netgo,osusergo", "-o", binary, "github.com/vk-static/vk-static/cmd/vk-static")
 }
 
 // buildSupervisor builds vk-static-supervisor into dir as make build does: without cgo (and so
