@@ -10,8 +10,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/vk-static/vk-static/kubeclient"
 	"github.com/vk-static/vk-static/podstatus"
 	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/provider"
@@ -280,9 +282,7 @@ func (c *PodController) deleteAPIPod(ctx context.Context, key string, pod *corev
 	if done {
 		return nil // sent already; the pod manager has yet to see it gone
 	}
-	opts := metav1.NewDeleteOptions(0)
-	opts.Preconditions = metav1.NewUIDPreconditions(string(pod.UID))
-	err := c.cfg.Client.Pods(pod.Namespace).Delete(ctx, pod.Name, *opts)
+	err := deletePod(ctx, c.cfg.Client, pod)
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		c.deletedMu.Lock()
 		if c.deleted[key] == pod.UID {
@@ -293,6 +293,20 @@ func (c *PodController) deleteAPIPod(ctx context.Context, key string, pod *corev
 	}
 	klog.FromContext(ctx).V(2).Info("Deleted terminated pod from the API server", "uid", pod.UID)
 	return nil
+}
+
+// deletePod deletes pod with grace 0 and its UID as precondition. The API server answers with
+// the pod, which nobody here reads (the watch brings the deletion): through a real REST client
+// the answer is asked for as the pod's metadata only and dropped unread
+// (kubeclient.SendDroppingAnswer), as the status patch's. A client without one (client-go's
+// fake) takes the typed path.
+func deletePod(ctx context.Context, client kubeclient.Interface, pod *corev1.Pod) error {
+	opts := metav1.NewDeleteOptions(0)
+	opts.Preconditions = metav1.NewUIDPreconditions(string(pod.UID))
+	if rc, ok := client.CoreRESTClient().(*rest.RESTClient); ok && rc != nil {
+		return kubeclient.SendDroppingAnswer(ctx, rc.Delete().Namespace(pod.Namespace).Resource("pods").Name(pod.Name).Body(opts))
+	}
+	return client.Pods(pod.Namespace).Delete(ctx, pod.Name, *opts)
 }
 
 // forgetDeleted drops the record of key's DELETE once the pod is gone or not being deleted.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"sync"
 	"time"
 
@@ -333,30 +332,17 @@ func buildStatus(spec *corev1.PodSpec, current, reported *corev1.PodStatus, now 
 }
 
 // patchPodStatus sends a strategic-merge patch to the pod's status subresource. The API
-// server answers with the whole pod, which nobody here reads (the watch brings the pod back):
-// through a real REST client the answer is neither decoded — at 1000 pods starting, decoding
-// it was a fifth of the agent's allocations (docs/performance.md, "Closing the gaps to the
-// floor") — nor read into memory. A client without one (client-go's fake) takes the typed
-// path.
+// server answers with the pod, which nobody here reads (the watch brings the pod back):
+// through a real REST client the answer is asked for as the pod's metadata only and dropped
+// unread (kubeclient.SendDroppingAnswer) — at 1000 pods starting, decoding the whole pod was
+// a fifth of the agent's allocations (docs/performance.md, "Closing the gaps to the floor").
+// A client without one (client-go's fake) takes the typed path.
 func patchPodStatus(ctx context.Context, client kubeclient.Interface, namespace, name string, patch []byte) error {
 	if rc, ok := client.CoreRESTClient().(*rest.RESTClient); ok && rc != nil {
-		return sendDroppingAnswer(ctx, rc.Patch(types.StrategicMergePatchType).Namespace(namespace).
+		return kubeclient.SendDroppingAnswer(ctx, rc.Patch(types.StrategicMergePatchType).Namespace(namespace).
 			Resource("pods").Name(name).SubResource("status").Body(patch))
 	}
 	_, err := client.Pods(namespace).Patch(ctx, name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status")
-	return err
-}
-
-// sendDroppingAnswer sends req and drops the API server's answer unread: Stream, not Do, as
-// Do reads the whole answer into memory first. An error answer is still an API error
-// (apierrors.IsNotFound and the like see it).
-func sendDroppingAnswer(ctx context.Context, req *rest.Request) error {
-	body, err := req.Stream(ctx)
-	if err != nil {
-		return err
-	}
-	defer body.Close()
-	_, err = io.Copy(io.Discard, body) // to its end, so that the connection's stream is done
 	return err
 }
 
