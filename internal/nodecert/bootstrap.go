@@ -14,6 +14,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	certutil "k8s.io/client-go/util/cert"
 	"k8s.io/client-go/util/keyutil"
 	"k8s.io/klog/v2"
@@ -61,6 +62,10 @@ type BootstrapConfig struct {
 	Backoff wait.Backoff
 	// Clock times the back-off; nil means the real clock.
 	Clock clock.Clock
+
+	// newClient is the client of the bootstrap credentials; nil means newCSRClient. Tests set
+	// it to a fake.
+	newClient func(*rest.Config) (CSRClient, error)
 }
 
 // Bootstrap is the kubelet's LoadClientCert: it makes sure KubeconfigPath names a usable client
@@ -92,12 +97,15 @@ func Bootstrap(ctx context.Context, c BootstrapConfig) error {
 		return fmt.Errorf("--cert-dir: private key: %w", err)
 	}
 
-	backoff, clk := c.Backoff, c.Clock
+	backoff, clk, newClient := c.Backoff, c.Clock, c.newClient
 	if backoff.Duration == 0 {
 		backoff = DefaultBootstrapBackoff()
 	}
 	if clk == nil {
 		clk = clock.RealClock{}
+	}
+	if newClient == nil {
+		newClient = newCSRClient
 	}
 	for {
 		// Read again on every attempt: an operator may fix the token while the agent waits.
@@ -105,7 +113,7 @@ func Bootstrap(ctx context.Context, c BootstrapConfig) error {
 		if err != nil {
 			return fmt.Errorf("--bootstrap-kubeconfig: %w", err)
 		}
-		client, err := newCSRClient(bootstrap)
+		client, err := newClient(bootstrap)
 		if err != nil {
 			return fmt.Errorf("--bootstrap-kubeconfig: %w", err)
 		}
@@ -124,6 +132,21 @@ func Bootstrap(ctx context.Context, c BootstrapConfig) error {
 			// The same key would find the same denied request again: leave nothing behind.
 			_ = os.Remove(keyPath)
 			return err
+		}
+		if errors.Is(err, errOtherRequest) {
+			// The request of this key's name is not one this key can use (its certificate
+			// expired: issued to an agent that stopped before storing it; or someone else's
+			// request took the name). The name comes from the key, so the same key would find
+			// it again until an operator deleted it: a new key makes a new request.
+			if rmErr := os.Remove(keyPath); rmErr != nil && !os.IsNotExist(rmErr) {
+				return fmt.Errorf("--cert-dir: private key: %w", rmErr)
+			}
+			newKeyPEM, _, keyErr := keyutil.LoadOrGenerateKeyFile(keyPath)
+			if keyErr != nil {
+				return fmt.Errorf("--cert-dir: private key: %w", keyErr)
+			}
+			keyPEM = newKeyPEM
+			logger.Info("The certificate signing request of the bootstrap key cannot be used: the next attempt requests with a new key", "err", err)
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()

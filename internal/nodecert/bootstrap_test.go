@@ -2,6 +2,7 @@ package nodecert
 
 import (
 	"context"
+	"crypto"
 	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
@@ -13,8 +14,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	certutil "k8s.io/client-go/util/cert"
+	"k8s.io/client-go/util/keyutil"
 	testingclock "k8s.io/utils/clock/testing"
 )
 
@@ -91,4 +97,98 @@ func TestDefaultBootstrapBackoff(t *testing.T) {
 		got := b.Step()
 		assert.True(t, got >= want && got <= want+want/10, "delay %d: %v, want %v plus up to a tenth", i+1, got, want)
 	}
+}
+
+// TestBootstrapReplacesAKeyWhoseRequestCannotBeUsed: the request named after the bootstrap key
+// exists but is of no use — its certificate expired (the agent stopped before storing it, and
+// stayed down), or another key signed it. The next attempt makes a new key, hence a request of
+// another name, instead of finding the same one until an operator deletes it.
+func TestBootstrapReplacesAKeyWhoseRequestCannotBeUsed(t *testing.T) {
+	for name, existing := range map[string]func(t *testing.T, ca *testCA, ourKey []byte) (csrPEM, certPEM []byte){
+		"expired certificate": func(t *testing.T, ca *testCA, ourKey []byte) ([]byte, []byte) {
+			csrPEM := nodeCSR(t, ourKey)
+			return csrPEM, ca.sign(t, csrPEM, time.Now().Add(-2*time.Hour), time.Now().Add(-time.Hour))
+		},
+		"another key": func(t *testing.T, ca *testCA, ourKey []byte) ([]byte, []byte) {
+			other, err := keyutil.MakeEllipticPrivateKeyPEM()
+			require.NoError(t, err)
+			return nodeCSR(t, other), nil
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			certDir, kubeconfig, bootstrap := filepath.Join(dir, "pki"), filepath.Join(dir, "node.kubeconfig"), filepath.Join(dir, "bootstrap.kubeconfig")
+			writeKubeconfig(t, bootstrap, &clientcmdapi.AuthInfo{Token: "abcdef.0123456789abcdef"})
+			require.NoError(t, os.MkdirAll(certDir, 0o700))
+			keyPEM, err := keyutil.MakeEllipticPrivateKeyPEM()
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join(certDir, tmpKeyFile), keyPEM, 0o600))
+			key, err := keyutil.ParsePrivateKeyPEM(keyPEM)
+			require.NoError(t, err)
+			oldName, err := requestName(key.(crypto.Signer).Public(), nodeSubject("node-a"), clientUsages(key))
+			require.NoError(t, err)
+
+			ca, client := newTestCA(t), newFakeClientset()
+			csrs := client.CertificatesV1().CertificateSigningRequests()
+			csrPEM, certPEM := existing(t, ca, keyPEM)
+			_, err = csrs.Create(context.Background(), &certificatesv1.CertificateSigningRequest{
+				ObjectMeta: metav1.ObjectMeta{Name: oldName},
+				Spec:       certificatesv1.CertificateSigningRequestSpec{Request: csrPEM, SignerName: certificatesv1.KubeAPIServerClientKubeletSignerName},
+			}, metav1.CreateOptions{})
+			require.NoError(t, err)
+			if certPEM != nil {
+				approve(t, client, oldName, certPEM)
+			}
+
+			clk := testingclock.NewFakeClock(time.Now())
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() {
+				done <- Bootstrap(ctx, BootstrapConfig{
+					KubeconfigPath: kubeconfig, BootstrapKubeconfigPath: bootstrap, CertDir: certDir, NodeName: "node-a",
+					Backoff:   wait.Backoff{Duration: time.Second, Factor: 2, Steps: 10, Cap: time.Minute},
+					Clock:     clk,
+					newClient: func(*rest.Config) (CSRClient, error) { return csrs, nil },
+				})
+			}()
+			require.Eventually(t, clk.HasWaiters, 10*time.Second, time.Millisecond, "first attempt failed, waiting")
+			clk.Step(time.Second)
+			var newReq *certificatesv1.CertificateSigningRequest
+			require.Eventually(t, func() bool {
+				list, err := csrs.List(context.Background(), metav1.ListOptions{})
+				if err != nil {
+					return false
+				}
+				for i := range list.Items {
+					if list.Items[i].Name != oldName {
+						newReq = &list.Items[i]
+					}
+				}
+				return newReq != nil
+			}, 10*time.Second, time.Millisecond, "a request of another name")
+			approve(t, client, newReq.Name, ca.sign(t, newReq.Spec.Request, time.Now().Add(-time.Minute), time.Now().Add(time.Hour)))
+			select {
+			case err := <-done:
+				require.NoError(t, err)
+			case <-time.After(10 * time.Second):
+				t.Fatal("Bootstrap did not return once the new request was issued")
+			}
+			usable, why := kubeconfigUsable(kubeconfig)
+			assert.True(t, usable, why)
+			_, err = os.Stat(filepath.Join(certDir, tmpKeyFile))
+			assert.True(t, os.IsNotExist(err), "the new request's key is stored, not left behind: %v", err)
+		})
+	}
+}
+
+// nodeCSR is a certificate request for system:node:node-a signed by the key keyPEM.
+func nodeCSR(t *testing.T, keyPEM []byte) []byte {
+	t.Helper()
+	key, err := keyutil.ParsePrivateKeyPEM(keyPEM)
+	require.NoError(t, err)
+	subject := nodeSubject("node-a")
+	csrPEM, err := certutil.MakeCSR(key, &subject, nil, nil)
+	require.NoError(t, err)
+	return csrPEM
 }

@@ -21,7 +21,8 @@
 // by the other: kubelet-client-current.pem (a symlink to the newest kubelet-client-<time>.pem,
 // certificate and key, mode 0600), kubelet-server-* for the serving pair, and
 // kubelet-client.key.tmp, the key of a bootstrap request still waiting, which a restarted agent
-// reuses so that it finds its own request again.
+// reuses so that it finds its own request again — unless that request is of no use (its
+// certificate expired, another key signed it): then a new key makes a new request.
 //
 // The smallest use, as cmd/vk-static does it:
 //

@@ -30,6 +30,11 @@ type request struct {
 	usages []certificatesv1.KeyUsage
 }
 
+// errOtherRequest is create's error when a request of the same name exists and is not the one
+// asked for: its certificate expired, or another key or subject signed it. The same request
+// would find it again forever; a caller with a named request makes a new key (a new name).
+var errOtherRequest = errors.New("is another request")
+
 // create creates the request, or, when one of the same name exists, takes that one if it is
 // the same request (same subject and signer, signed by the same key, its certificate if any
 // not expired): an agent restarted while its request waited for approval waits for that one
@@ -55,7 +60,7 @@ func create(ctx context.Context, client CSRClient, r request) (*certificatesv1.C
 		return nil, fmt.Errorf("certificate signing request %s exists but cannot be read: %w", r.name, err)
 	}
 	if err := sameRequest(existing, csr, r.key); err != nil {
-		return nil, fmt.Errorf("certificate signing request %s exists and is another request: %w", r.name, err)
+		return nil, fmt.Errorf("certificate signing request %s exists and %w: %w", r.name, errOtherRequest, err)
 	}
 	klog.FromContext(ctx).Info("Certificate signing request exists already, waiting for it", "csr", r.name)
 	return existing, nil
