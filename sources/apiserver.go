@@ -102,13 +102,15 @@ func (s *APISource) Run(ctx context.Context, out chan<- Snapshot) {
 // trimAPIPod is the watch store's transform for pods: it drops managedFields (about a fifth of a
 // pod's memory, read by nothing in the agent) and stamps kubernetes.io/config.source = "api"
 // (the kubelet marks every API pod so, mirror pods included). The object is the store's own,
-// freshly decoded, so it is modified in place. A pod without annotations gets apiSourceOnly.
+// freshly decoded, so it is modified in place. A pod without annotations gets apiSourceOnly, and
+// its low-cardinality values are shared with the other pods' (apiPodSharer).
 func trimAPIPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
 		return obj, nil
 	}
 	pod.ManagedFields = nil
+	apiPodValues.share(pod)
 	switch {
 	case len(pod.Annotations) == 0:
 		pod.Annotations = apiSourceOnly

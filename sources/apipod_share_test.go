@@ -1,0 +1,182 @@
+package sources
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+)
+
+// servedPod is pod i of the heap benchmark (agent.BenchmarkHeapPerAPIPod: one container, no
+// token) as the API server serves it once the agent has it Running: the API server's defaults,
+// and the status the agent wrote, its times in whole seconds as the API server keeps them.
+func servedPod(i int, started time.Time) *corev1.Pod {
+	at := metav1.NewTime(started.Truncate(time.Second))
+	uid := fmt.Sprintf("0b6f5c3e-%04x-4f7a-9c1e-%012x", i%0x10000, i)
+	conds := make([]corev1.PodCondition, 0, 5)
+	for _, t := range []corev1.PodConditionType{corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.PodReady, corev1.ContainersReady, corev1.PodScheduled} {
+		conds = append(conds, corev1.PodCondition{Type: t, Status: corev1.ConditionTrue, LastTransitionTime: at})
+	}
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: fmt.Sprintf("p-%d", i), Namespace: "heap-ns-5f7c2", UID: types.UID(uid),
+			ResourceVersion: fmt.Sprint(1000 + 3*i), CreationTimestamp: at,
+			Labels: map[string]string{"app": "vkbench"},
+			ManagedFields: []metav1.ManagedFieldsEntry{
+				{Manager: "agent.test", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", FieldsType: "FieldsV1"},
+			},
+		},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{
+				Name: "c", Image: "registry.k8s.io/pause:3.10", TerminationMessagePath: "/dev/termination-log",
+				TerminationMessagePolicy: corev1.TerminationMessageReadFile, ImagePullPolicy: corev1.PullIfNotPresent,
+			}},
+			RestartPolicy: corev1.RestartPolicyAlways, TerminationGracePeriodSeconds: ptr.To[int64](30),
+			DNSPolicy: corev1.DNSClusterFirst, ServiceAccountName: "default", DeprecatedServiceAccount: "default",
+			AutomountServiceAccountToken: ptr.To(false), NodeName: "heap-1000",
+			SecurityContext: &corev1.PodSecurityContext{}, SchedulerName: corev1.DefaultSchedulerName,
+			Tolerations: []corev1.Toleration{
+				{Key: corev1.TaintNodeNotReady, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
+				{Key: corev1.TaintNodeUnreachable, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: ptr.To[int64](300)},
+			},
+			Priority: ptr.To[int32](0), EnableServiceLinks: ptr.To(true),
+			PreemptionPolicy: ptr.To(corev1.PreemptLowerPriority),
+		},
+		Status: corev1.PodStatus{
+			Phase: corev1.PodRunning, Conditions: conds,
+			HostIP: "127.0.0.1", HostIPs: []corev1.HostIP{{IP: "127.0.0.1"}},
+			PodIP: fmt.Sprintf("10.%d.%d.%d", i>>16&0xff, i>>8&0xff, i&0xff), StartTime: &at,
+			PodIPs: []corev1.PodIP{{IP: fmt.Sprintf("10.%d.%d.%d", i>>16&0xff, i>>8&0xff, i&0xff)}},
+			ContainerStatuses: []corev1.ContainerStatus{{
+				Name: "c", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: at}},
+				Ready: true, Image: "registry.k8s.io/pause:3.10", ImageID: "mock://registry.k8s.io/pause:3.10",
+				ContainerID: "mock://" + uid + "/c", Started: ptr.To(true),
+			}},
+			QOSClass: corev1.PodQOSBestEffort,
+		},
+	}
+}
+
+// decodeServed decodes pod from its protobuf encoding, as the watch store's reflector gets it.
+func decodeServed(t testing.TB, pod *corev1.Pod) *corev1.Pod {
+	data, err := pod.Marshal()
+	require.NoError(t, err)
+	out := &corev1.Pod{}
+	require.NoError(t, out.Unmarshal(data))
+	return out
+}
+
+func sameBacking(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+
+// Two decoded pods share one copy of each low-cardinality string, and none of the values that
+// are each pod's own; the values are unchanged.
+func TestTrimAPIPodSharesLowCardinalityStrings(t *testing.T) {
+	now := time.Now()
+	a, b := decodeServed(t, servedPod(1, now)), decodeServed(t, servedPod(2, now))
+	require.False(t, sameBacking(string(a.Status.Conditions[0].Type), string(b.Status.Conditions[0].Type)), "decoding allocates each string")
+	wantA, wantB := a.DeepCopy(), b.DeepCopy()
+	for _, p := range []*corev1.Pod{a, b} {
+		_, err := trimAPIPod(p)
+		require.NoError(t, err)
+	}
+	for _, p := range []*corev1.Pod{wantA, wantB} {
+		_, err := trimAPIPod(p)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, wantA, a)
+	assert.Equal(t, wantB, b)
+
+	for what, pair := range map[string][2]string{
+		"condition type":    {string(a.Status.Conditions[0].Type), string(b.Status.Conditions[0].Type)},
+		"condition status":  {string(a.Status.Conditions[2].Status), string(b.Status.Conditions[2].Status)},
+		"namespace":         {a.Namespace, b.Namespace},
+		"label value":       {a.Labels["app"], b.Labels["app"]},
+		"image":             {a.Spec.Containers[0].Image, b.Spec.Containers[0].Image},
+		"image ID":          {a.Status.ContainerStatuses[0].ImageID, b.Status.ContainerStatuses[0].ImageID},
+		"termination path":  {a.Spec.Containers[0].TerminationMessagePath, b.Spec.Containers[0].TerminationMessagePath},
+		"scheduler":         {a.Spec.SchedulerName, b.Spec.SchedulerName},
+		"toleration key":    {a.Spec.Tolerations[1].Key, b.Spec.Tolerations[1].Key},
+		"preemption policy": {string(*a.Spec.PreemptionPolicy), string(*b.Spec.PreemptionPolicy)},
+		"host IP":           {a.Status.HostIP, b.Status.HostIP},
+		"phase":             {string(a.Status.Phase), string(b.Status.Phase)},
+		"QOS class":         {string(a.Status.QOSClass), string(b.Status.QOSClass)},
+	} {
+		assert.Equal(t, pair[0], pair[1], what)
+		assert.True(t, sameBacking(pair[0], pair[1]), "%s: one shared copy", what)
+	}
+	for what, pair := range map[string][2]string{
+		"name":         {a.Name, b.Name},
+		"UID":          {string(a.UID), string(b.UID)},
+		"pod IP":       {a.Status.PodIP, b.Status.PodIP},
+		"container ID": {a.Status.ContainerStatuses[0].ContainerID, b.Status.ContainerStatuses[0].ContainerID},
+	} {
+		assert.NotEqual(t, pair[0], pair[1], what)
+	}
+}
+
+// The table never holds more than its bound, however many distinct strings it is given, and
+// keeps handing out one copy of a string it holds.
+func TestInternTableIsBounded(t *testing.T) {
+	tab := newInternTable(8, 16)
+	first := tab.intern(string([]byte("Running")))
+	assert.True(t, sameBacking(first, tab.intern(string([]byte("Running")))))
+	for i := range 1000 {
+		tab.intern(fmt.Sprintf("flood-%d", i))
+		require.LessOrEqual(t, len(tab.m), 8)
+	}
+	long := string(make([]byte, 17))
+	tab.intern(long)
+	_, held := tab.m[long]
+	assert.False(t, held, "strings longer than the bound are not interned")
+	again := tab.intern(string([]byte("Running")))
+	assert.Equal(t, "Running", again)
+	assert.True(t, sameBacking(again, tab.intern(string([]byte("Running")))), "interned again after the table started over")
+	assert.Empty(t, tab.intern(""))
+}
+
+// BenchmarkAPIPodLiveHeap reports the live heap per pod of the heap benchmark's pods as the
+// watch store holds them (decoded from protobuf, trimmed), 1000 at a time, started over 10 s as
+// at api-1k: "live-B/pod" is the objects' bytes, "inuse-B/pod" with the spans they occupy.
+func BenchmarkAPIPodLiveHeap(b *testing.B) {
+	const n = 1000
+	start := time.Now()
+	encoded := make([][]byte, n)
+	for i := range encoded {
+		var err error
+		encoded[i], err = servedPod(i, start.Add(time.Duration(i)*10*time.Millisecond)).Marshal()
+		require.NoError(b, err)
+	}
+	var live, inuse float64
+	for b.Loop() {
+		pods := make([]*corev1.Pod, n)
+		before := memStats()
+		for i := range pods {
+			p := &corev1.Pod{}
+			require.NoError(b, p.Unmarshal(encoded[i]))
+			_, err := trimAPIPod(p)
+			require.NoError(b, err)
+			pods[i] = p
+		}
+		after := memStats()
+		runtime.KeepAlive(pods)
+		live += float64(after.HeapAlloc-before.HeapAlloc) / n
+		inuse += float64(after.HeapInuse-before.HeapInuse) / n
+	}
+	b.ReportMetric(live/float64(b.N), "live-B/pod")
+	b.ReportMetric(inuse/float64(b.N), "inuse-B/pod")
+}
+
+func memStats() runtime.MemStats {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m
+}
