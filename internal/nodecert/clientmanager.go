@@ -39,7 +39,11 @@ func NewClientManager(ctx context.Context, kubeconfig *rest.Config, certDir, nod
 			if current == nil {
 				return newCSRClient(kubeconfig)
 			}
-			return newCSRClient(withCertificate(kubeconfig, store.CurrentPath()))
+			cfg, err := withPair(kubeconfig, current)
+			if err != nil {
+				return nil, err
+			}
+			return newCSRClient(cfg)
 		},
 		bootstrapCertPEM: certPEM,
 		bootstrapKeyPEM:  keyPEM,

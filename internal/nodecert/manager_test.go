@@ -11,6 +11,8 @@ import (
 	"encoding/pem"
 	"errors"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
 	certutil "k8s.io/client-go/util/cert"
 	testingclock "k8s.io/utils/clock/testing"
@@ -250,4 +253,54 @@ func TestManagerIssuedShortIsRenewedAtItsDeadline(t *testing.T) {
 		return cur != nil && len(cur.Leaf.Subject.Organization) == 1
 	}, 10*time.Second, time.Millisecond, "renewed at its deadline")
 	mt.stop()
+}
+
+// TestClientManagerRenewsWithThePairInMemory: the renewal's request authenticates with the pair
+// the manager holds, not with whatever the file at the current path holds by then (here
+// another pair written there behind its back; as well a file an operator's clean-up removed).
+func TestClientManagerRenewsWithThePairInMemory(t *testing.T) {
+	presented := make(chan string, 1)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cn := ""
+		if r.TLS != nil && len(r.TLS.PeerCertificates) > 0 {
+			cn = r.TLS.PeerCertificates[0].Subject.CommonName
+		}
+		select {
+		case presented <- cn:
+		default:
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403}`))
+	}))
+	srv.TLS = &tls.Config{ClientAuth: tls.RequireAnyClientCert}
+	srv.StartTLS()
+	defer srv.Close()
+
+	certDir := t.TempDir()
+	certPEM, keyPEM := pair(t, "system:node:a", time.Now().Add(time.Hour))
+	kubeconfig := &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{
+		CAData:   pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}),
+		CertData: certPEM, KeyData: keyPEM,
+	}}
+	m, err := NewClientManager(context.Background(), kubeconfig, certDir, "a")
+	require.NoError(t, err)
+	require.Equal(t, "system:node:a", m.Current().Leaf.Subject.CommonName)
+
+	other, err := newStore(certDir, ClientPairName, testingclock.NewFakePassiveClock(time.Now()))
+	require.NoError(t, err)
+	otherCert, otherKey := pair(t, "system:node:other", time.Now().Add(time.Hour))
+	_, err = other.Update(otherCert, otherKey)
+	require.NoError(t, err)
+
+	client, err := m.clientFor(m.Current())
+	require.NoError(t, err)
+	_, err = client.Create(context.Background(), &certificatesv1.CertificateSigningRequest{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{})
+	require.Error(t, err, "the server refuses every request")
+	select {
+	case cn := <-presented:
+		assert.Equal(t, "system:node:a", cn, "the pair in memory")
+	case <-time.After(10 * time.Second):
+		t.Fatal("no request reached the server")
+	}
 }

@@ -3,6 +3,8 @@ package nodecert
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"net"
 	"net/http"
@@ -79,10 +81,26 @@ func rotatingConfig(ctx context.Context, cfg *rest.Config, m CurrentCertificate,
 	return out, nil
 }
 
-// withCertificate is cfg authenticating with the pair in the file pemPath (certificate and key)
-// instead of its own credentials.
-func withCertificate(cfg *rest.Config, pemPath string) *rest.Config {
+// withPair is cfg authenticating with pair instead of its own credentials. The renewal
+// authenticates with the pair the manager holds, not with the file at the store's current path:
+// that file may no longer be the pair in memory (storing the bootstrap pair failed, which is
+// only logged; an operator's or another program's clean-up removed or replaced it), and a
+// renewal with it would fail, or go as another identity, while the pair in use is valid.
+// rest.Config takes a pair as PEM only; each pair makes one entry in client-go's transport
+// cache, one per renewal.
+func withPair(cfg *rest.Config, pair *tls.Certificate) (*rest.Config, error) {
+	if len(pair.Certificate) == 0 || pair.PrivateKey == nil {
+		return nil, fmt.Errorf("current certificate: no certificate or no key")
+	}
+	var certPEM []byte
+	for _, der := range pair.Certificate {
+		certPEM = append(certPEM, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})...)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(pair.PrivateKey)
+	if err != nil {
+		return nil, fmt.Errorf("current certificate's key: %w", err)
+	}
 	out := rest.AnonymousClientConfig(cfg)
-	out.CertFile, out.KeyFile = pemPath, pemPath
-	return out
+	out.CertData, out.KeyData = certPEM, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
+	return out, nil
 }
