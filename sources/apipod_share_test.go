@@ -180,3 +180,57 @@ func memStats() runtime.MemStats {
 	runtime.ReadMemStats(&m)
 	return m
 }
+
+// Pods with equal parts share them: one backing array for the conditions of pods Running since
+// the same second, the template's containers, the default tolerations, the empty security
+// context and the labels; a part that differs is the pod's own. A shared list has no room
+// beyond its length, so an append copies it.
+func TestTrimAPIPodSharesEqualParts(t *testing.T) {
+	now := time.Now().Truncate(time.Second)
+	a, b := decodeServed(t, servedPod(1, now)), decodeServed(t, servedPod(2, now.Add(500*time.Millisecond)))
+	later := decodeServed(t, servedPod(3, now.Add(time.Second)))
+	want := []*corev1.Pod{a.DeepCopy(), b.DeepCopy(), later.DeepCopy()}
+	for _, p := range []*corev1.Pod{a, b, later} {
+		_, err := trimAPIPod(p)
+		require.NoError(t, err)
+	}
+	for i, p := range []*corev1.Pod{a, b, later} {
+		_, err := trimAPIPod(want[i])
+		require.NoError(t, err)
+		assert.Equal(t, want[i], p, "values unchanged")
+	}
+
+	assert.Same(t, &a.Status.Conditions[0], &b.Status.Conditions[0], "conditions of the same second")
+	assert.Equal(t, len(a.Status.Conditions), cap(a.Status.Conditions))
+	assert.NotSame(t, &a.Status.Conditions[0], &later.Status.Conditions[0], "another second's conditions")
+	assert.Same(t, &a.Spec.Containers[0], &later.Spec.Containers[0])
+	assert.Same(t, &a.Spec.Tolerations[0], &later.Spec.Tolerations[0])
+	assert.Same(t, a.Spec.SecurityContext, later.Spec.SecurityContext)
+	assert.Equal(t, fmt.Sprintf("%p", a.Labels), fmt.Sprintf("%p", later.Labels), "one labels map")
+	assert.NotSame(t, &a.Status.ContainerStatuses[0], &b.Status.ContainerStatuses[0], "container statuses are each pod's own")
+
+	grown := append(a.Status.Conditions, corev1.PodCondition{Type: "Other"})
+	assert.NotSame(t, &grown[0], &b.Status.Conditions[0], "an append copies a shared list")
+	assert.Len(t, b.Status.Conditions, 5)
+
+	other := decodeServed(t, servedPod(4, now))
+	other.Labels["tier"] = "web"
+	_, err := trimAPIPod(other)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"app": "vkbench"}, a.Labels, "different labels are not merged")
+	assert.Equal(t, map[string]string{"app": "vkbench", "tier": "web"}, other.Labels)
+}
+
+// Every table of shared parts stays within its bound.
+func TestValueTableIsBounded(t *testing.T) {
+	tab := newValueTable[int](4, 8)
+	assert.Equal(t, 1, tab.share([]byte("one"), 1))
+	assert.Equal(t, 1, tab.share([]byte("one"), 2), "the first value with an encoding is shared")
+	for i := range 100 {
+		tab.share(fmt.Appendf(nil, "k%d", i), i)
+		require.LessOrEqual(t, len(tab.m), 4)
+	}
+	assert.Equal(t, 7, tab.share([]byte("too long a key"), 7))
+	_, held := tab.get([]byte("too long a key"))
+	assert.False(t, held)
+}
