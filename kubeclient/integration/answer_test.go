@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -219,4 +222,94 @@ func TestSendDroppingAnswerErrors(t *testing.T) {
 	require.NoError(t, kubeclient.SendDroppingAnswer(ctx, deletion("p", created.UID)))
 	err := rc.Get().Namespace(ns).Resource("pods").Name("p").Do(ctx).Error()
 	assert.True(t, apierrors.IsNotFound(err), "after the DELETE: %v", err)
+}
+
+// BenchmarkDroppedAnswer sends the agent's status patch of one pod (a new message each time,
+// so that every patch is a write) with the answer dropped, the whole pod's or its metadata
+// only: answer bytes and this process's CPU (user + system, the client's side only) per write.
+//
+//	VK_STATIC_TESTBIN=... go test -run XXX -bench DroppedAnswer -benchtime 2000x ./kubeclient/integration/
+func BenchmarkDroppedAnswer(b *testing.B) {
+	for _, metadataOnly := range []bool{false, true} {
+		b.Run(fmt.Sprintf("metadataOnly=%t", metadataOnly), func(b *testing.B) {
+			ctx := context.Background()
+			ns := env.Namespace(b)
+			cfg := rest.CopyConfig(env.AdminConfig)
+			cfg.ContentType = "application/vnd.kubernetes.protobuf"
+			cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+			cfg.QPS = -1
+			sizes := &answerSizes{}
+			cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { sizes.inner = rt; return sizes })
+			c, err := kubeclient.New(cfg)
+			require.NoError(b, err)
+			rc := c.CoreRESTClient().(*rest.RESTClient)
+			pod := &corev1.Pod{}
+			require.NoError(b, rc.Post().Namespace(ns).Resource("pods").Body(&corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "p", Labels: map[string]string{"app": "vkbench"}},
+				Spec: corev1.PodSpec{NodeName: "answer-node", AutomountServiceAccountToken: ptr.To(false),
+					Containers: []corev1.Container{{Name: "c", Image: "registry.k8s.io/pause:3.10"}}},
+			}).Do(ctx).Into(pod))
+			var bytes int
+			server := apiServerPID(b)
+			start, serverStart := cpuTime(), processCPU(b, server)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				patch := fmt.Sprintf(`{"metadata":{"uid":%q},"status":{"phase":"Running","message":"write %d","podIP":"10.0.0.7","podIPs":[{"ip":"10.0.0.7"},{"$patch":"replace"}],`+
+					`"conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2026-11-25T00:00:00Z"}],`+
+					`"containerStatuses":[{"name":"c","image":"registry.k8s.io/pause:3.10","imageID":"","ready":true,"restartCount":0,"started":true,`+
+					`"state":{"running":{"startedAt":"2026-11-25T00:00:00Z"}}}]}}`, pod.UID, i)
+				if err := send(ctx, rc.Patch(types.StrategicMergePatchType).Namespace(ns).Resource("pods").Name("p").SubResource("status").Body([]byte(patch)), metadataOnly); err != nil {
+					b.Fatal(err)
+				}
+				bytes += sizes.take().bytes
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(bytes)/float64(b.N), "answer-B/op")
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "client-cpu-ns/op")
+			b.ReportMetric(float64(processCPU(b, server)-serverStart)/float64(b.N), "apiserver-cpu-ns/op")
+		})
+	}
+}
+
+// cpuTime is this process's user + system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// apiServerPID is the test control plane's kube-apiserver, a child of this process.
+func apiServerPID(b *testing.B) int {
+	entries, err := os.ReadDir("/proc")
+	require.NoError(b, err)
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		rest := string(stat[strings.LastIndexByte(string(stat), ')')+2:])
+		fields := strings.Fields(rest)
+		if strings.Contains(string(stat), "(kube-apiserver)") && fields[1] == strconv.Itoa(os.Getpid()) {
+			return pid
+		}
+	}
+	b.Fatal("no kube-apiserver child")
+	return 0
+}
+
+// processCPU is pid's user + system CPU time (/proc/PID/stat, in clock ticks of 10 ms).
+func processCPU(b *testing.B, pid int) time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	require.NoError(b, err)
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
+	utime, _ := strconv.Atoi(fields[11])
+	stime, _ := strconv.Atoi(fields[12])
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
