@@ -37,6 +37,8 @@ type Provider struct {
 	podIPs  []corev1.PodIP
 
 	lastImage, lastImageID string // imageIDLocked's, guarded by mu
+	// lastStarted is startedConditionsLocked's, guarded by mu.
+	lastStarted []corev1.PodCondition
 }
 
 // podEntry is one pod the provider runs.

@@ -567,3 +567,40 @@ func TestSharedAnnotationsAreCopiedOut(t *testing.T) {
 		assert.Equal(t, map[string]string{podutil.ConfigSourceAnnotationKey: podutil.APIServerSource}, got.Annotations, name)
 	}
 }
+
+// Pods that start within the same second share one list of conditions, in whole seconds; a pod
+// started in the next second has its own, and a pod's later status never writes to the shared
+// one.
+func TestStartedPodsShareTheirSecondsConditions(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	h.clock.SetTime(epoch.Add(100 * time.Millisecond))
+	require.NoError(t, h.p.CreatePod(ctx, newPod("a", nil)))
+	h.clock.SetTime(epoch.Add(900 * time.Millisecond))
+	require.NoError(t, h.p.CreatePod(ctx, newPod("b", nil)))
+	h.clock.SetTime(epoch.Add(1100 * time.Millisecond))
+	require.NoError(t, h.p.CreatePod(ctx, newPod("c", nil)))
+	recs := map[string]*podRecord{}
+	for _, name := range []string{"a", "b", "c"} {
+		rec, err := h.p.record("ns", name)
+		require.NoError(t, err)
+		recs[name] = rec
+		require.Len(t, rec.status.Conditions, len(podstatus.Owned))
+		assert.Len(t, rec.status.Conditions, cap(rec.status.Conditions), "no room for an append to write into")
+	}
+	assert.Same(t, &recs["a"].status.Conditions[0], &recs["b"].status.Conditions[0])
+	assert.NotSame(t, &recs["a"].status.Conditions[0], &recs["c"].status.Conditions[0])
+	for i, typ := range podstatus.Owned {
+		c := recs["a"].status.Conditions[i]
+		assert.Equal(t, typ, c.Type)
+		assert.Equal(t, corev1.ConditionTrue, c.Status)
+		assert.Equal(t, epoch, c.LastTransitionTime.Time.UTC(), "whole seconds")
+		assert.Equal(t, epoch.Add(time.Second), recs["c"].status.Conditions[i].LastTransitionTime.Time.UTC())
+	}
+
+	require.NoError(t, h.p.DeletePod(ctx, newPod("a", nil)))
+	h.next(t, "a", phase(corev1.PodSucceeded))
+	for _, c := range recs["b"].status.Conditions {
+		assert.Equal(t, corev1.ConditionTrue, c.Status, "b's conditions, shared with a's, unchanged by a's end")
+	}
+}

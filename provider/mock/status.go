@@ -2,6 +2,7 @@ package mock
 
 import (
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -77,8 +78,12 @@ func (p *Provider) runningStatus(pod *corev1.Pod, prev *corev1.PodStatus, now me
 	}
 	st.Phase = corev1.PodRunning
 	p.addresses(&st)
-	for _, typ := range podstatus.Owned {
-		podstatus.Set(&st, typ, corev1.ConditionTrue, "", now)
+	if prev == nil {
+		st.Conditions = p.startedConditionsLocked(now)
+	} else {
+		for _, typ := range podstatus.Owned {
+			podstatus.Set(&st, typ, corev1.ConditionTrue, "", now)
+		}
 	}
 	running := func(c *corev1.Container) corev1.ContainerStatus {
 		started := true
@@ -107,6 +112,26 @@ func (p *Provider) runningStatus(pod *corev1.Pod, prev *corev1.PodStatus, now me
 		st.ContainerStatuses = append(st.ContainerStatuses, running(&pod.Spec.Containers[i]))
 	}
 	return st
+}
+
+// startedConditionsLocked is the conditions of a pod Running from its start at now: every owned
+// condition True since now, in whole seconds, as the API server keeps them and the status writer
+// writes them (node's normalize). The pods started within the same second share one list (the
+// last one made), 640 B a pod at api-1k, where their statuses hold it (this provider's records
+// and the pod controller's copies, docs/performance.md "Live heap per pod"). Shared, it is
+// never written to: a later status clones it (runningStatus), or deep-copies the status
+// (terminatedStatus, copyPod), and it has no room for an append to write into.
+func (p *Provider) startedConditionsLocked(now metav1.Time) []corev1.PodCondition {
+	at := metav1.NewTime(now.Truncate(time.Second))
+	if c := p.lastStarted; len(c) > 0 && c[0].LastTransitionTime.Equal(&at) {
+		return c
+	}
+	conds := make([]corev1.PodCondition, len(podstatus.Owned))
+	for i, typ := range podstatus.Owned {
+		conds[i] = corev1.PodCondition{Type: typ, Status: corev1.ConditionTrue, LastTransitionTime: at}
+	}
+	p.lastStarted = conds
+	return conds
 }
 
 // terminatedStatus ends every running (or still waiting) container of prev with exitCode.
