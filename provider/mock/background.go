@@ -171,15 +171,16 @@ func (p *Provider) applyDueLocked(now time.Time) {
 		t := metav1.NewTime(now)
 		switch tr.kind {
 		case becomeRunning:
-			if e.terminating || e.rec.status.Phase != corev1.PodPending {
+			if e.terminating || e.rec.status.phase != corev1.PodPending {
 				continue
 			}
 			running := e.rec.copyPod()
-			running.Status = p.runningStatus(running, &e.rec.status, t)
+			prev := e.rec.status.full()
+			running.Status = p.runningStatus(running, &prev, t)
 			p.storeLocked(tr.key, e, running, now, e.rec)
 			p.scheduleFinishLocked(tr.key, e, running, now)
 		case finish:
-			if e.terminating || e.rec.status.Phase != corev1.PodRunning {
+			if e.terminating || e.rec.status.phase != corev1.PodRunning {
 				continue
 			}
 			done := e.rec.copyPod()

@@ -106,10 +106,10 @@ func (p *Provider) runningContainer(namespace, podName, containerName string) (r
 	}
 	pod := e.rec
 	c := findContainer(pod.containers, containerName)
-	cs := findStatus(pod.status.ContainerStatuses, containerName)
+	cs := findStatus(pod.status.containerStatuses, containerName)
 	if c == nil {
 		c = findContainer(pod.initContainers, containerName)
-		cs = findStatus(pod.status.InitContainerStatuses, containerName)
+		cs = findStatus(pod.status.initContainerStatuses, containerName)
 	}
 	if c == nil {
 		return runningContainer{}, provider.NotFound("mock: container %s in pod %s/%s", containerName, namespace, podName)

@@ -154,7 +154,7 @@ func (e *podEntry) recordLocked(old *podRecord, pod *corev1.Pod, now time.Time) 
 	}
 	var oldInit, oldMain []corev1.ContainerStatus
 	if old != nil {
-		oldInit, oldMain = old.status.InitContainerStatuses, old.status.ContainerStatuses
+		oldInit, oldMain = old.status.initContainerStatuses, old.status.containerStatuses
 	}
 	for i := range pod.Status.InitContainerStatuses {
 		cs := &pod.Status.InitContainerStatuses[i]

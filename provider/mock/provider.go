@@ -35,6 +35,9 @@ type Provider struct {
 
 	hostIPs []corev1.HostIP // every pod's, shared read-only (addresses)
 	podIPs  []corev1.PodIP
+	// baseStatus is a status with only the addresses: the rest of every record's status
+	// (recordStatus), shared read-only.
+	baseStatus *corev1.PodStatus
 
 	lastImage, lastImageID string // imageIDLocked's, guarded by mu
 	// lastStarted is startedConditionsLocked's, guarded by mu.
@@ -72,6 +75,8 @@ func New(cfg Config) (*Provider, error) {
 		hostIPs: []corev1.HostIP{{IP: cfg.InternalIP}},
 		podIPs:  []corev1.PodIP{{IP: cfg.PodIP}},
 	}
+	p.baseStatus = &corev1.PodStatus{}
+	p.addresses(p.baseStatus)
 	if cfg.RecordCalls {
 		p.calls = make(map[types.UID]*Calls, size)
 	}
@@ -85,7 +90,7 @@ func (p *Provider) now() metav1.Time { return metav1.NewTime(p.cfg.Clock.Now()) 
 // from is recordOf's (the entry's record when pod's containers are copied from it).
 func (p *Provider) storeLocked(key string, e *podEntry, pod *corev1.Pod, now time.Time, from *podRecord) {
 	e.recordLocked(e.rec, pod, now)
-	e.rec = recordOf(pod, from)
+	e.rec = recordOf(pod, from, p.baseStatus)
 	p.bg.notifyLocked(key, pod)
 }
 
@@ -119,7 +124,7 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 		if old.rec.uid == pod.UID {
 			return nil // already running: creating again changes nothing
 		}
-		if !podstatus.IsTerminal(&old.rec.status) {
+		if !old.rec.status.terminal() {
 			// The caller must let the old pod terminate first (an edited static pod).
 			return fmt.Errorf("mock: create pod %s (UID %s): the name is still used by UID %s", key, pod.UID, old.rec.uid)
 		}
@@ -172,7 +177,7 @@ func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
 	if !ok || (pod.UID != "" && e.rec.uid != pod.UID) {
 		return provider.NotFound("mock: pod %s (UID %s)", key, pod.UID)
 	}
-	if e.terminating || podstatus.IsTerminal(&e.rec.status) {
+	if e.terminating || e.rec.status.terminal() {
 		return nil // nothing left to update
 	}
 	updated := e.rec.copyPod()
@@ -239,7 +244,7 @@ func (p *Provider) DeletePod(ctx context.Context, pod *corev1.Pod) error {
 		return nil
 	}
 	e.recordLocked(e.rec, stopping, now.Time) // the stopping line, before the stopped one
-	e.rec = recordOf(stopping, e.rec)
+	e.rec = recordOf(stopping, e.rec, p.baseStatus)
 	p.terminateLocked(key, e, now)
 	return nil
 }
@@ -270,7 +275,8 @@ func (p *Provider) GetPodStatus(ctx context.Context, namespace, name string) (*c
 	if err != nil {
 		return nil, err
 	}
-	return rec.status.DeepCopy(), nil
+	st := rec.status.full()
+	return st.DeepCopy(), nil
 }
 
 // record is the pod's current record, immutable: the caller copies from it outside the lock.

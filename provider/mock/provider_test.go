@@ -585,22 +585,23 @@ func TestStartedPodsShareTheirSecondsConditions(t *testing.T) {
 		rec, err := h.p.record("ns", name)
 		require.NoError(t, err)
 		recs[name] = rec
-		require.Len(t, rec.status.Conditions, len(podstatus.Owned))
-		assert.Len(t, rec.status.Conditions, cap(rec.status.Conditions), "no room for an append to write into")
+		require.Len(t, rec.status.conditions, len(podstatus.Owned))
+		assert.Len(t, rec.status.conditions, cap(rec.status.conditions), "no room for an append to write into")
 	}
-	assert.Same(t, &recs["a"].status.Conditions[0], &recs["b"].status.Conditions[0])
-	assert.NotSame(t, &recs["a"].status.Conditions[0], &recs["c"].status.Conditions[0])
+	assert.Same(t, &recs["a"].status.conditions[0], &recs["b"].status.conditions[0])
+	assert.Same(t, h.p.baseStatus, recs["a"].status.rest, "the addresses, the rest of every status, are shared")
+	assert.NotSame(t, &recs["a"].status.conditions[0], &recs["c"].status.conditions[0])
 	for i, typ := range podstatus.Owned {
-		c := recs["a"].status.Conditions[i]
+		c := recs["a"].status.conditions[i]
 		assert.Equal(t, typ, c.Type)
 		assert.Equal(t, corev1.ConditionTrue, c.Status)
 		assert.Equal(t, epoch, c.LastTransitionTime.Time.UTC(), "whole seconds")
-		assert.Equal(t, epoch.Add(time.Second), recs["c"].status.Conditions[i].LastTransitionTime.Time.UTC())
+		assert.Equal(t, epoch.Add(time.Second), recs["c"].status.conditions[i].LastTransitionTime.Time.UTC())
 	}
 
 	require.NoError(t, h.p.DeletePod(ctx, newPod("a", nil)))
 	h.next(t, "a", phase(corev1.PodSucceeded))
-	for _, c := range recs["b"].status.Conditions {
+	for _, c := range recs["b"].status.conditions {
 		assert.Equal(t, corev1.ConditionTrue, c.Status, "b's conditions, shared with a's, unchanged by a's end")
 	}
 }

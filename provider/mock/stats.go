@@ -50,8 +50,8 @@ func (p *Provider) GetStatsSummary(ctx context.Context) (*statsv1alpha1.Summary,
 		ps := statsv1alpha1.PodStats{
 			PodRef: statsv1alpha1.PodReference{Name: pod.name, Namespace: pod.namespace, UID: string(pod.uid)},
 		}
-		if pod.status.StartTime != nil {
-			ps.StartTime = *pod.status.StartTime
+		if pod.status.startTime != nil {
+			ps.StartTime = *pod.status.startTime
 		}
 		var podUse usage
 		add := func(specs []keptContainer, statuses []corev1.ContainerStatus) {
@@ -68,8 +68,8 @@ func (p *Provider) GetStatsSummary(ctx context.Context) (*statsv1alpha1.Summary,
 				})
 			}
 		}
-		add(pod.initContainers, pod.status.InitContainerStatuses) // sidecars
-		add(pod.containers, pod.status.ContainerStatuses)
+		add(pod.initContainers, pod.status.initContainerStatuses) // sidecars
+		add(pod.containers, pod.status.containerStatuses)
 		if len(ps.Containers) == 0 {
 			continue
 		}
