@@ -208,6 +208,11 @@ func TestTrimAPIPodSharesEqualParts(t *testing.T) {
 	assert.Same(t, a.Spec.SecurityContext, later.Spec.SecurityContext)
 	assert.Equal(t, fmt.Sprintf("%p", a.Labels), fmt.Sprintf("%p", later.Labels), "one labels map")
 	assert.NotSame(t, &a.Status.ContainerStatuses[0], &b.Status.ContainerStatuses[0], "container statuses are each pod's own")
+	assert.Same(t, a.Status.StartTime, b.Status.StartTime, "start times of the same second")
+	assert.NotSame(t, a.Status.StartTime, later.Status.StartTime)
+	assert.Same(t, a.Status.ContainerStatuses[0].State.Running, b.Status.ContainerStatuses[0].State.Running)
+	assert.Same(t, a.Spec.TerminationGracePeriodSeconds, later.Spec.TerminationGracePeriodSeconds)
+	assert.Same(t, a.Spec.PreemptionPolicy, later.Spec.PreemptionPolicy)
 
 	grown := append(a.Status.Conditions, corev1.PodCondition{Type: "Other"})
 	assert.NotSame(t, &grown[0], &b.Status.Conditions[0], "an append copies a shared list")
@@ -219,6 +224,24 @@ func TestTrimAPIPodSharesEqualParts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, map[string]string{"app": "vkbench"}, a.Labels, "different labels are not merged")
 	assert.Equal(t, map[string]string{"app": "vkbench", "tier": "web"}, other.Labels)
+}
+
+// A time the decoder cannot have made (a fraction of a second, another zone) has more to it
+// than its encoding: it is never swapped for another with the same encoding.
+func TestTrimAPIPodKeepsTimesItDidNotDecode(t *testing.T) {
+	now := time.Now().Truncate(time.Second)
+	decoded := decodeServed(t, servedPod(1, now))
+	_, err := trimAPIPod(decoded)
+	require.NoError(t, err)
+	made := servedPod(2, now)
+	fraction := metav1.NewTime(now.Add(time.Millisecond))
+	made.Status.StartTime = &fraction
+	made.Status.Conditions[0].LastTransitionTime = fraction
+	_, err = trimAPIPod(made)
+	require.NoError(t, err)
+	assert.Same(t, &fraction, made.Status.StartTime)
+	assert.Equal(t, fraction, made.Status.Conditions[0].LastTransitionTime)
+	assert.NotSame(t, &decoded.Status.Conditions[0], &made.Status.Conditions[0])
 }
 
 // Every table of shared parts stays within its bound.
@@ -233,4 +256,14 @@ func TestValueTableIsBounded(t *testing.T) {
 	assert.Equal(t, 7, tab.share([]byte("too long a key"), 7))
 	_, held := tab.get([]byte("too long a key"))
 	assert.False(t, held)
+
+	scalars := newScalarTable[int64](4)
+	one, other := ptr.To[int64](1), ptr.To[int64](1)
+	assert.Same(t, one, scalars.share(one))
+	assert.Same(t, one, scalars.share(other))
+	for i := range int64(100) {
+		scalars.share(&i)
+		require.LessOrEqual(t, len(scalars.m), 4)
+	}
+	assert.Nil(t, scalars.share(nil))
 }
