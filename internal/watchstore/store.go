@@ -25,8 +25,11 @@ type Store struct {
 	example   runtime.Object
 	onChange  func()
 	transform cache.TransformFunc
-	store     cache.Store
-	synced    atomic.Bool
+	// store is keyed by namespace/name, a key computed once per write and shared with the
+	// change record (and so with the reader's own maps of keys from TakeChanges): a
+	// cache.Store computes its own, one more string per object (about 50 B a pod at api-1k).
+	store  cache.ThreadSafeStore
+	synced atomic.Bool
 
 	// changes is nil unless TrackChanges was given.
 	changes *changeLog
@@ -57,7 +60,7 @@ func New(lw cache.ListerWatcher, example runtime.Object, onChange func(), opts .
 	if onChange == nil {
 		onChange = func() {}
 	}
-	s := &Store{lw: lw, example: example, onChange: onChange, store: cache.NewStore(cache.MetaNamespaceKeyFunc)}
+	s := &Store{lw: lw, example: example, onChange: onChange, store: cache.NewThreadSafeStore(cache.Indexers{}, cache.Indices{})}
 	for _, o := range opts {
 		o(s)
 	}
@@ -79,7 +82,10 @@ func (s *Store) HasSynced() bool { return s.synced.Load() }
 func (s *Store) List() []any { return s.store.List() }
 
 // GetByKey returns the object with key ("namespace/name", or "name" for cluster objects).
-func (s *Store) GetByKey(key string) (any, bool, error) { return s.store.GetByKey(key) }
+func (s *Store) GetByKey(key string) (any, bool, error) {
+	obj, ok := s.store.Get(key)
+	return obj, ok, nil
+}
 
 // TakeChanges returns what changed since the previous call (or since the store was created)
 // and starts a new record. Read the objects after taking the changes: a recorded change is
@@ -154,9 +160,12 @@ func (n *notifyingStore) Add(obj any) error {
 	if err != nil {
 		return err
 	}
-	err = n.store.Add(obj)
-	n.changed(obj)
-	return err
+	key, err := cache.MetaNamespaceKeyFunc(obj)
+	if err == nil {
+		n.store.Add(key, obj)
+	}
+	n.changed(key, err)
+	return keyError(obj, err)
 }
 
 func (n *notifyingStore) Update(obj any) error {
@@ -164,32 +173,43 @@ func (n *notifyingStore) Update(obj any) error {
 	if err != nil {
 		return err
 	}
-	err = n.store.Update(obj)
-	n.changed(obj)
-	return err
+	key, err := cache.MetaNamespaceKeyFunc(obj)
+	if err == nil {
+		n.store.Update(key, obj)
+	}
+	n.changed(key, err)
+	return keyError(obj, err)
 }
 
 func (n *notifyingStore) Delete(obj any) error {
-	err := n.store.Delete(obj)
-	n.changed(obj)
-	return err
+	key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj)
+	if err == nil {
+		n.store.Delete(key)
+	}
+	n.changed(key, err)
+	return keyError(obj, err)
 }
 
 func (n *notifyingStore) Replace(list []any, rv string) error {
-	for i := range list {
-		obj, err := n.transformed(list[i])
+	items := make(map[string]any, len(list))
+	for _, obj := range list {
+		obj, err := n.transformed(obj)
 		if err != nil {
 			return err
 		}
-		list[i] = obj
+		key, err := cache.MetaNamespaceKeyFunc(obj)
+		if err != nil {
+			return keyError(obj, err)
+		}
+		items[key] = obj
 	}
-	err := n.store.Replace(list, rv)
+	n.store.Replace(items, rv)
 	if n.changes != nil {
 		n.changes.recordRelist()
 	}
 	n.synced.Store(true)
 	n.onChange()
-	return err
+	return nil
 }
 
 func (n *notifyingStore) Resync() error { return nil }
@@ -205,13 +225,19 @@ func (n *notifyingStore) transformed(obj any) (any, error) {
 	return n.transform(obj)
 }
 
-// changed records obj's key — after the store holds the change, so a reader that takes the
-// record finds it — and calls onChange.
-func (n *notifyingStore) changed(obj any) {
-	if n.changes != nil {
-		if key, err := cache.DeletionHandlingMetaNamespaceKeyFunc(obj); err == nil {
-			n.changes.record(key)
-		}
+// changed records key (unless keyErr: the object had none) — after the store holds the change,
+// so a reader that takes the record finds it — and calls onChange.
+func (n *notifyingStore) changed(key string, keyErr error) {
+	if n.changes != nil && keyErr == nil {
+		n.changes.record(key)
 	}
 	n.onChange()
+}
+
+// keyError is what a cache.Store returns for an object without a key (nil for nil).
+func keyError(obj any, err error) error {
+	if err == nil {
+		return nil
+	}
+	return cache.KeyError{Obj: obj, Err: err}
 }
