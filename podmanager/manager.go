@@ -133,9 +133,9 @@ func NewBasicPodManager(client mirror.Client) Manager {
 
 func (m *basicManager) resetLocked() {
 	m.pods = make(map[ResolvedPodUID]*corev1.Pod)
-	m.podNames = make(nameIndex[ResolvedPodUID])
+	m.podNames = newNameIndex[ResolvedPodUID]()
 	m.mirrors = make(map[MirrorPodUID]*corev1.Pod)
-	m.mirrorNames = make(nameIndex[MirrorPodUID])
+	m.mirrorNames = newNameIndex[MirrorPodUID]()
 	m.staticOf = make(map[MirrorPodUID]ResolvedPodUID)
 }
 
@@ -269,8 +269,8 @@ func (m *basicManager) GetOrphanedMirrorPodNames() []string {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	var names []string
-	for name := range m.mirrorNames {
-		if _, ok := m.podNames[name]; !ok {
+	for name := range m.mirrorNames.newest {
+		if !m.podNames.has(name) {
 			names = append(names, name)
 		}
 	}
