@@ -20,7 +20,8 @@ import (
 // New returns a client for the API server config points at. As client-go's
 // kubernetes.NewForConfig: one transport and one rate limiter (config's QPS and Burst) shared
 // by every group, client-go's default user agent unless config has one, and protobuf for what
-// the API serves in protobuf unless config.ContentType says otherwise.
+// the API serves in protobuf unless config.ContentType says otherwise. Unlike client-go's, its
+// watches deliver pods without metadata.managedFields (managedfields.go).
 func New(config *rest.Config) (Interface, error) {
 	c := *config
 	if c.UserAgent == "" {
@@ -51,7 +52,8 @@ func New(config *rest.Config) (Interface, error) {
 		gc := c
 		gc.GroupVersion = &g.gv
 		gc.APIPath = g.apiPath
-		gc.NegotiatedSerializer = rest.CodecFactoryForGeneratedClient(cs.scheme, cs.serializer).WithoutConversion()
+		// Watched pods come without managedFields (managedfields.go).
+		gc.NegotiatedSerializer = stripWatchedPods(rest.CodecFactoryForGeneratedClient(cs.scheme, cs.serializer).WithoutConversion())
 		rc, err := rest.RESTClientForConfigAndClient(&gc, httpClient)
 		if err != nil {
 			return nil, err

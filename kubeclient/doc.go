@@ -15,4 +15,8 @@
 // for the resource, with the same signatures, so client-go's typed clients — real or fake —
 // satisfy it as they are; kubeclienttest wraps a client-go clientset as an Interface for
 // tests.
+//
+// One difference in what it returns: a watch of pods (in protobuf, as the agent asks) delivers
+// them without metadata.managedFields, which nothing in the agent reads and which were about a
+// fifth of decoding each pod event's allocations; a get or list keeps them.
 package kubeclient

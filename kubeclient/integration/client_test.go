@@ -98,6 +98,7 @@ func TestPodsRoundTripInProtobuf(t *testing.T) {
 	got, err := pods.Get(ctx, "p", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, created.UID, got.UID)
+	assert.NotEmpty(t, got.ManagedFields, "a get keeps managedFields")
 
 	patch := `{"status":{"phase":"Running","podIP":"10.0.0.7","podIPs":[{"ip":"10.0.0.7"}]}}`
 	patched, err := pods.Patch(ctx, "p", types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{}, "status")
@@ -117,6 +118,7 @@ func TestPodsRoundTripInProtobuf(t *testing.T) {
 			p, ok := ev.Object.(*corev1.Pod)
 			require.True(t, ok, "watch event %s of %T", ev.Type, ev.Object)
 			assert.Equal(t, created.UID, p.UID)
+			assert.Nil(t, p.ManagedFields, "a watched pod comes without managedFields")
 			events = append(events, ev.Type)
 			if len(events) == 3 {
 				assert.Equal(t, "through the REST client", p.Status.Message)
