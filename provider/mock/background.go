@@ -19,8 +19,8 @@ type background struct {
 
 	// order and pending coalesce notifications: a pod's key is queued once, and delivery sends
 	// the newest state stored in pending at that time.
-	order   []string
-	pending map[string]*corev1.Pod
+	order   []podKey
+	pending map[podKey]*corev1.Pod
 
 	due  transitionHeap
 	wake chan struct{} // capacity 1: "there is new work"
@@ -28,7 +28,7 @@ type background struct {
 
 func newBackground(size int) background {
 	return background{
-		pending: make(map[string]*corev1.Pod, size),
+		pending: make(map[podKey]*corev1.Pod, size),
 		wake:    make(chan struct{}, 1),
 	}
 }
@@ -41,7 +41,7 @@ func (b *background) signal() {
 }
 
 // notifyLocked queues pod (read-only from now on) for delivery.
-func (b *background) notifyLocked(key string, pod *corev1.Pod) {
+func (b *background) notifyLocked(key podKey, pod *corev1.Pod) {
 	if _, queued := b.pending[key]; !queued {
 		b.order = append(b.order, key)
 	}
@@ -60,12 +60,12 @@ const (
 
 type transition struct {
 	at   time.Time
-	key  string
+	key  podKey
 	uid  types.UID
 	kind transitionKind
 }
 
-func (b *background) scheduleLocked(at time.Time, key string, uid types.UID, kind transitionKind) {
+func (b *background) scheduleLocked(at time.Time, key podKey, uid types.UID, kind transitionKind) {
 	heap.Push(&b.due, transition{at: at, key: key, uid: uid, kind: kind})
 	b.signal()
 }
@@ -91,7 +91,7 @@ func (p *Provider) run(ctx context.Context) {
 		p.applyDueLocked(now)
 		order, pending, cb := p.bg.order, p.bg.pending, p.bg.callback
 		if len(order) > 0 {
-			p.bg.order, p.bg.pending = nil, make(map[string]*corev1.Pod, len(pending))
+			p.bg.order, p.bg.pending = nil, make(map[podKey]*corev1.Pod, len(pending))
 		}
 		var next time.Time
 		if len(p.bg.due) > 0 {
@@ -143,7 +143,7 @@ func (p *Provider) wait(ctx context.Context, next time.Time) {
 }
 
 // requeue puts undelivered notifications back (behind newer ones) for a later NotifyPods.
-func (p *Provider) requeue(order []string, pending map[string]*corev1.Pod) {
+func (p *Provider) requeue(order []podKey, pending map[podKey]*corev1.Pod) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, key := range order {

@@ -10,7 +10,6 @@ import (
 
 	utilexec "k8s.io/utils/exec"
 
-	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/provider"
 )
 
@@ -100,7 +99,7 @@ type runningContainer struct {
 func (p *Provider) runningContainer(namespace, podName, containerName string) (runningContainer, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	e, ok := p.pods[podutil.BuildFullName(podName, namespace)]
+	e, ok := p.pods[podKey{namespace: namespace, name: podName}]
 	if !ok {
 		return runningContainer{}, provider.NotFound("mock: pod %s/%s", namespace, podName)
 	}

@@ -239,7 +239,7 @@ func (p *Provider) GetContainerLogs(ctx context.Context, namespace, podName, con
 
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	e, ok := p.pods[podutil.BuildFullName(podName, namespace)]
+	e, ok := p.pods[podKey{namespace: namespace, name: podName}]
 	if !ok {
 		return nil, provider.NotFound("mock: pod %s/%s", namespace, podName)
 	}
