@@ -213,6 +213,8 @@ func TestTrimAPIPodSharesEqualParts(t *testing.T) {
 	assert.Same(t, a.Status.ContainerStatuses[0].State.Running, b.Status.ContainerStatuses[0].State.Running)
 	assert.Same(t, a.Spec.TerminationGracePeriodSeconds, later.Spec.TerminationGracePeriodSeconds)
 	assert.Same(t, a.Spec.PreemptionPolicy, later.Spec.PreemptionPolicy)
+	assert.Same(t, &a.Status.HostIPs[0], &later.Status.HostIPs[0])
+	assert.NotSame(t, &a.Status.PodIPs[0], &b.Status.PodIPs[0], "pod IPs are each pod's own")
 
 	grown := append(a.Status.Conditions, corev1.PodCondition{Type: "Other"})
 	assert.NotSame(t, &grown[0], &b.Status.Conditions[0], "an append copies a shared list")
