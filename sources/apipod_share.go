@@ -87,8 +87,11 @@ const (
 	valueMaxKey     = 4096
 )
 
-// share replaces pod's low-cardinality strings with shared copies, in place (the pod is the
-// watch store's own, freshly decoded).
+// share replaces pod's low-cardinality strings and equal parts with shared ones. The pod's own
+// fields are set in place (the pod is the watch store's own, freshly decoded), but never what
+// they point to once it may be shared: a part not found in its table is copied before its
+// strings are interned. A second trim of the same pod (WithTransform allows it) may find parts
+// the table held before it started over, which other pods share.
 func (s *apiPodSharer) share(pod *corev1.Pod) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -96,12 +99,13 @@ func (s *apiPodSharer) share(pod *corev1.Pod) {
 
 	m := &pod.ObjectMeta
 	m.Namespace, m.GenerateName = in(m.Namespace), in(m.GenerateName)
-	for k, v := range m.Labels {
-		m.Labels[k] = in(v) // same key: no allocation, and the loop may write it
-	}
-	for i := range m.OwnerReferences {
+	for i := range m.OwnerReferences { // the pod's own list
 		o := &m.OwnerReferences[i] // the replica set's or job's: the same for its pods
 		o.APIVersion, o.Kind, o.Name, o.UID = in(o.APIVersion), in(o.Kind), in(o.Name), types.UID(in(string(o.UID)))
+	}
+	m.Labels = s.shareMap(m.Labels)
+	if len(m.Annotations) > 1 { // apiSourceOnly is shared already
+		m.Annotations = s.shareMap(m.Annotations)
 	}
 
 	sp := &pod.Spec
@@ -113,42 +117,83 @@ func (s *apiPodSharer) share(pod *corev1.Pod) {
 	sp.TerminationGracePeriodSeconds, sp.ActiveDeadlineSeconds = s.int64s.share(sp.TerminationGracePeriodSeconds), s.int64s.share(sp.ActiveDeadlineSeconds)
 	sp.Priority = s.int32s.share(sp.Priority)
 	sp.EnableServiceLinks, sp.AutomountServiceAccountToken = s.bools.share(sp.EnableServiceLinks), s.bools.share(sp.AutomountServiceAccountToken)
-	for i := range sp.Tolerations {
-		t := &sp.Tolerations[i]
-		t.Key, t.Value = in(t.Key), in(t.Value)
-		t.Operator, t.Effect = corev1.TolerationOperator(in(string(t.Operator))), corev1.TaintEffect(in(string(t.Effect)))
-	}
-	s.shareContainers(sp.InitContainers)
-	s.shareContainers(sp.Containers)
-	sp.InitContainers = shareSlice(s, &s.containers, sp.InitContainers)
-	sp.Containers = shareSlice(s, &s.containers, sp.Containers)
-	sp.Tolerations = shareSlice(s, &s.tolerations, sp.Tolerations)
+	sp.InitContainers = shareSlice(s, &s.containers, sp.InitContainers, s.internContainers)
+	sp.Containers = shareSlice(s, &s.containers, sp.Containers, s.internContainers)
+	sp.Tolerations = shareSlice(s, &s.tolerations, sp.Tolerations, s.internTolerations)
 	sp.SecurityContext = sharePointer(s, &s.securityContext, sp.SecurityContext)
-	m.Labels = s.shareMap(m.Labels)
-	if len(m.Annotations) > 1 { // apiSourceOnly is shared already
-		m.Annotations = s.shareMap(m.Annotations)
-	}
 
 	st := &pod.Status
 	st.Phase, st.QOSClass = corev1.PodPhase(in(string(st.Phase))), corev1.PodQOSClass(in(string(st.QOSClass)))
 	st.Reason, st.HostIP = in(st.Reason), in(st.HostIP)
-	for i := range st.HostIPs {
-		st.HostIPs[i].IP = in(st.HostIPs[i].IP)
-	}
-	st.HostIPs = shareSlice(s, &s.hostIPs, st.HostIPs) // the node's: the same in every pod
-	for i := range st.Conditions {
-		c := &st.Conditions[i]
-		c.Type, c.Status = corev1.PodConditionType(in(string(c.Type))), corev1.ConditionStatus(in(string(c.Status)))
-		c.Reason, c.Message = in(c.Reason), in(c.Message)
-	}
+	st.HostIPs = shareSlice(s, &s.hostIPs, st.HostIPs, func(ips []corev1.HostIP) { // the node's: the same in every pod
+		for i := range ips {
+			ips[i].IP = in(ips[i].IP)
+		}
+	})
 	if conditionTimesDecoded(st.Conditions) {
-		st.Conditions = shareSlice(s, &s.conditions, st.Conditions)
+		st.Conditions = shareSlice(s, &s.conditions, st.Conditions, s.internConditions)
+	} else {
+		s.internConditions(st.Conditions) // never shared: the pod's own
 	}
 	if st.StartTime != nil && decodedTime(*st.StartTime) {
 		st.StartTime = sharePointer(s, &s.times, st.StartTime)
 	}
 	s.shareContainerStatuses(st.InitContainerStatuses)
 	s.shareContainerStatuses(st.ContainerStatuses)
+}
+
+func (s *apiPodSharer) internConditions(conds []corev1.PodCondition) {
+	in := s.strings.intern
+	for i := range conds {
+		c := &conds[i]
+		c.Type, c.Status = corev1.PodConditionType(in(string(c.Type))), corev1.ConditionStatus(in(string(c.Status)))
+		c.Reason, c.Message = in(c.Reason), in(c.Message)
+	}
+}
+
+func (s *apiPodSharer) internTolerations(ts []corev1.Toleration) {
+	in := s.strings.intern
+	for i := range ts {
+		t := &ts[i]
+		t.Key, t.Value = in(t.Key), in(t.Value)
+		t.Operator, t.Effect = corev1.TolerationOperator(in(string(t.Operator))), corev1.TaintEffect(in(string(t.Effect)))
+	}
+}
+
+// internContainers interns the containers' own strings, not those of the lists they hold
+// (ports, mounts): a copy of the containers shares those lists with the original.
+func (s *apiPodSharer) internContainers(cs []corev1.Container) {
+	in := s.strings.intern
+	for i := range cs {
+		c := &cs[i]
+		c.Name, c.Image, c.WorkingDir = in(c.Name), in(c.Image), in(c.WorkingDir)
+		c.ImagePullPolicy = corev1.PullPolicy(in(string(c.ImagePullPolicy)))
+		c.TerminationMessagePath = in(c.TerminationMessagePath)
+		c.TerminationMessagePolicy = corev1.TerminationMessagePolicy(in(string(c.TerminationMessagePolicy)))
+	}
+}
+
+// shareContainerStatuses interns the statuses' strings in place (the list is the pod's own:
+// with each container's ID in it, it is never shared) and shares their running states.
+func (s *apiPodSharer) shareContainerStatuses(cs []corev1.ContainerStatus) {
+	in := s.strings.intern
+	for i := range cs {
+		c := &cs[i]
+		c.Name, c.Image, c.ImageID = in(c.Name), in(c.Image), in(c.ImageID)
+		if r := c.State.Running; r != nil && decodedTime(r.StartedAt) {
+			c.State.Running = sharePointer(s, &s.running, r)
+		}
+		c.Started = s.bools.share(c.Started)
+		for _, state := range []*corev1.ContainerState{&c.State, &c.LastTerminationState} {
+			// Waiting and terminated states are never shared: the pod's own.
+			if w := state.Waiting; w != nil {
+				w.Reason = in(w.Reason)
+			}
+			if t := state.Terminated; t != nil {
+				t.Reason = in(t.Reason)
+			}
+		}
+	}
 }
 
 // decodedTime reports whether t is as the decoder makes times: whole seconds (the encoding has
@@ -185,13 +230,14 @@ type encodable interface {
 	MarshalToSizedBuffer([]byte) (int, error)
 }
 
-// shareSlice returns the table's slice equal to items, or items (without room beyond its length)
-// once added to the table. The decoder grows a list by appending: five conditions have room for
-// eight, 1 KiB where 600 B are used.
+// shareSlice returns the table's slice equal to items, or else a copy of items, interned and
+// added to the table: a copy without room beyond its length (the decoder grows a list by
+// appending: five conditions have room for eight, 1 KiB where 600 B are used), and never items
+// itself, which may be shared.
 func shareSlice[E any, PE interface {
 	*E
 	encodable
-}](s *apiPodSharer, t *valueTable[[]E], items []E) []E {
+}](s *apiPodSharer, t *valueTable[[]E], items []E, intern func([]E)) []E {
 	if len(items) == 0 {
 		return items
 	}
@@ -202,13 +248,13 @@ func shareSlice[E any, PE interface {
 	if shared, ok := t.get(s.buf); ok {
 		return shared
 	}
-	if cap(items) > len(items) {
-		items = slices.Clone(items)
-	}
-	return t.share(s.buf, items)
+	own := slices.Clone(items)
+	intern(own)
+	return t.share(s.buf, own)
 }
 
-// shareMap returns the table's map equal to m, or m once added to the table.
+// shareMap returns the table's map equal to m, or else a copy of m with its values interned,
+// added to the table (never m itself, which may be shared).
 func (s *apiPodSharer) shareMap(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return m
@@ -225,7 +271,14 @@ func (s *apiPodSharer) shareMap(m map[string]string) map[string]string {
 		s.buf = binary.AppendUvarint(s.buf, uint64(len(m[k])))
 		s.buf = append(s.buf, m[k]...)
 	}
-	return s.maps.share(s.buf, m)
+	if shared, ok := s.maps.get(s.buf); ok {
+		return shared
+	}
+	own := make(map[string]string, len(m))
+	for k, v := range m {
+		own[k] = s.strings.intern(v)
+	}
+	return s.maps.share(s.buf, own)
 }
 
 // appendEncoded appends v's encoding to buf, after its length so that a list's encoding is
@@ -240,44 +293,6 @@ func appendEncoded(buf []byte, v encodable) []byte {
 		return append(buf[:start], "\xff unencodable"...)
 	}
 	return buf
-}
-
-func (s *apiPodSharer) shareContainers(cs []corev1.Container) {
-	in := s.strings.intern
-	for i := range cs {
-		c := &cs[i]
-		c.Name, c.Image, c.WorkingDir = in(c.Name), in(c.Image), in(c.WorkingDir)
-		c.ImagePullPolicy = corev1.PullPolicy(in(string(c.ImagePullPolicy)))
-		c.TerminationMessagePath = in(c.TerminationMessagePath)
-		c.TerminationMessagePolicy = corev1.TerminationMessagePolicy(in(string(c.TerminationMessagePolicy)))
-		for j := range c.Ports {
-			p := &c.Ports[j]
-			p.Name, p.Protocol = in(p.Name), corev1.Protocol(in(string(p.Protocol)))
-		}
-		for j := range c.VolumeMounts {
-			c.VolumeMounts[j].MountPath = in(c.VolumeMounts[j].MountPath) // the name may be the pod's own (the token's)
-		}
-	}
-}
-
-func (s *apiPodSharer) shareContainerStatuses(cs []corev1.ContainerStatus) {
-	in := s.strings.intern
-	for i := range cs {
-		c := &cs[i]
-		c.Name, c.Image, c.ImageID = in(c.Name), in(c.Image), in(c.ImageID)
-		if r := c.State.Running; r != nil && decodedTime(r.StartedAt) {
-			c.State.Running = sharePointer(s, &s.running, r)
-		}
-		c.Started = s.bools.share(c.Started)
-		for _, state := range []*corev1.ContainerState{&c.State, &c.LastTerminationState} {
-			if w := state.Waiting; w != nil {
-				w.Reason = in(w.Reason)
-			}
-			if t := state.Terminated; t != nil {
-				t.Reason = in(t.Reason)
-			}
-		}
-	}
 }
 
 // internTable hands out one copy of each string it has seen. It holds at most maxEntries

@@ -269,3 +269,25 @@ func TestValueTableIsBounded(t *testing.T) {
 	}
 	assert.Nil(t, scalars.share(nil))
 }
+
+// A pod trimmed again (WithTransform allows it) after the tables started over writes nothing
+// into the parts it shares with other pods: it gets copies of its own.
+func TestTrimAPIPodAgainWritesNoSharedPart(t *testing.T) {
+	s := newAPIPodSharer()
+	now := time.Now().Truncate(time.Second)
+	a, b := decodeServed(t, servedPod(1, now)), decodeServed(t, servedPod(2, now))
+	s.share(a)
+	s.share(b)
+	shared := b.DeepCopy()
+	containers, conds, labels := b.Spec.Containers, b.Status.Conditions, b.Labels
+	image, condType, label := unsafe.StringData(containers[0].Image), unsafe.StringData(string(conds[0].Type)), unsafe.StringData(labels["app"])
+
+	s = newAPIPodSharer() // as if the tables had started over
+	s.share(b)
+	assert.Equal(t, shared, b, "values unchanged")
+	assert.Same(t, image, unsafe.StringData(containers[0].Image), "the shared containers are not written to")
+	assert.Same(t, condType, unsafe.StringData(string(conds[0].Type)))
+	assert.Same(t, label, unsafe.StringData(labels["app"]))
+	assert.NotSame(t, &containers[0], &b.Spec.Containers[0], "a copy of its own")
+	assert.Same(t, &a.Spec.Containers[0], &containers[0], "a keeps the parts it shared")
+}
