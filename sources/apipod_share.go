@@ -220,7 +220,10 @@ func sharePointer[T any, PT interface {
 	if v == nil {
 		return v
 	}
-	s.buf = appendEncoded(s.buf[:0], v)
+	var ok bool
+	if s.buf, ok = appendEncoded(s.buf[:0], v, t.maxKey); !ok {
+		return v
+	}
 	return t.share(s.buf, v)
 }
 
@@ -243,7 +246,12 @@ func shareSlice[E any, PE interface {
 	}
 	s.buf = s.buf[:0]
 	for i := range items {
-		s.buf = appendEncoded(s.buf, PE(&items[i]))
+		var ok bool
+		if s.buf, ok = appendEncoded(s.buf, PE(&items[i]), t.maxKey); !ok {
+			// Too large for the table (or not encodable): never shared, so the pod's own.
+			intern(items)
+			return items
+		}
 	}
 	if shared, ok := t.get(s.buf); ok {
 		return shared
@@ -259,9 +267,14 @@ func (s *apiPodSharer) shareMap(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return m
 	}
+	size := 0
 	keys := make([]string, 0, len(m))
-	for k := range m {
+	for k, v := range m {
 		keys = append(keys, k)
+		size += len(k) + len(v) + 2*binary.MaxVarintLen64
+	}
+	if size > s.maps.maxKey {
+		return m // too large for the table
 	}
 	slices.Sort(keys)
 	s.buf = s.buf[:0]
@@ -282,17 +295,21 @@ func (s *apiPodSharer) shareMap(m map[string]string) map[string]string {
 }
 
 // appendEncoded appends v's encoding to buf, after its length so that a list's encoding is
-// its elements' and nothing else's.
-func appendEncoded(buf []byte, v encodable) []byte {
+// its elements' and nothing else's. It reports false, and buf may hold part of it, when buf
+// would pass limit bytes (so that the buffer, kept for the next pod, stays within the tables'
+// bound) or v cannot be encoded (not expected of a decoded object).
+func appendEncoded(buf []byte, v encodable, limit int) ([]byte, bool) {
 	n := v.Size()
+	if len(buf)+binary.MaxVarintLen64+n > limit {
+		return buf, false
+	}
 	buf = binary.AppendUvarint(buf, uint64(n))
 	start := len(buf)
 	buf = slices.Grow(buf, n)[:start+n]
 	if _, err := v.MarshalToSizedBuffer(buf[start:]); err != nil {
-		// Not expected of a decoded object; an encoding nothing else can have keeps it unshared.
-		return append(buf[:start], "\xff unencodable"...)
+		return buf[:start], false
 	}
-	return buf
+	return buf, true
 }
 
 // internTable hands out one copy of each string it has seen. It holds at most maxEntries

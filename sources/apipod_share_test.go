@@ -291,3 +291,25 @@ func TestTrimAPIPodAgainWritesNoSharedPart(t *testing.T) {
 	assert.NotSame(t, &containers[0], &b.Spec.Containers[0], "a copy of its own")
 	assert.Same(t, &a.Spec.Containers[0], &containers[0], "a keeps the parts it shared")
 }
+
+// Parts whose encoding is larger than the tables take are the pods' own, unchanged in value,
+// and the buffer the sharer keeps for the next pod stays within that bound.
+func TestTrimAPIPodLeavesLargePartsUnshared(t *testing.T) {
+	s := newAPIPodSharer()
+	now := time.Now().Truncate(time.Second)
+	large := func(i int) *corev1.Pod {
+		p := servedPod(i, now)
+		p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "BIG", Value: string(make([]byte, 2*valueMaxKey))}}
+		p.Labels["big"] = string(make([]byte, 2*valueMaxKey))
+		return decodeServed(t, p)
+	}
+	a, b := large(1), large(2)
+	want := b.DeepCopy()
+	s.share(a)
+	s.share(b)
+	assert.Equal(t, want, b)
+	assert.NotSame(t, &a.Spec.Containers[0], &b.Spec.Containers[0])
+	assert.NotEqual(t, fmt.Sprintf("%p", a.Labels), fmt.Sprintf("%p", b.Labels))
+	assert.True(t, sameBacking(a.Spec.Containers[0].Image, b.Spec.Containers[0].Image), "their strings are interned all the same")
+	assert.LessOrEqual(t, cap(s.buf), 2*valueMaxKey)
+}
