@@ -146,6 +146,31 @@ func TestPodControllerTranscripts(t *testing.T) {
 			}},
 		},
 	}, {
+		// The pod was deleted and another created under its name before its status was
+		// written: the patch's UID precondition is refused as Invalid on metadata.uid, which
+		// means the pod is gone — dropped, not retried (the kubelet reads the pod before each
+		// patch and never sends it). The Started event goes with a written status only.
+		name: "status patch of a replaced API pod",
+		steps: []step{
+			{api(sources.ADD, true), nil},
+			{api(sources.ADD, false, web), []string{
+				"provider: CreatePod default/web web-1",
+			}},
+			{apiServerReplaces(apiPod("web", "web-2")), nil},
+			{advance(10 * time.Second), []string{ // the poll finds it running
+				"api: patch pods/status default/web → Invalid",
+			}},
+			// Only the next poll's write, until the watch shows web-2: the refusal itself is
+			// not retried (it was, beside the poll, while only Conflict meant "replaced").
+			{advance(10 * time.Second), []string{
+				"api: patch pods/status default/web → Invalid",
+			}},
+			{api(sources.REMOVE, false, web), []string{ // the watch shows web-1 gone
+				"provider: DeletePod default/web web-1 grace=0s",
+			}},
+			{advance(10 * time.Second), nil}, // nothing more is written for it
+		},
+	}, {
 		// One pod per name: each edit replaces the pod the controller waits for, and the newest
 		// is created once, after the running one has stopped.
 		name:       "rapid edits of a static pod",

@@ -283,7 +283,7 @@ func (c *PodController) deleteAPIPod(ctx context.Context, key string, pod *corev
 		return nil // sent already; the pod manager has yet to see it gone
 	}
 	err := deletePod(ctx, c.cfg.Client, pod)
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+	if err != nil && !apierrors.IsNotFound(err) && !kubeclient.IsReplaced(err) {
 		c.deletedMu.Lock()
 		if c.deleted[key] == pod.UID {
 			delete(c.deleted, key) // to be sent again by the retry

@@ -144,7 +144,7 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	}
 	err = patchPodStatus(ctx, w.cfg.Client, target.Namespace, target.Name, patch)
 	switch {
-	case apierrors.IsNotFound(err) || apierrors.IsConflict(err):
+	case apierrors.IsNotFound(err) || kubeclient.IsReplaced(err):
 		return nil // gone or replaced; its successor's event requeues the key
 	case err != nil:
 		return fmt.Errorf("patch status of %s: %w", key, err)

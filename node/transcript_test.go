@@ -2,6 +2,7 @@ package node_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
@@ -390,9 +392,13 @@ func (a *fakeAPI) scripted(key string) error {
 	return next[0]
 }
 
-// precondition answers a delete whose UID precondition names another pod than the one the
-// server holds, as the API server does: Conflict.
+// precondition answers a write whose UID precondition names another pod than the one the
+// server holds, as the API server does: a delete's with Conflict, a patch's metadata.uid with
+// Invalid on that field (the object tracker would apply it, changing the pod's UID).
 func (a *fakeAPI) precondition(action k8stesting.Action) error {
+	if patch, ok := action.(k8stesting.PatchAction); ok {
+		return a.patchPrecondition(patch)
+	}
 	del, ok := action.(k8stesting.DeleteAction)
 	if !ok || del.GetDeleteOptions().Preconditions == nil || del.GetDeleteOptions().Preconditions.UID == nil {
 		return nil
@@ -405,6 +411,26 @@ func (a *fakeAPI) precondition(action k8stesting.Action) error {
 	if want := *del.GetDeleteOptions().Preconditions.UID; m.GetUID() != want {
 		return apierrors.NewConflict(corev1.Resource("pods"), del.GetName(),
 			fmt.Errorf("precondition failed: UID in precondition: %s, UID in object meta: %s", want, m.GetUID()))
+	}
+	return nil
+}
+
+func (a *fakeAPI) patchPrecondition(patch k8stesting.PatchAction) error {
+	var body struct {
+		Metadata struct {
+			UID types.UID `json:"uid"`
+		} `json:"metadata"`
+	}
+	if err := json.Unmarshal(patch.GetPatch(), &body); err != nil || body.Metadata.UID == "" {
+		return nil
+	}
+	obj, err := a.client.Tracker().Get(patch.GetResource(), patch.GetNamespace(), patch.GetName())
+	if err != nil {
+		return nil // the tracker answers NotFound
+	}
+	if m, _ := meta.Accessor(obj); m.GetUID() != body.Metadata.UID {
+		return apierrors.NewInvalid(corev1.SchemeGroupVersion.WithKind("Pod").GroupKind(), patch.GetName(), field.ErrorList{
+			field.Invalid(field.NewPath("metadata", "uid"), body.Metadata.UID, "field is immutable")})
 	}
 	return nil
 }

@@ -198,18 +198,21 @@ func TestSendDroppingAnswerErrors(t *testing.T) {
 		check func(error) bool
 	}{
 		{"status patch of a missing pod", statusPatch("missing", `{"status":{"phase":"Running"}}`), apierrors.IsNotFound},
-		{"status patch with another UID", statusPatch("p", `{"metadata":{"uid":"00000000-0000-0000-0000-000000000001"},"status":{"phase":"Running"}}`), apierrors.IsInvalid},
+		{"status patch with another UID", statusPatch("p", `{"metadata":{"uid":"00000000-0000-0000-0000-000000000001"},"status":{"phase":"Running"}}`), kubeclient.IsReplaced},
 		{"invalid status patch", statusPatch("p", `{"status":{"podIP":"not-an-address","podIPs":[{"ip":"not-an-address"}]}}`), apierrors.IsInvalid},
 		{"event of another namespace", rc.Post().Namespace(ns).Resource("events").Body(&corev1.Event{
 			ObjectMeta:     metav1.ObjectMeta{GenerateName: "p."},
 			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "elsewhere", Name: "p"}, Reason: "Started", Type: corev1.EventTypeNormal,
 		}), apierrors.IsInvalid},
 		{"delete of a missing pod", deletion("missing", "00000000-0000-0000-0000-000000000001"), apierrors.IsNotFound},
-		{"delete with another UID", deletion("p", "00000000-0000-0000-0000-000000000001"), apierrors.IsConflict},
+		{"delete with another UID", deletion("p", "00000000-0000-0000-0000-000000000001"), kubeclient.IsReplaced},
 	} {
 		err := kubeclient.SendDroppingAnswer(ctx, tc.req)
 		require.Error(t, err, tc.what)
 		assert.True(t, tc.check(err), "%s: %v (%T, reason %s)", tc.what, err, err, apierrors.ReasonForError(err))
+		if tc.what == "invalid status patch" {
+			assert.False(t, kubeclient.IsReplaced(err), "a refused status is not a replaced pod")
+		}
 		var status apierrors.APIStatus
 		assert.ErrorAs(t, err, &status, tc.what)
 	}
