@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/vk-static/vk-static/podutil"
 )
 
 // servedPod is pod i of the heap benchmark (agent.BenchmarkHeapPerAPIPod: one container, no
@@ -312,4 +314,35 @@ func TestTrimAPIPodLeavesLargePartsUnshared(t *testing.T) {
 	assert.NotEqual(t, fmt.Sprintf("%p", a.Labels), fmt.Sprintf("%p", b.Labels))
 	assert.True(t, sameBacking(a.Spec.Containers[0].Image, b.Spec.Containers[0].Image), "their strings are interned all the same")
 	assert.LessOrEqual(t, cap(s.buf), 2*valueMaxKey)
+}
+
+// The config.source stamp is written before the annotations are shared, never into a shared
+// map: labels and annotations with the same entries share one map, and a stamp written into
+// it afterwards showed up in the other pods' labels, in either order.
+func TestTrimAPIPodStampsNoSharedMap(t *testing.T) {
+	now := time.Now().Truncate(time.Second)
+	entries := func() map[string]string { // unique to this test: the process's tables are shared
+		return map[string]string{"team": t.Name(), "tier": t.Name() + "-backend"}
+	}
+	pod := func(i int, labels, annotations map[string]string) *corev1.Pod {
+		p := servedPod(i, now)
+		p.Labels, p.Annotations = labels, annotations
+		obj, err := trimAPIPod(decodeServed(t, p))
+		require.NoError(t, err)
+		return obj.(*corev1.Pod)
+	}
+	labelled := pod(1, entries(), nil)
+	annotated := pod(2, nil, entries())
+	labelledAfter := pod(3, entries(), nil)
+
+	assert.Equal(t, entries(), labelled.Labels, "labels shared before the annotations")
+	assert.Equal(t, entries(), labelledAfter.Labels, "labels shared after the annotations")
+	want := entries()
+	want[podutil.ConfigSourceAnnotationKey] = podutil.APIServerSource
+	assert.Equal(t, want, annotated.Annotations)
+
+	again, err := trimAPIPod(annotated) // WithTransform may trim a pod twice
+	require.NoError(t, err)
+	assert.Equal(t, want, again.(*corev1.Pod).Annotations)
+	assert.Equal(t, entries(), labelled.Labels)
 }

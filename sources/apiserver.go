@@ -110,13 +110,16 @@ func trimAPIPod(obj any) (any, error) {
 		return obj, nil
 	}
 	pod.ManagedFields = nil
-	apiPodValues.share(pod)
+	// Stamped before sharing, never after: once shared, the annotations map may be other pods'
+	// (their annotations, or their labels with the same entries), and a write into it would
+	// change theirs. A pod trimmed again finds it stamped already and writes nothing.
 	switch {
 	case len(pod.Annotations) == 0:
 		pod.Annotations = apiSourceOnly
 	case pod.Annotations[podutil.ConfigSourceAnnotationKey] != podutil.APIServerSource:
 		pod.Annotations[podutil.ConfigSourceAnnotationKey] = podutil.APIServerSource
 	}
+	apiPodValues.share(pod)
 	return pod, nil
 }
 
