@@ -146,6 +146,10 @@ func sourceOf(pod *corev1.Pod) string {
 func (c *PodController) create(ctx context.Context, key string, pod *corev1.Pod) error {
 	// Tracked before the call: a provider may notify the first status before CreatePod returns.
 	c.states.set(key, trackPod(pod))
+	// CreatePod, UpdatePod and DeletePod (podToDelete) get a deep copy, which the provider may
+	// modify (provider.PodLifecycleHandler): the desired pod is shared, and an API pod shares
+	// parts (labels, containers, conditions, ...) with other pods (sources' trimAPIPod), so a
+	// shallow copy would not do.
 	err := c.cfg.Metrics.timeProvider("CreatePod", func() error { return c.cfg.Provider.CreatePod(ctx, pod.DeepCopy()) })
 	if err != nil {
 		c.states.forget(key, pod.UID)
