@@ -28,7 +28,10 @@
 // it stays unseen (no pod is stopped because of it); seen, it keeps its last set until it can be
 // read again, which is reported once to a RecoveryReporter. The Mux logs one line, once every
 // source is seen, counting each source's pods. Pods in
-// snapshots and updates are shared and read-only. Every goroutine stops when its context is
+// snapshots and updates are shared and read-only. The API source's pods also share parts with
+// each other (equal labels, annotations, containers, conditions, tolerations, start times, ...;
+// see trimAPIPod), so a write into any part of one, even through a shallow copy, changes other
+// pods: deep-copy what is to be changed. Every goroutine stops when its context is
 // cancelled, and Run methods return only after their goroutines have.
 //
 // The smallest use:
