@@ -7,7 +7,8 @@ import (
 )
 
 // PodLifecycleHandler is what a provider implements to run pods. A pod passed to CreatePod,
-// UpdatePod or DeletePod is a copy made for that call: the provider may keep and modify it.
+// UpdatePod or DeletePod is a deep copy made for that call: the provider may keep and modify it
+// (the pods it is copied from are shared, parts of them with other pods).
 // Pods a provider returns from GetPod and GetPods are not modified by the caller.
 type PodLifecycleHandler interface {
 	// CreatePod starts pod. It is called once per pod UID unless the pod was deleted in between.
