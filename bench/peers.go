@@ -23,6 +23,10 @@ const (
 	// PeerCRIFloor is the least work any agent must do on CRI (bench/floor's CRIAgent, started
 	// through bench/cmd/crifloor), in cri-50 only.
 	PeerCRIFloor = "crifloor"
+	// PeerBaseline is another build of vk-static (vkbench -baseline), run with vk-static's
+	// flags in every scenario that has peers: a change is measured against the build before
+	// it in one run, on one control plane, as the machines here are too noisy for two runs.
+	PeerBaseline = "baseline"
 )
 
 // Peer is an agent a scenario runs against: Binary takes vk-static's node flags as
@@ -37,6 +41,14 @@ type Peer struct {
 	ReadyPath string
 }
 
+// isVKStatic says whether p is a build of vk-static (the one under test or the baseline): it
+// takes vk-static's own flags (Runner.AgentArgs) and runs wherever vk-static does.
+func (p Peer) isVKStatic() bool { return p.Name == PeerVKStatic || p.Name == PeerBaseline }
+
+// runsIn says whether RunPeers runs p in sc: a build of vk-static always, another peer where sc
+// names it.
+func (p Peer) runsIn(sc Scenario) bool { return p.isVKStatic() || slices.Contains(sc.Peers, p.Name) }
+
 // RunPeers runs sc rounds times against each peer in turn that sc applies to (vk-static, the
 // floor, KWOK, vk-static, …) on the same control plane, each run with a fresh node name and
 // namespace, and returns every run's result in that order with Round set. A failed run's
@@ -46,7 +58,7 @@ func (r *Runner) RunPeers(ctx context.Context, sc Scenario, peers []Peer, rounds
 	var errs []error
 	for round := 1; round <= max(rounds, 1); round++ {
 		for _, p := range peers {
-			if p.Name != PeerVKStatic && !slices.Contains(sc.Peers, p.Name) {
+			if !p.runsIn(sc) {
 				continue
 			}
 			res, err := r.RunAs(ctx, sc, p)

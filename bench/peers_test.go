@@ -173,3 +173,16 @@ func TestWritePeerTableLeavesOutFailedRuns(t *testing.T) {
 		}
 	}
 }
+
+func TestBaselineRunsAsVKStaticInEveryScenarioWithPeers(t *testing.T) {
+	api := Scenario{Name: "api-1k", Peers: []string{PeerFloor, PeerKWOK}}
+	cri := Scenario{Name: "cri-50", Peers: []string{PeerKubelet, PeerCRIFloor}}
+	for _, sc := range []Scenario{api, cri} {
+		assert.True(t, Peer{Name: PeerBaseline}.runsIn(sc), sc.Name)
+		assert.True(t, Peer{Name: PeerVKStatic}.runsIn(sc), sc.Name)
+	}
+	assert.True(t, Peer{Name: PeerFloor}.runsIn(api))
+	assert.False(t, Peer{Name: PeerFloor}.runsIn(cri))
+	assert.True(t, Peer{Name: PeerBaseline}.isVKStatic(), "the baseline takes vk-static's flags")
+	assert.False(t, Peer{Name: PeerKWOK}.isVKStatic())
+}

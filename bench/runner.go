@@ -201,7 +201,7 @@ func (s *session) startAgent(ctx context.Context, maxPods int, extra ...string) 
 	if s.peer.Binary == "" {
 		spec.Binary = s.r.AgentBinary
 	}
-	if s.peer.Name != PeerVKStatic {
+	if !s.peer.isVKStatic() {
 		// vk-static's settings mean nothing to a peer; the scenario's (the runtime endpoint)
 		// do.
 		spec.ExtraArgs = append(slices.Clip(extra), s.peer.Args...)

@@ -54,11 +54,12 @@ func run(args []string) int {
 	idle := fs.Duration("idle", 60*time.Second, "idle-1k's measuring window")
 	agentArgs := fs.String("agent-args", "", "extra agent flags, space-separated (e.g. '--pod-sync-workers=32')")
 	keep := fs.Bool("keep", false, "keep the work directory (agent logs) and control-plane logs")
-	peersFlag := fs.String("peers", "", "comma-separated peers to run beside vk-static, alternating, in the scenarios that apply (api-1k, api-10k: floor and kwok; static-1k: floor; cri-50: kubelet and crifloor): floor, kwok, kubelet, crifloor. With kubelet the whole run is in a network namespace of its own (root), every agent with --node-ip "+netns.NodeIP.String())
+	peersFlag := fs.String("peers", "", "comma-separated peers to run beside vk-static, alternating, in the scenarios that apply (api-1k, api-10k: floor and kwok; static-1k: floor; cri-50: kubelet and crifloor): floor, kwok, kubelet, crifloor, baseline (another vk-static build, -baseline; every scenario with peers). With kubelet the whole run is in a network namespace of its own (root), every agent with --node-ip "+netns.NodeIP.String())
 	rounds := fs.Int("rounds", 3, "with -peers: rounds per peer; the tables show medians")
 	floorBin := fs.String("floor", "", "with -peers floor: the floor binary (default: go build ./bench/cmd/floor into the work dir)")
 	rounds10k := fs.Int("rounds-10k", 0, "with -peers: rounds per peer of api-10k, minutes each (default: -rounds)")
 	kwokBin := fs.String("kwok", "", "with -peers kwok: the KWOK binary (make bench builds it from bench/tools)")
+	baselineBin := fs.String("baseline", "", "with -peers baseline: another vk-static binary (e.g. the build before a change), run with the same flags in every scenario that has peers")
 	kubeletBin := fs.String("kubelet", "", "with -peers kubelet: the kubelet binary (make bench-full builds it from bench/kubelet/tools)")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -144,7 +145,7 @@ func run(args []string) int {
 		}
 	}()
 
-	peers, err := preparePeers(peerNames, binary, peerBinaries{floor: *floorBin, kwok: *kwokBin, kubelet: *kubeletBin}, workDir, env)
+	peers, err := preparePeers(peerNames, binary, peerBinaries{floor: *floorBin, kwok: *kwokBin, kubelet: *kubeletBin, baseline: *baselineBin}, workDir, env)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -238,24 +239,25 @@ func selectPeers(spec string) ([]string, error) {
 	for _, p := range strings.Split(spec, ",") {
 		switch p = strings.TrimSpace(p); p {
 		case "":
-		case bench.PeerFloor, bench.PeerKWOK, bench.PeerKubelet, bench.PeerCRIFloor:
+		case bench.PeerFloor, bench.PeerKWOK, bench.PeerKubelet, bench.PeerCRIFloor, bench.PeerBaseline:
 			if !slices.Contains(out, p) {
 				out = append(out, p)
 			}
 		default:
-			return nil, fmt.Errorf("unknown peer %q (have: %s, %s, %s, %s)", p, bench.PeerFloor, bench.PeerKWOK, bench.PeerKubelet, bench.PeerCRIFloor)
+			return nil, fmt.Errorf("unknown peer %q (have: %s, %s, %s, %s, %s)", p, bench.PeerFloor, bench.PeerKWOK, bench.PeerKubelet, bench.PeerCRIFloor, bench.PeerBaseline)
 		}
 	}
 	return out, nil
 }
 
 // peerBinaries are the peers' binaries given on the command line.
-type peerBinaries struct{ floor, kwok, kubelet string }
+type peerBinaries struct{ floor, kwok, kubelet, baseline string }
 
 // preparePeers returns vk-static and the peers named, in that order, with their binaries:
 // the floor's given or built into dir, KWOK behind bench/cmd/kwokpeer (built into dir),
 // which runs it with the admin identity written into dir, and the kubelet behind
-// bench/cmd/kubeletpeer (built into dir), which writes its configuration.
+// bench/cmd/kubeletpeer (built into dir), which writes its configuration; the baseline is
+// the vk-static binary given.
 func preparePeers(names []string, agent string, bins peerBinaries, dir string, env *testenv.Env) ([]bench.Peer, error) {
 	if len(names) == 0 {
 		return nil, nil
@@ -267,6 +269,15 @@ func preparePeers(names []string, agent string, bins peerBinaries, dir string, e
 			bin, err := toolBinary(bins.floor, dir, "./bench/cmd/floor", "-floor")
 			if err != nil {
 				return nil, fmt.Errorf("floor binary: %w", err)
+			}
+			peers = append(peers, bench.Peer{Name: name, Binary: bin})
+		case bench.PeerBaseline:
+			if bins.baseline == "" {
+				return nil, errors.New("-peers baseline needs -baseline (another vk-static binary)")
+			}
+			bin, err := toolBinary(bins.baseline, dir, "", "-baseline")
+			if err != nil {
+				return nil, fmt.Errorf("baseline binary: %w", err)
 			}
 			peers = append(peers, bench.Peer{Name: name, Binary: bin})
 		case bench.PeerCRIFloor:

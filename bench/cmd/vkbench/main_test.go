@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,4 +18,18 @@ func TestLastOfPeerPrefersAGoodRun(t *testing.T) {
 	assert.Same(t, failed, lastOfPeer([]*bench.Result{failed, floor}, bench.PeerVKStatic))
 	assert.Same(t, floor, lastOfPeer([]*bench.Result{good, failed, floor}, bench.PeerFloor))
 	assert.Nil(t, lastOfPeer([]*bench.Result{floor}, bench.PeerKWOK))
+}
+
+// -peers baseline needs -baseline: without it the run stops before starting anything.
+func TestBaselinePeerNeedsItsBinary(t *testing.T) {
+	names, err := selectPeers("floor, baseline")
+	assert.NoError(t, err)
+	assert.Equal(t, []string{bench.PeerFloor, bench.PeerBaseline}, names)
+	_, err = preparePeers([]string{bench.PeerBaseline}, "bin/vk-static", peerBinaries{}, t.TempDir(), nil)
+	assert.ErrorContains(t, err, "-baseline")
+
+	peers, err := preparePeers([]string{bench.PeerBaseline}, "bin/vk-static", peerBinaries{baseline: os.Args[0]}, t.TempDir(), nil)
+	assert.NoError(t, err)
+	assert.Equal(t, []string{bench.PeerVKStatic, bench.PeerBaseline}, []string{peers[0].Name, peers[1].Name})
+	assert.Equal(t, os.Args[0], peers[1].Binary)
 }
