@@ -162,6 +162,10 @@ type apiUse struct {
 	// take events fast enough, less the load driver's own (each of which it re-opened, a
 	// WATCH of its own in the window), by "WATCH resource". Each is a WATCH in Requests.
 	WatchesClosed requestCounts
+	// ControlPlaneCPUSeconds is the CPU etcd and the API server used in the window, for every
+	// client (the load driver's requests are the same for every agent): what the agent's
+	// writes cost the server they share.
+	ControlPlaneCPUSeconds float64
 }
 
 // agentUse is the agent's part of what changed between two scrapes of the API server: the

@@ -102,6 +102,8 @@ func peerMetrics() []peerMetric {
 		{"peak RssAnon MB", func(r *Result) float64 { return r.PeakAnonMB }},
 		{"peak RssFile MB", func(r *Result) float64 { return r.PeakFileMB }},
 		{"all deleted s", deleted},
+		{"control plane CPU s (start)", func(r *Result) float64 { return r.StartControlPlaneCPUSeconds }},
+		{"control plane CPU s (delete)", func(r *Result) float64 { return r.DeleteControlPlaneCPUSeconds }},
 		{"writes/pod (start)", func(r *Result) float64 { return r.WritesPerPod }},
 	}
 }

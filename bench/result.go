@@ -70,6 +70,11 @@ type Result struct {
 	PeakAnonMB float64 `json:"peakAnonMB,omitempty"`
 	PeakFileMB float64 `json:"peakFileMB,omitempty"`
 
+	// The control plane's cost (etcd + the API server, from /proc) in the same phases,
+	// for the load driver's requests and the agent's together.
+	StartControlPlaneCPUSeconds  float64 `json:"startControlPlaneCPUSeconds,omitempty"`
+	DeleteControlPlaneCPUSeconds float64 `json:"deleteControlPlaneCPUSeconds,omitempty"`
+
 	// API requests the agent made while its pods started (server counters minus the driver).
 	StartRequests     map[string]float64 `json:"startRequests,omitempty"`
 	StartNodeRequests float64            `json:"startNodeRequests,omitempty"` // exact: flow schemas of system:nodes

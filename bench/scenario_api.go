@@ -89,6 +89,7 @@ func deleteAPIPods(ctx context.Context, s *session, res *Result, names []string,
 		return err
 	}
 	res.DeleteCPUSeconds, res.DeleteRequests, res.DeleteWatchesClosed = cpu, use.Requests, use.WatchesClosed
+	res.DeleteControlPlaneCPUSeconds = use.ControlPlaneCPUSeconds
 	if p := waitDeleteProfile(); p != "" {
 		res.Profiles = append(res.Profiles, p)
 	}
@@ -302,6 +303,7 @@ func (s *session) finishStart(ctx context.Context, res *Result, run startRun) er
 	}
 	res.StartCPUSeconds, res.CPUMsPerPod = cpu, cpu*1000/float64(n)
 	res.StartRequests, res.StartNodeRequests, res.StartWatchesClosed = use.Requests, use.NodeRequests, use.WatchesClosed
+	res.StartControlPlaneCPUSeconds = use.ControlPlaneCPUSeconds
 	res.WritesPerPod = use.Requests.podWrites() / float64(n)
 	res.QueueStats = s.queueStats(ctx)
 	if p := run.waitProfile(); p != "" {

@@ -93,5 +93,6 @@ func (s *session) removeStaticPods(ctx context.Context, res *Result, files []str
 		return delStart, err
 	}
 	res.DeleteCPUSeconds, res.DeleteRequests, res.DeleteWatchesClosed = cpu, use.Requests, use.WatchesClosed
+	res.DeleteControlPlaneCPUSeconds = use.ControlPlaneCPUSeconds
 	return delStart, nil
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -83,8 +84,8 @@ func (r *Runner) idle() time.Duration {
 
 // startPhase is the CPU and API-request baseline of a busy phase.
 type startPhase struct {
-	cpu float64
-	api apiWindow
+	cpu, controlPlaneCPU float64
+	api                  apiWindow
 }
 
 func (s *session) beginPhase(ctx context.Context) (startPhase, error) {
@@ -92,8 +93,12 @@ func (s *session) beginPhase(ctx context.Context) (startPhase, error) {
 	if err != nil {
 		return startPhase{}, err
 	}
+	cp, err := s.controlPlaneCPU()
+	if err != nil {
+		return startPhase{}, err
+	}
 	w, err := s.beginAPI(ctx)
-	return startPhase{cpu: p.CPUSeconds, api: w}, err
+	return startPhase{cpu: p.CPUSeconds, controlPlaneCPU: cp, api: w}, err
 }
 
 // endPhase returns the agent CPU seconds and its use of the API since beginPhase.
@@ -102,8 +107,26 @@ func (s *session) endPhase(ctx context.Context, b startPhase) (float64, apiUse, 
 	if err != nil {
 		return 0, apiUse{}, err
 	}
+	cp, err := s.controlPlaneCPU()
+	if err != nil {
+		return 0, apiUse{}, err
+	}
 	use, err := s.endAPI(ctx, b.api)
+	use.ControlPlaneCPUSeconds = cp - b.controlPlaneCPU
 	return p.CPUSeconds - b.cpu, use, err
+}
+
+// controlPlaneCPU is the CPU seconds etcd and the API server have used so far.
+func (s *session) controlPlaneCPU() (float64, error) {
+	var sum float64
+	for _, pid := range s.r.Env.ControlPlanePIDs() {
+		p, err := readProc(pid)
+		if err != nil {
+			return 0, fmt.Errorf("control plane: %w", err)
+		}
+		sum += p.CPUSeconds
+	}
+	return sum, nil
 }
 
 // lastOf returns the latest time in ts.

@@ -324,6 +324,13 @@ func (e *Env) StartAPIServer(ctx context.Context) error {
 	return e.waitReady(ctx)
 }
 
+// ControlPlanePIDs are the processes of etcd and the API server as they run now (the API
+// server's changes when StartAPIServer starts it again): what a benchmark reads the control
+// plane's CPU from.
+func (e *Env) ControlPlanePIDs() []int {
+	return []int{e.etcd.Pid(), e.apiserver.Pid()}
+}
+
 // StopAPIServer kills the API server (etcd keeps its data); clients see connection refused.
 func (e *Env) StopAPIServer() {
 	e.apiserver.Stop(0)
