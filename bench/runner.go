@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -276,21 +278,44 @@ func (s *session) settle(ctx context.Context, quiet, limit time.Duration) {
 	})
 }
 
-// startProfile takes a CPU profile of the agent in the background; wait returns its path.
-func (s *session) startProfile(ctx context.Context, phase string, seconds int) (wait func() string) {
+// startProfile takes CPU profiles of the agent and the API server in the background; wait
+// returns the paths of those taken.
+func (s *session) startProfile(ctx context.Context, phase string, seconds int) (wait func() []string) {
 	if s.r.ProfileDir == "" || s.agent == nil {
-		return func() string { return "" }
+		return func() []string { return nil }
 	}
-	path := filepath.Join(s.r.ProfileDir, fmt.Sprintf("%s-%s.cpu.pprof", s.profileName(), phase))
-	done := make(chan error, 1)
-	go func() { done <- s.agent.profile(ctx, seconds, path) }()
-	return func() string {
-		if err := <-done; err != nil {
-			s.r.logf("%s: CPU profile: %v", s.name, err)
-			return ""
+	agentPath := filepath.Join(s.r.ProfileDir, fmt.Sprintf("%s-%s.cpu.pprof", s.profileName(), phase))
+	// The API server's too, over the same window: what the agent's requests cost the server
+	// every agent shares (the control plane's CPU in the result says how much; this, where).
+	apiServerPath := filepath.Join(s.r.ProfileDir, fmt.Sprintf("%s-%s.apiserver.cpu.pprof", s.profileName(), phase))
+	agentDone, apiServerDone := make(chan error, 1), make(chan error, 1)
+	go func() { agentDone <- s.agent.profile(ctx, seconds, agentPath) }()
+	go func() { apiServerDone <- s.apiServerProfile(ctx, seconds, apiServerPath) }()
+	return func() []string {
+		var paths []string
+		for _, p := range []struct {
+			what, path string
+			done       chan error
+		}{{"CPU profile", agentPath, agentDone}, {"API server CPU profile", apiServerPath, apiServerDone}} {
+			if err := <-p.done; err != nil {
+				s.r.logf("%s: %s: %v", s.name, p.what, err)
+				continue
+			}
+			paths = append(paths, p.path)
 		}
-		return path
+		return paths
 	}
+}
+
+// apiServerProfile fetches a CPU profile of the API server (its /debug/pprof, as the admin)
+// into path.
+func (s *session) apiServerProfile(ctx context.Context, seconds int, path string) error {
+	b, err := s.r.Env.Admin.Discovery().RESTClient().Get().AbsPath("/debug/pprof/profile").
+		Param("seconds", strconv.Itoa(seconds)).Timeout(time.Duration(seconds+60) * time.Second).DoRaw(ctx)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }
 
 func (s *session) heapProfile(ctx context.Context) string {

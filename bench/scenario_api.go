@@ -90,9 +90,7 @@ func deleteAPIPods(ctx context.Context, s *session, res *Result, names []string,
 	}
 	res.DeleteCPUSeconds, res.DeleteRequests, res.DeleteWatchesClosed = cpu, use.Requests, use.WatchesClosed
 	res.DeleteControlPlaneCPUSeconds = use.ControlPlaneCPUSeconds
-	if p := waitDeleteProfile(); p != "" {
-		res.Profiles = append(res.Profiles, p)
-	}
+	res.Profiles = append(res.Profiles, waitDeleteProfile()...)
 	return nil
 }
 
@@ -157,9 +155,7 @@ func (s *session) measureIdle(ctx context.Context, res *Result, d time.Duration)
 	for q, st := range s.queueStats(ctx) {
 		idle.Syncs[q] = st.Items - queuesBefore[q].Items
 	}
-	if p := waitIdleProfile(); p != "" {
-		res.Profiles = append(res.Profiles, p)
-	}
+	res.Profiles = append(res.Profiles, waitIdleProfile()...)
 	return idle, nil
 }
 
@@ -276,7 +272,7 @@ type startRun struct {
 	start       time.Time
 	begin       startPhase
 	timeout     time.Duration
-	waitProfile func() string
+	waitProfile func() []string
 }
 
 // finishStart waits for every pod of run to be Running (or for progress to stall), then fills
@@ -306,9 +302,7 @@ func (s *session) finishStart(ctx context.Context, res *Result, run startRun) er
 	res.StartControlPlaneCPUSeconds = use.ControlPlaneCPUSeconds
 	res.WritesPerPod = use.Requests.podWrites() / float64(n)
 	res.QueueStats = s.queueStats(ctx)
-	if p := run.waitProfile(); p != "" {
-		res.Profiles = append(res.Profiles, p)
-	}
+	res.Profiles = append(res.Profiles, run.waitProfile()...)
 	if p := s.heapProfile(ctx); p != "" {
 		res.Profiles = append(res.Profiles, p)
 	}

@@ -97,8 +97,6 @@ func runEdits(ctx context.Context, s *session, k, edits int) (*Result, error) {
 		toMirror = append(toMirror, runningAt.Sub(t0))
 	}
 	res.Edit.ToDelete, res.Edit.ToCreate, res.Edit.ToMirror = percentiles(toDelete), percentiles(toCreate), percentiles(toMirror)
-	if p := waitProfile(); p != "" {
-		res.Profiles = append(res.Profiles, p)
-	}
+	res.Profiles = append(res.Profiles, waitProfile()...)
 	return res, nil
 }

@@ -82,9 +82,7 @@ func (s *session) measureAPILatency(ctx context.Context, res *Result, names []st
 	if err != nil {
 		return nil, err
 	}
-	if p := waitProfile(); p != "" {
-		res.Profiles = append(res.Profiles, p)
-	}
+	res.Profiles = append(res.Profiles, waitProfile()...)
 	cpu := after.CPUSeconds - before.CPUSeconds
 	lat := &APILatencyResult{
 		Rounds: len(execs), Logs: percentiles(logs), Exec: percentiles(execs), ExecFallbacks: int(fallbacks.Load()),
