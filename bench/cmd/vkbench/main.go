@@ -127,7 +127,11 @@ func run(args []string) int {
 		}
 	}
 	fmt.Fprintf(os.Stderr, "starting the control plane (work dir %s)\n", workDir)
-	env, err := testenv.Start(ctx, testenv.Options{})
+	var envOpts testenv.Options
+	if *profiles != "" {
+		envOpts.ExtraAPIServerArgs = []string{"--profiling=true"} // for its CPU profile of each phase
+	}
+	env, err := testenv.Start(ctx, envOpts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
