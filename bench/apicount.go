@@ -163,8 +163,8 @@ type apiUse struct {
 	// WATCH of its own in the window), by "WATCH resource". Each is a WATCH in Requests.
 	WatchesClosed requestCounts
 	// ControlPlaneCPUSeconds is the CPU etcd and the API server used in the window, for every
-	// client (the load driver's requests are the same for every agent): what the agent's
-	// writes cost the server they share.
+	// client but the harness's scrapes of /metrics (the load driver's requests are the same
+	// for every agent): what the agent's writes cost the server they share.
 	ControlPlaneCPUSeconds float64
 }
 

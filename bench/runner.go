@@ -157,6 +157,10 @@ type session struct {
 	// workloads are the container workloads a scenario saw running: the clean-up kills them
 	// even when their containers, and the records of them, are gone.
 	workloads []agentproc.Workload
+	// scrapeCPU is the control plane's CPU spent answering the harness's own scrapes of the
+	// API server's /metrics (scrapeAPIServer), each several MB of text: a phase's control-plane
+	// CPU leaves it out, as it grows with how long settle polls, not with what the agent wrote.
+	scrapeCPU float64
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 }
@@ -244,18 +248,30 @@ type apiWindow struct {
 }
 
 func (s *session) beginAPI(ctx context.Context) (apiWindow, error) {
-	c, err := scrapeAPIServer(ctx, s.r.Env.Admin)
+	c, err := s.scrapeAPIServer(ctx)
 	return apiWindow{server: c, driver: s.transport.snapshot()}, err
 }
 
 // endAPI returns the agent's use of the API server in the window (server counters minus the
 // driver's own requests; see agentUse).
 func (s *session) endAPI(ctx context.Context, w apiWindow) (apiUse, error) {
-	c, err := scrapeAPIServer(ctx, s.r.Env.Admin)
+	c, err := s.scrapeAPIServer(ctx)
 	if err != nil {
 		return apiUse{}, err
 	}
 	return agentUse(w.server, c, s.transport.snapshot().sub(w.driver)), nil
+}
+
+// scrapeAPIServer scrapes the API server's counters, adding what answering took the control
+// plane to scrapeCPU (everything else the control plane did meanwhile too: a scrape takes tens
+// of milliseconds).
+func (s *session) scrapeAPIServer(ctx context.Context) (apiCounters, error) {
+	before, errBefore := s.controlPlaneCPU()
+	c, err := scrapeAPIServer(ctx, s.r.Env.Admin)
+	if after, errAfter := s.controlPlaneCPU(); errBefore == nil && errAfter == nil {
+		s.scrapeCPU += after - before
+	}
+	return c, err
 }
 
 // settle waits until the agent's request count stops moving for quiet (it may still be
@@ -265,7 +281,7 @@ func (s *session) endAPI(ctx context.Context, w apiWindow) (apiUse, error) {
 func (s *session) settle(ctx context.Context, quiet, limit time.Duration) {
 	last, since := -1.0, time.Now()
 	_ = poll(ctx, limit, 250*time.Millisecond, func() (bool, error) {
-		c, err := scrapeAPIServer(ctx, s.r.Env.Admin)
+		c, err := s.scrapeAPIServer(ctx)
 		if err != nil {
 			return false, nil
 		}

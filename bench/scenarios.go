@@ -84,8 +84,8 @@ func (r *Runner) idle() time.Duration {
 
 // startPhase is the CPU and API-request baseline of a busy phase.
 type startPhase struct {
-	cpu, controlPlaneCPU float64
-	api                  apiWindow
+	cpu, controlPlaneCPU, scrapeCPU float64
+	api                             apiWindow
 }
 
 func (s *session) beginPhase(ctx context.Context) (startPhase, error) {
@@ -97,8 +97,9 @@ func (s *session) beginPhase(ctx context.Context) (startPhase, error) {
 	if err != nil {
 		return startPhase{}, err
 	}
-	w, err := s.beginAPI(ctx)
-	return startPhase{cpu: p.CPUSeconds, controlPlaneCPU: cp, api: w}, err
+	b := startPhase{cpu: p.CPUSeconds, controlPlaneCPU: cp, scrapeCPU: s.scrapeCPU}
+	b.api, err = s.beginAPI(ctx) // a scrape in the window: counted in scrapeCPU
+	return b, err
 }
 
 // endPhase returns the agent CPU seconds and its use of the API since beginPhase.
@@ -111,8 +112,9 @@ func (s *session) endPhase(ctx context.Context, b startPhase) (float64, apiUse, 
 	if err != nil {
 		return 0, apiUse{}, err
 	}
+	scrapes := s.scrapeCPU - b.scrapeCPU // beginAPI's and settle's, in the window
 	use, err := s.endAPI(ctx, b.api)
-	use.ControlPlaneCPUSeconds = cp - b.controlPlaneCPU
+	use.ControlPlaneCPUSeconds = cp - b.controlPlaneCPU - scrapes
 	return p.CPUSeconds - b.cpu, use, err
 }
 
