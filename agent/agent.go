@@ -29,10 +29,12 @@ type Agent struct {
 	podManager podmanager.Manager
 	metrics    *node.Metrics
 	recorder   record.EventRecorder // nil standalone
-	nodes      *nodeWatch           // nil standalone
-	mux        *sources.Mux
-	problems   *node.NodeProblemReporter
-	api        *api.Server // nil when not served
+	// statusBacklog holds events back behind the pod controller's status writes; nil standalone.
+	statusBacklog *node.StatusBacklog
+	nodes         *nodeWatch // nil standalone
+	mux           *sources.Mux
+	problems      *node.NodeProblemReporter
+	api           *api.Server // nil when not served
 
 	ready chan struct{} // closed by Run once every part that can be waited for is ready
 	ended runresult.Result
@@ -74,8 +76,10 @@ func New(cfg Config) (_ *Agent, err error) {
 	a.podManager = podmanager.NewBasicPodManager(mirrors)
 	a.metrics = node.NewMetrics(cfg.Registerer, a.podManager)
 	if !standalone {
+		a.statusBacklog = node.NewStatusBacklog(0, nil)
 		events := node.NewEventRecorder(cfg.EventClient,
-			corev1.EventSource{Component: "vk-static", Host: cfg.NodeName}, node.EventRecorderOptions{Metrics: a.metrics})
+			corev1.EventSource{Component: "vk-static", Host: cfg.NodeName},
+			node.EventRecorderOptions{Metrics: a.metrics, Backlog: a.statusBacklog})
 		a.recorder = events
 		a.components = append(a.components, events)
 	}
@@ -261,6 +265,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 		Client:        a.cfg.Client,
 		Node:          nodeGetter,
 		Recorder:      a.recorder,
+		StatusBacklog: a.statusBacklog,
 		Workers:       a.cfg.PodSyncWorkers,
 		SyncFrequency: a.cfg.SyncFrequency,
 		Metrics:       a.metrics,

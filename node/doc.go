@@ -38,7 +38,9 @@
 // otherwise once a report period (WithNodeStatusReportFrequency); a provider that is a
 // provider.NodeImageLister has its images listed every status update interval, apart from the
 // status writes, as the kubelet's status.images (WithNodeStatusMaxImages). EventRecorder
-// posts events with several workers and counts what it must drop. Metrics are Prometheus
+// posts events with several workers and counts what it must drop; given a StatusBacklog that
+// the PodController reports to, it holds events back, for two seconds at most, while pod status
+// writes are queued or in flight. Metrics are Prometheus
 // metrics; a nil *Metrics records nothing.
 //
 // A whole agent — sources, mirrors, the Node watch they need, events, node registration — is

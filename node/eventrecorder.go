@@ -37,6 +37,7 @@ type EventRecorder struct {
 	workers int
 	clock   clock.PassiveClock
 	metrics *Metrics
+	backlog *StatusBacklog // nil: events are not held back
 	// logger is Run's, for record: record.EventRecorder's methods take no context. Nil before
 	// Run; what record would log then (an object it cannot refer to, a programming error) recurs
 	// with every event about such an object, so it is seen once Run has started.
@@ -48,6 +49,9 @@ type EventRecorderOptions struct {
 	QueueSize, Workers int
 	Clock              clock.PassiveClock
 	Metrics            *Metrics
+	// Backlog, when set, holds each event back while pod status writes are queued or in
+	// flight (StatusBacklog); the pod controller must report to the same one.
+	Backlog *StatusBacklog
 }
 
 // EventClient is what EventRecorder posts through: kubeclient.Interface has it.
@@ -71,7 +75,7 @@ func NewEventRecorder(events EventClient, source corev1.EventSource, opts EventR
 	}
 	return &EventRecorder{
 		events: events, scheme: kubeclient.NewScheme(), source: source, queue: make(chan *corev1.Event, opts.QueueSize),
-		workers: opts.Workers, clock: opts.Clock, metrics: opts.Metrics,
+		workers: opts.Workers, clock: opts.Clock, metrics: opts.Metrics, backlog: opts.Backlog,
 	}
 }
 
@@ -87,6 +91,7 @@ func (r *EventRecorder) Run(ctx context.Context) error {
 				case <-ctx.Done():
 					return
 				case ev := <-r.queue:
+					r.backlog.Wait(ctx)
 					if err := r.post(ctx, ev); err != nil && ctx.Err() == nil {
 						logger.V(2).Info("Could not record event", "reason", ev.Reason, "object", ev.InvolvedObject.Name, "err", err)
 					}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -57,4 +58,30 @@ func TestEventRecorderDropsAndCountsWhenFull(t *testing.T) {
 	if got := testutil.ToFloat64(metrics.eventsDropped); got != 2 {
 		t.Fatalf("dropped %v, want 2", got)
 	}
+}
+
+// With a backlog, an event waits for the status writes before it: posted once they drain.
+func TestEventRecorderHoldsEventsBehindStatusWrites(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		client := fake.NewClientset()
+		backlog := NewStatusBacklog(time.Minute, nil)
+		r := NewEventRecorder(kubeclienttest.Wrap(client), corev1.EventSource{Component: "vk-static", Host: "n1"},
+			EventRecorderOptions{Workers: 2, Backlog: backlog})
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		go func() { _ = r.Run(ctx) }()
+		posted := func() int {
+			l, err := client.CoreV1().Events("ns").List(ctx, metav1.ListOptions{})
+			require.NoError(t, err)
+			return len(l.Items)
+		}
+
+		backlog.begin() // a status write in flight
+		r.Event(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u"}}, corev1.EventTypeNormal, "Started", "Started container c")
+		synctest.Wait()
+		assert.Zero(t, posted(), "held back behind the status write")
+		backlog.end()
+		synctest.Wait()
+		assert.Equal(t, 1, posted(), "posted once the write is done")
+	})
 }

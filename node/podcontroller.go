@@ -111,6 +111,9 @@ type PodControllerConfig struct {
 	SyncFrequency time.Duration
 	Clock         clock.WithTicker
 	Metrics       *Metrics // nil means none
+	// StatusBacklog, when set, is told of the status writes queued and in flight, for the
+	// event recorder to hold events back behind them.
+	StatusBacklog *StatusBacklog
 }
 
 // PodController is the lifecycle loop: every pod full name is reconciled by one worker at a
@@ -190,6 +193,9 @@ func NewPodController(cfg PodControllerConfig) (*PodController, error) {
 		ready:   make(chan struct{}),
 		catchUp: backoff.Limiter[string](catchUpRetry()),
 	}
+	if cfg.StatusBacklog != nil {
+		cfg.StatusBacklog.Track(c.status.Len)
+	}
 	c.writer = newStatusWriter(cfg, c.states)
 	cfg.Metrics.trackProviderPods(c.states.len)
 	return c, nil
@@ -229,11 +235,11 @@ func (c *PodController) Run(ctx context.Context) (err error) {
 		wg.Go(func() { c.pollStatus(ctx) })
 	}
 	for i := 0; i < c.cfg.Workers; i++ {
-		wg.Go(func() { c.runWorker(ctx, "sync", c.sync, c.syncPod, c.synced) })
+		wg.Go(func() { c.runWorker(ctx, "sync", c.sync, c.syncPod, c.synced, nil) })
 	}
 	if !c.static {
 		for i := 0; i < c.cfg.StatusWorkers; i++ {
-			wg.Go(func() { c.runWorker(ctx, "status", c.status, c.syncStatus, nil) })
+			wg.Go(func() { c.runWorker(ctx, "status", c.status, c.syncStatus, nil, c.cfg.StatusBacklog) })
 		}
 	}
 	close(c.ready)
@@ -412,14 +418,15 @@ func (c *PodController) pollStatus(ctx context.Context) {
 }
 
 // runWorker syncs keys from q until it shuts down; synced, when not nil, is told of every key
-// that synced successfully.
+// that synced successfully, and backlog, when not nil, of every key taken and done.
 func (c *PodController) runWorker(ctx context.Context, name string, q workqueue.TypedRateLimitingInterface[string],
-	sync func(context.Context, string) error, synced func(key string)) {
+	sync func(context.Context, string) error, synced func(key string), backlog *StatusBacklog) {
 	for {
 		key, shutdown := q.Get()
 		if shutdown {
 			return
 		}
+		backlog.begin()
 		start := c.cfg.Clock.Now()
 		err := sync(ctx, key)
 		c.cfg.Metrics.observeSync(name, c.cfg.Clock.Since(start), err)
@@ -442,5 +449,6 @@ func (c *PodController) runWorker(ctx context.Context, name string, q workqueue.
 			q.AddRateLimited(key)
 		}
 		q.Done(key)
+		backlog.end() // after Done: a key written again is back in the queue by then
 	}
 }
