@@ -5,7 +5,8 @@
 // package maps its configs to CRI the way kuberuntime does and CRI's answers back.
 //
 //	rt, err := cri.New(ctx, cri.Config{RuntimeEndpoint: cri.DefaultEndpoint,
-//		ImageGCHighThreshold: 85, ImageGCLowThreshold: 80, LogMaxSize: 10 << 20, LogMaxFiles: 5})
+//		ImageGCHighThreshold: 85, ImageGCLowThreshold: 80, ImageMinimumGCAge: 2 * time.Minute,
+//		LogMaxSize: 10 << 20, LogMaxFiles: 5})
 //	p, err := lifecycle.New(ctx, lifecycle.Config{Runtime: rt, RuntimeName: rt.Name(), ...})
 //	go p.Run(ctx)
 //	go rt.ImageGC().Run(ctx)    // nil when the thresholds disable it
@@ -50,5 +51,7 @@
 // ListImages is CRI ListImages, for the Node's status.images.
 // ImageGC is the kubelet's image garbage collector: by the image filesystem's usage against
 // its capacity, unused images least recently used first, never one a container uses, a
-// pinned one or the sandbox image.
+// pinned one, the sandbox image or one first seen less than Config.ImageMinimumGCAge ago (the
+// kubelet's two minutes: at start every image is new). DeleteUnusedImages, the reclaim under
+// disk pressure, keeps the same ones, by the same records.
 package cri

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -21,14 +22,19 @@ const imageGCPeriod = 5 * time.Minute
 // ImageGC removes unused images when the image filesystem fills, as the kubelet's image
 // garbage collector: every 5 minutes and once at start, when usage is at or above the high
 // threshold, images no container uses (running or not) are removed, least recently used first,
-// until usage is down to the low threshold. A pinned image and the runtime's sandbox image are
-// never removed.
+// until usage is down to the low threshold. A pinned image, the runtime's sandbox image and an
+// image first seen less than Config.ImageMinimumGCAge ago are never removed: at start every
+// image is new, so a full disk does not cost the images that pods are about to use.
 type ImageGC struct {
 	r *Runtime
-	// records are when each image was first seen and last seen in use, by image ID.
-	records map[string]*imageRecord
 	// capacity returns the size and free bytes of the filesystem mounted at a mountpoint.
 	capacity func(mountpoint string) (capacity, available uint64, err error)
+}
+
+// imageRecords are when each image was first seen and last seen in use, by image ID.
+type imageRecords struct {
+	mu   sync.Mutex
+	byID map[string]*imageRecord
 }
 
 type imageRecord struct {
@@ -43,7 +49,7 @@ func (r *Runtime) ImageGC() *ImageGC {
 	if high >= 100 || (high == 0 && r.cfg.ImageGCLowThreshold == 0) {
 		return nil
 	}
-	return &ImageGC{r: r, records: map[string]*imageRecord{}, capacity: statfs}
+	return &ImageGC{r: r, capacity: statfs}
 }
 
 // Run collects at once and then every 5 minutes until ctx ends; failures are logged.
@@ -96,8 +102,8 @@ func (gc *ImageGC) Collect(ctx context.Context) (uint64, error) {
 	return gc.free(ctx, images, target)
 }
 
-// detect lists images and the containers' images, and returns the removable images' IDs,
-// least recently used first.
+// detect lists images and the containers' images, records what it sees, and returns the
+// removable images' IDs, least recently used first.
 func (gc *ImageGC) detect(ctx context.Context) ([]string, error) {
 	now := gc.r.cfg.Clock.Now()
 	images, err := gc.r.is.ListImages(ctx, nil)
@@ -115,15 +121,18 @@ func (gc *ImageGC) detect(ctx context.Context) ([]string, error) {
 		inUse[c.GetImage().GetImage()] = true
 	}
 	sandboxImage := gc.sandboxImage(ctx)
+	records := &gc.r.images
+	records.mu.Lock()
+	defer records.mu.Unlock()
 	var removable []string
 	seen := map[string]bool{}
 	for _, img := range images {
 		id := img.GetId()
 		seen[id] = true
-		rec := gc.records[id]
+		rec := records.byID[id]
 		if rec == nil {
 			rec = &imageRecord{firstDetected: now}
-			gc.records[id] = rec
+			records.byID[id] = rec
 		}
 		rec.size = img.GetSize()
 		used := inUse[id]
@@ -137,18 +146,18 @@ func (gc *ImageGC) detect(ctx context.Context) ([]string, error) {
 			rec.lastUsed = now
 			continue
 		}
-		if img.GetPinned() {
+		if img.GetPinned() || now.Sub(rec.firstDetected) < gc.r.cfg.ImageMinimumGCAge {
 			continue
 		}
 		removable = append(removable, id)
 	}
-	for id := range gc.records {
+	for id := range records.byID {
 		if !seen[id] {
-			delete(gc.records, id)
+			delete(records.byID, id)
 		}
 	}
 	sort.SliceStable(removable, func(i, j int) bool {
-		a, b := gc.records[removable[i]], gc.records[removable[j]]
+		a, b := records.byID[removable[i]], records.byID[removable[j]]
 		if !a.lastUsed.Equal(b.lastUsed) {
 			return a.lastUsed.Before(b.lastUsed)
 		}
@@ -168,13 +177,24 @@ func (gc *ImageGC) free(ctx context.Context, ids []string, target uint64) (uint6
 			klog.FromContext(ctx).Error(err, "Removing an unused image failed", "image", id)
 			continue
 		}
-		freed += gc.records[id].size
-		delete(gc.records, id)
+		freed += gc.r.images.remove(id)
 	}
 	if freed < target {
 		return freed, fmt.Errorf("freed %d bytes of the %d wanted: no more unused images", freed, target)
 	}
 	return freed, nil
+}
+
+// remove forgets the image id and returns its size.
+func (records *imageRecords) remove(id string) uint64 {
+	records.mu.Lock()
+	defer records.mu.Unlock()
+	var size uint64
+	if rec := records.byID[id]; rec != nil {
+		size = rec.size
+	}
+	delete(records.byID, id)
+	return size
 }
 
 // sandboxImage is the runtime's sandbox (pause) image as its verbose status reports it
@@ -201,12 +221,12 @@ func statfs(mountpoint string) (capacity, available uint64, err error) {
 	return st.Blocks * uint64(st.Bsize), st.Bavail * uint64(st.Bsize), nil
 }
 
-// DeleteUnusedImages removes every image no container uses (pinned and sandbox images
-// excepted), whatever the thresholds: the kubelet's reclaim of an image filesystem under
-// disk pressure, before it evicts pods (lifecycle.ImageReclaimer). It keeps no record of its
-// own, so it may run beside the periodic collection.
+// DeleteUnusedImages removes every image no container uses (pinned, sandbox and images newer
+// than Config.ImageMinimumGCAge excepted), whatever the thresholds: the kubelet's reclaim of an
+// image filesystem under disk pressure, before it evicts pods (lifecycle.ImageReclaimer). It
+// shares the periodic collection's records, under their lock, so it may run beside it.
 func (r *Runtime) DeleteUnusedImages(ctx context.Context) error {
-	gc := &ImageGC{r: r, records: map[string]*imageRecord{}, capacity: statfs}
+	gc := &ImageGC{r: r, capacity: statfs}
 	ids, err := gc.detect(ctx)
 	if err != nil {
 		return err

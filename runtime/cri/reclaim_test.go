@@ -3,6 +3,7 @@ package cri
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,4 +27,41 @@ func TestDeleteUnusedImages(t *testing.T) {
 	assert.NotContains(t, is.Images, "b")
 	assert.Contains(t, is.Images, "used")
 	assert.Contains(t, is.Images, "pinned")
+}
+
+// TestNewImagesOutliveTheMinimumAge: at start, on a disk above the high threshold, neither the
+// image garbage collector nor the reclaim removes an image first seen less than
+// ImageMinimumGCAge ago — one imported for a pod about to start — and both count the age from
+// the first sight by either.
+func TestNewImagesOutliveTheMinimumAge(t *testing.T) {
+	ctx := context.Background()
+	r, _, is, clk := fakeRuntime(t, Config{ImageGCHighThreshold: 85, ImageGCLowThreshold: 80, ImageMinimumGCAge: 2 * time.Minute})
+	is.SetFakeImageSize(10)
+	is.SetFakeImages([]string{"preloaded"})
+	is.SetFakeFilesystemUsage([]*runtimeapi.FilesystemUsage{{FsId: &runtimeapi.FilesystemIdentifier{Mountpoint: "/images"}}})
+	gc := r.ImageGC()
+	require.NotNil(t, gc)
+	gc.capacity = func(string) (uint64, uint64, error) { return 100, 5, nil } // 95 % used
+
+	freed, err := gc.Collect(ctx) // the agent's first collection, at start
+	assert.Error(t, err, "nothing may be freed yet")
+	assert.Zero(t, freed)
+	require.NoError(t, r.DeleteUnusedImages(ctx))
+	assert.Contains(t, is.Images, "preloaded", "first seen just now")
+
+	clk.Step(time.Minute)
+	is.SetFakeImages([]string{"preloaded", "imported"}) // another image arrives a minute later
+	require.NoError(t, r.DeleteUnusedImages(ctx))
+	assert.Contains(t, is.Images, "preloaded", "a minute old")
+
+	clk.Step(time.Minute)
+	require.NoError(t, r.DeleteUnusedImages(ctx))
+	assert.NotContains(t, is.Images, "preloaded", "two minutes old, unused")
+	assert.Contains(t, is.Images, "imported", "a minute old")
+
+	clk.Step(time.Minute)
+	freed, err = gc.Collect(ctx)
+	assert.Equal(t, uint64(10), freed)
+	assert.Error(t, err, "10 of the 15 bytes wanted")
+	assert.NotContains(t, is.Images, "imported")
 }

@@ -46,6 +46,12 @@ type Config struct {
 	// image garbage collection; a high threshold of 100 too, as the kubelet.
 	ImageGCHighThreshold int
 	ImageGCLowThreshold  int
+	// ImageMinimumGCAge keeps an unused image that this runtime first saw less than that long
+	// ago from the image garbage collector and from the reclaim under disk pressure: it may
+	// have just been pulled or imported for a pod about to start (the kubelet's
+	// imageMinimumGCAge, --minimum-image-ttl-duration, 2 minutes by default there). 0 keeps
+	// none back.
+	ImageMinimumGCAge time.Duration
 	// LogMaxSize and LogMaxFiles rotate the containers' logs (--container-log-max-size,
 	// --container-log-max-files): a log above LogMaxSize bytes is rotated, LogMaxFiles files
 	// are kept, the current one included. LogMaxSize 0 leaves logs unrotated.
@@ -76,6 +82,11 @@ type Runtime struct {
 	// sandboxConfigs are the configs of the sandboxes this process created, which CRI's
 	// CreateContainer takes again; a sandbox from before a restart has its config rebuilt.
 	sandboxConfigs map[string]*runtimeapi.PodSandboxConfig
+
+	// images are what the image garbage collector and the reclaim under disk pressure know of
+	// each image: one record for both, so that an image's age counts from when it was first
+	// seen by either.
+	images imageRecords
 }
 
 var (
@@ -101,7 +112,8 @@ func New(ctx context.Context, cfg Config) (_ *Runtime, err error) {
 	if cfg.ImageEndpoint == "" {
 		cfg.ImageEndpoint = cfg.RuntimeEndpoint
 	}
-	r := &Runtime{cfg: cfg, rs: cfg.RuntimeService, is: cfg.ImageService, sandboxConfigs: map[string]*runtimeapi.PodSandboxConfig{}}
+	r := &Runtime{cfg: cfg, rs: cfg.RuntimeService, is: cfg.ImageService, sandboxConfigs: map[string]*runtimeapi.PodSandboxConfig{},
+		images: imageRecords{byID: map[string]*imageRecord{}}}
 	// What New dials, New closes if it fails and Close otherwise.
 	var dialled []interface{ Close(context.Context) error }
 	r.close = sync.OnceValue(func() error {

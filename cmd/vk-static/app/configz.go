@@ -71,6 +71,7 @@ func (o *options) kubeletConfiguration() kubeletv1beta1.KubeletConfiguration {
 		ImageServiceEndpoint:        o.CRI.ImageEndpoint,
 		ImageGCHighThresholdPercent: ptr.To(o.CRI.ImageGCHighThreshold),
 		ImageGCLowThresholdPercent:  ptr.To(o.CRI.ImageGCLowThreshold),
+		ImageMinimumGCAge:           metav1.Duration{Duration: o.CRI.ImageMinimumGCAge},
 		ClusterDomain:               o.ClusterDomain,
 
 		EvictionHard:                     o.NodeHealth.EvictionHard,

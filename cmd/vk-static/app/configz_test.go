@@ -25,7 +25,7 @@ var configzArgs = []string{
 	"--authorization-mode", "AlwaysAllow", "--authorization-webhook-cache-authorized-ttl", "4s", "--authorization-webhook-cache-unauthorized-ttl", "5s",
 	"--streaming-connection-idle-timeout", "6m",
 	"--container-runtime-endpoint", "unix:///c.sock", "--image-service-endpoint", "unix:///i.sock",
-	"--image-gc-high-threshold", "90", "--image-gc-low-threshold", "70",
+	"--image-gc-high-threshold", "90", "--image-gc-low-threshold", "70", "--minimum-image-ttl-duration", "5m0s",
 	"--cluster-domain", "cluster.example",
 	"--cgroup-root", "/vk", "--cgroups-per-qos=false", "--cgroup-driver", "systemd", "--pod-pids-limit", "100",
 	"--allowed-unsafe-sysctls", "kernel.msg*,net.core.somaxconn",

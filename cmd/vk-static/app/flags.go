@@ -87,6 +87,7 @@ var kubeletConfigFields = map[string]string{
 	"image-service-endpoint":                       "imageServiceEndpoint",
 	"image-gc-high-threshold":                      "imageGCHighThresholdPercent",
 	"image-gc-low-threshold":                       "imageGCLowThresholdPercent",
+	"minimum-image-ttl-duration":                   "imageMinimumGCAge",
 	"cluster-domain":                               "clusterDomain",
 	"allowed-unsafe-sysctls":                       "allowedUnsafeSysctls",
 	"eviction-hard":                                "evictionHard",

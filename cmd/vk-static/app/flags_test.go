@@ -119,6 +119,7 @@ func TestKubeletConfigFieldsAreTheOnesApplied(t *testing.T) {
 		"imageServiceEndpoint":                       "imageServiceEndpoint: unix:///i.sock",
 		"imageGCHighThresholdPercent":                "imageGCHighThresholdPercent: 90",
 		"imageGCLowThresholdPercent":                 "imageGCLowThresholdPercent: 70",
+		"imageMinimumGCAge":                          "imageMinimumGCAge: 5m",
 		"clusterDomain":                              "clusterDomain: cluster.local",
 		"allowedUnsafeSysctls":                       "allowedUnsafeSysctls: [kernel.msg*]",
 		"evictionHard":                               "evictionHard: {memory.available: 1Gi}",

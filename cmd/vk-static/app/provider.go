@@ -55,11 +55,12 @@ type criOptions struct {
 	ImageEndpoint        string
 	ImageGCHighThreshold int32
 	ImageGCLowThreshold  int32
+	ImageMinimumGCAge    time.Duration
 	AllowPrivileged      bool
 }
 
 func defaultCRIOptions() criOptions {
-	return criOptions{RuntimeEndpoint: cri.DefaultEndpoint, ImageGCHighThreshold: 85, ImageGCLowThreshold: 80}
+	return criOptions{RuntimeEndpoint: cri.DefaultEndpoint, ImageGCHighThreshold: 85, ImageGCLowThreshold: 80, ImageMinimumGCAge: 2 * time.Minute}
 }
 
 func (o *options) addProviderFlags(fs *pflag.FlagSet) {
@@ -69,6 +70,7 @@ func (o *options) addProviderFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.ImageEndpoint, "image-service-endpoint", c.ImageEndpoint, "With --provider cri: the CRI image service's endpoint; empty is --container-runtime-endpoint.")
 	fs.Int32Var(&c.ImageGCHighThreshold, "image-gc-high-threshold", c.ImageGCHighThreshold, "With --provider cri: the percent of the image filesystem's disk usage at and above which unused images are removed; 100 disables image garbage collection.")
 	fs.Int32Var(&c.ImageGCLowThreshold, "image-gc-low-threshold", c.ImageGCLowThreshold, "With --provider cri: the percent of the image filesystem's disk usage image garbage collection frees space down to; not above --image-gc-high-threshold.")
+	fs.DurationVar(&c.ImageMinimumGCAge, "minimum-image-ttl-duration", c.ImageMinimumGCAge, "With --provider cri: how long after the agent first sees an unused image it may be removed by image garbage collection or to reclaim disk (an image just pulled or imported is about to be used); 0 removes unused images at once.")
 	fs.BoolVar(&c.AllowPrivileged, "allow-privileged", c.AllowPrivileged, "With --provider cri: run privileged containers when their pod asks for them; without it such pods are refused.")
 	fs.StringVar(&p.DefaultUser, "process-default-user", p.DefaultUser, "With --provider process: who runs a container of an API pod that names no user (a user name or uid[:gid]). Static pods (manifest files, --manifest-url) run as their manifest says, root when it names no user, unless --process-restrict-static-pods.")
 	fs.BoolVar(&p.AllowRoot, "process-allow-root", p.AllowRoot, "With --provider process: run the containers of API pods as root (uid 0) when the pod asks for it; without it such API pods are refused. Static pods may run as root unless --process-restrict-static-pods.")
@@ -96,6 +98,9 @@ func applyCRIConfig(cfg *kubeletv1beta1.KubeletConfiguration, o *options, set fu
 	if cfg.ImageGCLowThresholdPercent != nil {
 		set("image-gc-low-threshold", func() { o.CRI.ImageGCLowThreshold = *cfg.ImageGCLowThresholdPercent })
 	}
+	if cfg.ImageMinimumGCAge.Duration != 0 {
+		set("minimum-image-ttl-duration", func() { o.CRI.ImageMinimumGCAge = cfg.ImageMinimumGCAge.Duration })
+	}
 }
 
 func (o *options) validateProvider(bad func(flag, format string, args ...any)) {
@@ -109,6 +114,9 @@ func (o *options) validateProvider(bad func(flag, format string, args ...any)) {
 		bad("image-gc-low-threshold", "must be between 0 and 100, got %d", c.ImageGCLowThreshold)
 	} else if c.ImageGCLowThreshold > c.ImageGCHighThreshold {
 		bad("image-gc-low-threshold", "%d is above --image-gc-high-threshold %d", c.ImageGCLowThreshold, c.ImageGCHighThreshold)
+	}
+	if o.CRI.ImageMinimumGCAge < 0 {
+		bad("minimum-image-ttl-duration", "must not be negative, got %s", o.CRI.ImageMinimumGCAge)
 	}
 	if q, err := resource.ParseQuantity(o.Process.ContainerLogMaxSize); err != nil || q.Sign() <= 0 {
 		bad("container-log-max-size", "%q is not a positive quantity such as 10Mi", o.Process.ContainerLogMaxSize)
@@ -266,6 +274,7 @@ func criProvider(ctx context.Context, o *options) agent.NewProviderFunc {
 			AllowPrivileged:      o.CRI.AllowPrivileged,
 			ImageGCHighThreshold: int(o.CRI.ImageGCHighThreshold),
 			ImageGCLowThreshold:  int(o.CRI.ImageGCLowThreshold),
+			ImageMinimumGCAge:    o.CRI.ImageMinimumGCAge,
 			SeccompProfileRoot:   filepath.Join(o.RootDir, "seccomp"),
 			LogMaxSize:           logMax.Value(),
 			LogMaxFiles:          int(o.Process.ContainerLogMaxFiles),

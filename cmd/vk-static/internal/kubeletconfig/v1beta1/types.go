@@ -41,6 +41,7 @@ type KubeletConfiguration struct {
 	NodeLeaseDurationSeconds         int32                 `json:"nodeLeaseDurationSeconds,omitempty"`
 	ImageGCHighThresholdPercent      *int32                `json:"imageGCHighThresholdPercent,omitempty"`
 	ImageGCLowThresholdPercent       *int32                `json:"imageGCLowThresholdPercent,omitempty"`
+	ImageMinimumGCAge                metav1.Duration       `json:"imageMinimumGCAge,omitempty"`
 	CgroupRoot                       string                `json:"cgroupRoot,omitempty"`
 	CgroupsPerQOS                    *bool                 `json:"cgroupsPerQOS,omitempty"`
 	CgroupDriver                     string                `json:"cgroupDriver,omitempty"`
@@ -80,7 +81,6 @@ type KubeletConfiguration struct {
 	EnableContentionProfiling                 json.RawMessage `json:"enableContentionProfiling,omitempty"`
 	OOMScoreAdj                               json.RawMessage `json:"oomScoreAdj,omitempty"`
 	ClusterDNS                                json.RawMessage `json:"clusterDNS,omitempty"`
-	ImageMinimumGCAge                         json.RawMessage `json:"imageMinimumGCAge,omitempty"`
 	ImageMaximumGCAge                         json.RawMessage `json:"imageMaximumGCAge,omitempty"`
 	VolumeStatsAggPeriod                      json.RawMessage `json:"volumeStatsAggPeriod,omitempty"`
 	KubeletCgroups                            json.RawMessage `json:"kubeletCgroups,omitempty"`
