@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/vk-static/vk-static/node/api/localadmin"
 	"github.com/vk-static/vk-static/test/support/agentproc"
 )
 
@@ -118,26 +120,54 @@ func (a *agentProcess) metric(ctx context.Context, name string, labels map[strin
 
 // profile fetches a CPU profile of the given length into path; it blocks for that long.
 func (a *agentProcess) profile(ctx context.Context, seconds int, path string) error {
-	return a.fetch(ctx, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", a.Healthz, seconds), path)
+	return a.fetchProfile(ctx, fmt.Sprintf("/debug/pprof/profile?seconds=%d", seconds), path)
 }
 
 // heapProfile fetches the in-use heap profile into path.
 func (a *agentProcess) heapProfile(ctx context.Context, path string) error {
-	return a.fetch(ctx, a.Healthz+"/debug/pprof/heap", path)
+	return a.fetchProfile(ctx, "/debug/pprof/heap", path)
 }
 
-func (a *agentProcess) fetch(ctx context.Context, url, path string) error {
+// fetchProfile fetches pprofPath (/debug/pprof/…, with its query) into path. vk-static serves
+// pprof on its kubelet API only, behind its authentication, as the kubelet does: the harness
+// reads it there as the agent's local administrator (the credential in <root-dir>/pki). The
+// floor peers, and a -baseline built before that, serve it on the healthz port instead: that
+// is asked when there is no credential, or the API has no /debug/pprof.
+func (a *agentProcess) fetchProfile(ctx context.Context, pprofPath, path string) error {
+	if cred, err := localadmin.ReadCredential(filepath.Join(a.Dir, "root", "pki")); err == nil {
+		tr := &http.Transport{TLSClientConfig: cred.TLSConfig()}
+		defer tr.CloseIdleConnections()
+		err := fetch(ctx, &http.Client{Transport: tr, Timeout: a.http.Timeout}, cred.Server+pprofPath, path)
+		var status statusError
+		if !errors.As(err, &status) || status.code != http.StatusNotFound {
+			return err
+		}
+	}
+	return fetch(ctx, a.http, a.Healthz+pprofPath, path)
+}
+
+// statusError is an answer other than 200.
+type statusError struct {
+	url    string
+	code   int
+	status string
+}
+
+func (e statusError) Error() string { return fmt.Sprintf("GET %s: %s", e.url, e.status) }
+
+// fetch writes what GET url answers into path.
+func fetch(ctx context.Context, c *http.Client, url, path string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
-	resp, err := a.http.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", url, resp.Status)
+		return statusError{url: url, code: resp.StatusCode, status: resp.Status}
 	}
 	f, err := os.Create(path)
 	if err != nil {

@@ -8,7 +8,8 @@
 // test/support/testenv. Load reaches it only through the API server (pods bound to its node, and
 // for api-latency their pods/log and pods/exec, which the API server passes to the agent's
 // kubelet API with its kubelet client certificate) and its manifest directory; the harness reads the agent only from the outside: /proc for CPU
-// and peak RSS, its healthz port for /metrics and (with profiling) /debug/pprof, and the API
+// and peak RSS, its healthz port for /metrics, its kubelet API (as its local administrator) for
+// /debug/pprof with profiling — the peers serve that on their healthz port — and the API
 // server's own apiserver_request_total and flow-control counters for request counts.
 // Every scenario but process-100 runs the agent with the mock provider. process-100 runs
 // real processes with --provider process. It also reads the supervisors and workloads from

@@ -20,7 +20,7 @@ type Flags struct {
 	QPS             float64 // --kube-api-qps: the API client's rate; -1 for no client-side limit
 	Burst           int     // --kube-api-burst
 	Verbosity       int     // -v: the log verbosity
-	Profiling       bool    // --profiling: serve /debug/pprof on the healthz address
+	Profiling       bool    // --profiling: serve /debug/pprof (vk-static on its kubelet API, the peers on the healthz address)
 }
 
 // Defaults are vk-static's defaults of the flags, with the healthz address on loopback and no

@@ -41,6 +41,8 @@ func TestRequestAttributes(t *testing.T) {
 		{"POST", "/portForward/ns/pod", "SPDY/3.1", "create", []string{"proxy"}},
 		{"GET", "/portForward/ns/pod", "websocket", "get", []string{"proxy"}},
 		{"POST", "/run/ns/pod/c", "", "create", []string{"proxy"}},
+		{"GET", "/debug/pprof/profile", "", "get", []string{"proxy"}}, // the kubelet's too: no subresource of its own
+		{"GET", "/debug/pprof/cmdline", "", "get", []string{"proxy"}},
 		{"GET", "/", "", "get", []string{"proxy"}},
 		{"GET", "/anything/else", "", "get", []string{"proxy"}},
 		{"PUT", "/x", "", "update", []string{"proxy"}},

@@ -122,6 +122,12 @@ type Config struct {
 	// itself: whoever registers the stream routes passes it on (Routes.StreamIdleTimeout).
 	StreamingConnectionIdleTimeout time.Duration
 
+	// Profiling serves net/http/pprof under /debug/pprof/ (GET), as the kubelet's
+	// enableProfilingHandler does on its API: authorized as nodes/proxy, the subresource of
+	// every path that has none of its own. A profile shows what the agent's memory holds, and
+	// /debug/pprof/cmdline its command line, so they are never served unauthenticated.
+	Profiling bool
+
 	// Configz is the configuration the agent runs with, served by GET /configz (authorized as
 	// nodes/configz) as {"kubeletconfig": Configz}, as the kubelet serves its
 	// KubeletConfiguration; it must encode as JSON. nil serves no /configz.

@@ -59,6 +59,9 @@
 // (upgraded) connection for it. /healthz is not here: it stays on the plain healthz port.
 // GET /configz is the server's own, when Config.Configz is given: the agent's configuration
 // as {"kubeletconfig": …}, authorized as nodes/configz (or nodes/proxy) like the kubelet's.
+// GET /debug/pprof/ is too, with Config.Profiling: net/http/pprof, authorized as nodes/proxy
+// like the kubelet's, and only here — a profile and /debug/pprof/cmdline show what the agent's
+// memory and command line hold, which the plain healthz port would give to anyone who reaches it.
 //
 // The smallest use, on a node with an API client:
 //

@@ -52,6 +52,9 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.mux.Handle("GET /configz", h)
 	}
+	if cfg.Profiling {
+		s.mux.Handle("GET "+pprofPath, profilingHandler())
+	}
 	return s, nil
 }
 
@@ -131,7 +134,7 @@ func (s *Server) Run(ctx context.Context) (err error) {
 	served := make(chan error, 1)
 	wg.Go(func() { served <- srv.ServeTLS(ln, "", "") })
 	logger.Info("Serving the kubelet API", "address", s.addr, "authorization", s.authorizationSummary(),
-		"clientCA", s.cfg.ClientCAFile != "", "tokenWebhook", s.cfg.tokenWebhook(), "anonymous", s.cfg.Anonymous, "localAdmin", s.tls.local != nil)
+		"clientCA", s.cfg.ClientCAFile != "", "tokenWebhook", s.cfg.tokenWebhook(), "anonymous", s.cfg.Anonymous, "localAdmin", s.tls.local != nil, "profiling", s.cfg.Profiling)
 	close(s.ready)
 
 	select {

@@ -2,6 +2,8 @@ package process
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -18,6 +20,14 @@ import (
 //   - a container that would run as uid 0 — runAsUser 0 in its or the pod's securityContext,
 //     or neither set while the default user is root — unless Config.AllowRoot
 //     (--process-allow-root);
+//   - a group 0 — runAsGroup, supplementalGroups, fsGroup, or a primary group that comes
+//     with the user — unless Config.AllowRoot: group root reads the files of root's group,
+//     the agent's own under --root-dir among them (every pod's secrets and tokens);
+//   - a uid or gid of the host — one that /etc/passwd or /etc/group names, or any below 1000,
+//     the system's — unless Config.AllowedUIDs or Config.AllowedGIDs holds it
+//     (--process-allowed-uids, --process-allowed-gids), or it is the default user's, whom the
+//     operator chose: such an id owns the host's files and devices (group disk writes its
+//     block devices). Ids from 1000 up that the host does not name are the pods' to share;
 //   - privileged: true and capabilities.add: a host process cannot be given more than its
 //     user has, and pretending would mislead. A trusted static pod that runs as root has them
 //     already (root on the host holds every capability), so it may ask for them.
@@ -26,11 +36,14 @@ import (
 //
 //   - runAsNonRoot: true for a container that would run as root;
 //   - without root, any runAsUser other than the agent's own uid (its supervisors can only
-//     map that one).
+//     map that one). Groups are not checked then: every container keeps the agent's own.
 //
 // allowPrivilegeEscalation, seccomp, AppArmor and SELinux options are not enforced (documented
 // in the package doc); hostPID, hostIPC and hostNetwork are what every process pod gets anyway.
 func (r *Runtime) Admit(pod *corev1.Pod) error {
+	if err := r.admitNamespaces(pod); err != nil {
+		return err
+	}
 	podSC := pod.Spec.SecurityContext
 	for _, c := range allContainers(pod) {
 		if err := r.admitContainer(pod, podSC, c.container, c.path); err != nil {
@@ -121,8 +134,13 @@ func (r *Runtime) admitContainer(pod *corev1.Pod, podSC *corev1.PodSecurityConte
 		return nil
 	}
 	if uid != 0 {
-		return nil
+		if trusted {
+			return nil
+		}
+		return r.admitIDs(pod, r.containerIDs(pod, podSC, sc, path, uid, uidField))
 	}
+	// A container that runs as root is not held to the groups' rules: root holds every
+	// capability, so no group gives it more.
 	if nonRoot {
 		if uidField == "" {
 			if trusted {
@@ -147,4 +165,128 @@ func whoseRights(pod *corev1.Pod, trusted bool) string {
 		return "a static pod that does not run as root (one that runs as root holds every capability)"
 	}
 	return whose(pod)
+}
+
+// idUse is an id a container would run with, and what gives it, for the refusal.
+type idUse struct {
+	id    int64
+	group bool
+	// field is the pod's field that names the id or, with from set, the field left unset.
+	field string
+	// from says where an id the pod does not name comes from.
+	from string
+	// defaults: the id is the default user's (--process-default-user), the operator's choice.
+	defaults bool
+}
+
+// containerIDs are the ids a container of an untrusted pod that runs as uid (named by uidField,
+// "" for the default user) would run with, as the lifecycle and containerUser decide them: the
+// uid the pod names, runAsGroup over the gid that follows the user, the pod's
+// supplementalGroups over the default user's, and fsGroup.
+func (r *Runtime) containerIDs(pod *corev1.Pod, podSC *corev1.PodSecurityContext, sc *corev1.SecurityContext, path string, uid int64, uidField string) []idUse {
+	def := r.defaultUserFor(pod)
+	var ids []idUse
+	if uidField != "" {
+		ids = append(ids, idUse{id: uid, field: uidField})
+	}
+
+	gidField := ""
+	var gid int64
+	if podSC != nil && podSC.RunAsGroup != nil {
+		gid, gidField = *podSC.RunAsGroup, "spec.securityContext.runAsGroup"
+	}
+	if sc != nil && sc.RunAsGroup != nil {
+		gid, gidField = *sc.RunAsGroup, path+".securityContext.runAsGroup"
+	}
+	switch {
+	case gidField != "":
+		ids = append(ids, idUse{id: gid, group: true, field: gidField})
+	case uidField == "" || uid == def.UID:
+		ids = append(ids, idUse{id: def.GID, group: true, field: path + ".securityContext.runAsGroup", from: "the default user's group, --process-default-user", defaults: true})
+	default:
+		u := idUse{group: true, field: path + ".securityContext.runAsGroup"}
+		var found bool
+		if u.id, found = r.groupOf(uid); found {
+			u.from = fmt.Sprintf("uid %d's primary group on the host", uid)
+		} else {
+			u.from = fmt.Sprintf("its runAsUser's number, the host having no user %d", uid)
+		}
+		ids = append(ids, u)
+	}
+
+	var groups []int64
+	if podSC != nil {
+		groups = podSC.SupplementalGroups
+	}
+	if uidField != "" || gidField != "" || len(groups) > 0 {
+		for i, g := range groups {
+			ids = append(ids, idUse{id: g, group: true, field: fmt.Sprintf("spec.securityContext.supplementalGroups[%d]", i)})
+		}
+	} else {
+		for _, g := range def.SupplementalGroups {
+			ids = append(ids, idUse{id: g, group: true, field: "spec.securityContext.supplementalGroups", from: "a supplementary group of the default user, --process-default-user", defaults: true})
+		}
+	}
+	if podSC != nil && podSC.FSGroup != nil {
+		ids = append(ids, idUse{id: *podSC.FSGroup, group: true, field: "spec.securityContext.fsGroup"})
+	}
+	return ids
+}
+
+// admitIDs refuses the first of ids that is root without Config.AllowRoot, or the host's
+// without Config.AllowedUIDs or AllowedGIDs holding it.
+func (r *Runtime) admitIDs(pod *corev1.Pod, ids []idUse) error {
+	def := r.defaultUserFor(pod)
+	for _, u := range ids {
+		kind, flag, allowed := "uid", "--process-allowed-uids", r.cfg.AllowedUIDs
+		if u.group {
+			kind, flag, allowed = "gid", "--process-allowed-gids", r.cfg.AllowedGIDs
+		}
+		if u.id == 0 {
+			if r.cfg.AllowRoot {
+				continue
+			}
+			if u.from != "" {
+				return fmt.Errorf("%s: not set, so the container would run with group 0 (root), %s, which is not allowed for %s: set %s, or start the agent with --process-allow-root", u.field, u.from, whose(pod), lastField(u.field))
+			}
+			return fmt.Errorf("%s: 0 (root) is not allowed for %s: start the agent with --process-allow-root", u.field, whose(pod))
+		}
+		operators := u.defaults || (!u.group && u.id == def.UID) ||
+			(u.group && (u.id == def.GID || slices.Contains(def.SupplementalGroups, u.id)))
+		if operators || inRanges(allowed, u.id) {
+			continue
+		}
+		var name string
+		var found bool
+		var err error
+		if u.group {
+			name, found, err = r.accounts().group(u.id)
+		} else {
+			name, _, found, err = r.accounts().user(u.id)
+		}
+		var what string
+		switch {
+		case found && u.group:
+			what = "the host's group " + name
+		case found:
+			what = "the host's user " + name
+		case u.id < systemIDs:
+			what = fmt.Sprintf("a system %s of the host (below %d)", kind, systemIDs)
+		case err != nil:
+			what = fmt.Sprintf("an id the host's accounts could not be read for (%v)", err)
+		default:
+			continue
+		}
+		if u.from != "" {
+			return fmt.Errorf("%s: not set, so the container would run with group %d (%s), %s, which is not allowed for %s: set %s, or allow it with %s", u.field, u.id, u.from, what, whose(pod), lastField(u.field), flag)
+		}
+		return fmt.Errorf("%s: %d is %s, which is not allowed for %s: allow it with %s", u.field, u.id, what, whose(pod), flag)
+	}
+	return nil
+}
+
+// lastField is the field a path ends with, for "set runAsGroup": a pod author sets it in
+// whichever securityContext fits.
+func lastField(path string) string {
+	return path[strings.LastIndex(path, ".")+1:]
 }

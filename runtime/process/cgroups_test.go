@@ -30,11 +30,15 @@ func cgroupRuntime(t *testing.T, pidsLimit int64) (*Runtime, string) {
 	return r, root
 }
 
-// runInPod creates a sandbox for a one-container pod with resources res and runs script in it.
-func runInPod(t *testing.T, r *Runtime, res corev1.ResourceRequirements, script string) (sandboxID, id string, pod *corev1.Pod) {
+// runInPod creates a sandbox for a one-container API pod with resources res, changed by each
+// of with, and runs script in it.
+func runInPod(t *testing.T, r *Runtime, res corev1.ResourceRequirements, script string, with ...func(*corev1.Pod)) (sandboxID, id string, pod *corev1.Pod) {
 	t.Helper()
 	pod = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: types.UID("uid-" + strconv.FormatInt(time.Now().UnixNano(), 36))},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: res}}}}
+	for _, f := range with {
+		f(pod)
+	}
 	sandboxID, err := r.RunSandbox(context.Background(), &lifecycle.SandboxConfig{PodUID: pod.UID, Namespace: "ns", Name: "p", Pod: pod})
 	require.NoError(t, err)
 	cfg := &lifecycle.ContainerConfig{Name: "c", Command: []string{"sh", "-c", script}, Env: []string{testPath},
@@ -132,7 +136,10 @@ func ended(pid int) bool {
 // container and the sandbox leaves no cgroup behind.
 func TestCgroupSetsidCountedKilledReadopted(t *testing.T) {
 	r, root := cgroupRuntime(t, 0)
-	sandboxID, id, pod := runInPod(t, r, limits("", "64Mi"), `setsid sh -c 'echo $$; exec sleep 1000' & exec sleep 1000`)
+	// hostPID: the child's pid, which it prints, is the host's; in a PID namespace of the
+	// container's own, the end of the workload (its PID 1) would also end the child.
+	sandboxID, id, pod := runInPod(t, r, limits("", "64Mi"), `setsid sh -c 'echo $$; exec sleep 1000' & exec sleep 1000`,
+		func(p *corev1.Pod) { p.Spec.HostPID = true })
 	rec, err := r.loadContainer(id)
 	require.NoError(t, err)
 	var escaped int

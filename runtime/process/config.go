@@ -23,12 +23,26 @@ type Config struct {
 	// uid[:gid]. Empty is "nobody". A static pod that names no user runs as root (Admit). Without
 	// root, containers always run as the agent's own user.
 	DefaultUser string
-	// AllowRoot admits API pods whose containers would run as uid 0 (static pods may).
+	// AllowRoot admits API pods whose containers would run as uid 0 or with group 0 (static
+	// pods may).
 	AllowRoot bool
+	// AllowedUIDs and AllowedGIDs are the host's ids API pods may run with: the ids below 1000
+	// and those /etc/passwd and /etc/group name are refused otherwise, except the DefaultUser's
+	// (Admit). Ids from 1000 up that the host does not name need not be listed.
+	AllowedUIDs, AllowedGIDs []IDRange
+	// AllowHostNamespaces admits untrusted pods (API pods, and static pods under
+	// RestrictStaticPods) that ask for hostPID or hostIPC (--process-allow-host-namespaces):
+	// the host's processes, their command lines and environments, and its shared memory.
+	AllowHostNamespaces bool
 	// RestrictStaticPods holds static pods (file and HTTP sources) to the rules of API pods:
-	// DefaultUser and AllowRoot. By default they run as their manifest says, as the kubelet
-	// runs them: the manifest directory and URL are the node administrator's.
+	// DefaultUser, AllowRoot, AllowedUIDs and AllowedGIDs. By default they run as their
+	// manifest says, as the kubelet runs them: the manifest directory and URL are the node
+	// administrator's.
 	RestrictStaticPods bool
+	// MaskedPaths are host paths that restricted pods (API pods, and static pods under
+	// RestrictStaticPods) see as empty: the agent's root directory, its credentials, other node
+	// agents' state. StateDir is always among them.
+	MaskedPaths []string
 	// LogMaxSize and LogMaxFiles rotate container logs (containerlog.WriterOptions); zero is
 	// containerlog's default.
 	LogMaxSize  int64

@@ -21,8 +21,9 @@ import (
 	"github.com/vk-static/vk-static/runtime/process/internal/records"
 )
 
-// RunSandbox records a pod. Its processes share the host's network and everything else but
-// their mounts, so there is nothing to create.
+// RunSandbox records a pod and makes its cgroup; for a restricted pod it starts the pod's
+// namespace holder (holder.go), whose PID, IPC and UTS namespaces its containers join. Every
+// pod's processes share the host's network.
 func (r *Runtime) RunSandbox(ctx context.Context, cfg *lifecycle.SandboxConfig) (string, error) {
 	id := newID()
 	dir := r.sandboxDir(id)
@@ -36,11 +37,22 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg *lifecycle.SandboxConfig) 
 		return "", fmt.Errorf("sandbox: %w", err)
 	}
 	rec.Cgroups = cg
+	if r.restricted(cfg.Pod) {
+		hostname := cfg.Hostname
+		if hostname == "" {
+			hostname = cfg.Name
+		}
+		if rec.Holder, err = r.startHolder(hostname); err != nil {
+			os.RemoveAll(dir)
+			return "", fmt.Errorf("sandbox: %w", err)
+		}
+	}
 	// Not synced into its directory (WriteJSONNew): a power cut may lose the new record whole,
 	// never in part, and a lost sandbox is one never made — its directory goes when the runtime
 	// starts (removeUnrecorded), the lifecycle removes containers of a sandbox it does not find
 	// and runs the pod a new one; its cgroup and processes did not outlive the cut either.
 	if err := records.WriteJSONNew(filepath.Join(dir, sandboxFile), rec); err != nil {
+		_ = killHolder(rec.Holder)
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("sandbox: %w", err)
 	}
@@ -48,10 +60,14 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg *lifecycle.SandboxConfig) 
 	return id, nil
 }
 
-// StopSandbox marks the sandbox NotReady.
+// StopSandbox marks the sandbox NotReady, and kills its namespace holder: what is left in the
+// pod's PID namespace ends with it.
 func (r *Runtime) StopSandbox(ctx context.Context, sandboxID string) error {
 	rec, err := r.loadSandbox(sandboxID)
 	if err != nil {
+		return err
+	}
+	if err := killHolder(rec.Holder); err != nil {
 		return err
 	}
 	if rec.Stopped {
@@ -66,6 +82,9 @@ func (r *Runtime) StopSandbox(ctx context.Context, sandboxID string) error {
 func (r *Runtime) RemoveSandbox(ctx context.Context, sandboxID string) error {
 	rec, err := r.loadSandbox(sandboxID)
 	if err != nil {
+		return err
+	}
+	if err := killHolder(rec.Holder); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(r.sandboxDir(sandboxID)); err != nil {
@@ -111,7 +130,9 @@ func sandboxStatus(rec *sandboxRecord) *lifecycle.SandboxStatus {
 		CreatedAt: rec.CreatedAt,
 		Labels:    rec.Config.Labels,
 	}
-	if rec.Stopped {
+	if rec.Stopped || !holderAlive(rec.Holder) {
+		// A holder gone (killed, or a reboot) leaves no namespaces to start containers in:
+		// the lifecycle makes the pod a new sandbox.
 		st.State = lifecycle.SandboxNotReady
 	}
 	return st
@@ -146,6 +167,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *li
 		LogMaxFiles:    r.cfg.LogMaxFiles,
 	}
 	rec.Config.User = nil // User is the decided one
+	rec.Sandbox = r.containerSandbox(sb, cfg.Pod, cfg.Container)
 	if rec.Cgroups, err = r.containerCgroup(sb, id, cfg); err != nil {
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("container %s: %w", cfg.Name, err)
@@ -313,7 +335,13 @@ func (r *Runtime) recordStartError(ctx context.Context, id string, cause error) 
 // a call to runtime.GOMAXPROCS in the supervisor would be too late for. The workload and its
 // execs never get it: they get the container's environment only.
 func supervisorEnv(dir string) []string {
-	env := []string{protocol.EnvName + "=" + dir, "GOMAXPROCS=1"}
+	return append([]string{protocol.EnvName + "=" + dir}, binaryEnv()...)
+}
+
+// binaryEnv is the environment of every process of the supervisor binary the runtime starts
+// (a supervisor, a pod's namespace holder): GOMAXPROCS=1, and GORACE when set.
+func binaryEnv() []string {
+	env := []string{"GOMAXPROCS=1"}
 	if v, ok := os.LookupEnv("GORACE"); ok {
 		env = append(env, "GORACE="+v)
 	}

@@ -131,11 +131,15 @@
 // root when it names no user, as the kubelet runs it with an image's default user; an API pod
 // runs as Config.DefaultUser when it names none. Admit refuses, naming the field and the rules
 // the pod was held to: for API pods (and static pods under Config.RestrictStaticPods) a
-// container that would run as root unless Config.AllowRoot, privileged containers and
-// capabilities.add (a static pod that runs as root holds every capability already); for every
-// pod runAsNonRoot with root. allowPrivilegeEscalation, seccomp, AppArmor, SELinux and
-// readOnlyRootFilesystem are not enforced; resource limits are, with cgroups. Without root,
-// the agent runs every container as itself and refuses any other runAsUser.
+// container that would run as root or with group 0 unless Config.AllowRoot, privileged
+// containers and capabilities.add (a static pod that runs as root holds every capability
+// already), and a uid or gid of the host's — below 1000, or named in /etc/passwd or
+// /etc/group — in runAsUser, runAsGroup, supplementalGroups or fsGroup, unless
+// Config.AllowedUIDs or AllowedGIDs holds it or it is the default user's: such an id owns the
+// host's files and devices (group disk writes its block devices); for every pod runAsNonRoot
+// with root. allowPrivilegeEscalation, seccomp, AppArmor, SELinux and readOnlyRootFilesystem
+// are not enforced; resource limits are, with cgroups. Without root, the agent runs every
+// container as itself, with its groups, and refuses any other runAsUser.
 //
 // A container's terminationMessagePath gets no file: the container's filesystem is the host's,
 // where the default /dev/termination-log does not exist, and the runtime creates no path on

@@ -24,6 +24,8 @@ type sandboxRecord struct {
 	Stopped   bool                    `json:"stopped,omitempty"`
 	// Cgroups is the pod's cgroup (package cgroup); none without cgroups.
 	Cgroups cgroup.Paths `json:"cgroups,omitempty"`
+	// Holder is a restricted pod's namespace holder; nil for other pods.
+	Holder *records.Holder `json:"holder,omitempty"`
 }
 
 // containerRecord is config.json, written by CreateContainer: what to run, decided once. The
@@ -42,6 +44,8 @@ type containerRecord struct {
 	// Cgroups is the container's cgroup, which its workload and execs join
 	// (records.Workload.Cgroups); none without cgroups.
 	Cgroups cgroup.Paths `json:"cgroups,omitempty"`
+	// Sandbox is the container's isolation (records.Workload.Sandbox).
+	Sandbox records.Sandbox `json:"sandbox,omitzero"`
 }
 
 // Reasons this runtime gives for an exit, beyond the exit code.

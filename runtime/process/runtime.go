@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -29,8 +30,13 @@ type Runtime struct {
 	clock       clock.Clock
 	root        bool            // the agent is root: workloads get the configured users
 	defaultUser *lifecycle.User // who runs a container whose config names nobody
+	// hostAccounts are the host's users and groups (Admit, containerUser); nil is /etc/passwd
+	// and /etc/group. Tests give their own, not to depend on the machine's.
+	hostAccounts hostAccounts
 	// supervisor is the binary StartContainer starts as a container's supervisor.
 	supervisor string
+	// masked are the paths restricted containers see as empty (Config.MaskedPaths, StateDir).
+	masked []string
 	// cgroups is the pods' cgroup hierarchy; nil without, and then cgroupsErr says why.
 	cgroups    *cgroup.Hierarchy
 	cgroupsErr error
@@ -84,6 +90,15 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("process runtime: %w", err)
 	}
 	r.supervisor = supervisor
+	for _, p := range append([]string{cfg.StateDir}, cfg.MaskedPaths...) {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, fmt.Errorf("process runtime: masked path %s: %w", p, err)
+		}
+		if !slices.Contains(r.masked, abs) {
+			r.masked = append(r.masked, abs)
+		}
+	}
 	if r.root {
 		u, err := resolveUser(cfg.DefaultUser)
 		if err != nil {

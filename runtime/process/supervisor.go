@@ -14,7 +14,8 @@ import (
 // starts containers without Config.SupervisorPath — before flags are parsed or goroutines
 // started: without a SupervisorPath, the supervisor is the agent binary re-executed.
 func RunSupervisorIfRequested() {
-	supervisor.RunInitIfRequested() // a workload on its way into its cgroup
+	supervisor.RunInitIfRequested()   // a workload on its way into its cgroup
+	supervisor.RunHolderIfRequested() // a pod's namespace holder
 	if dir, ok := supervisor.Requested(); ok {
 		os.Exit(supervisor.Run(dir))
 	}

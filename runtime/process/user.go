@@ -1,9 +1,7 @@
 package process
 
 import (
-	"os/user"
 	"slices"
-	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -31,15 +29,19 @@ func (r *Runtime) containerUser(cfg *lifecycle.ContainerConfig) *lifecycle.User 
 		case u.UID == def.UID:
 			u.GID = def.GID
 		default:
-			u.GID = u.UID
-			if entry, err := user.LookupId(strconv.FormatInt(u.UID, 10)); err == nil {
-				if gid, err := strconv.ParseInt(entry.Gid, 10, 64); err == nil {
-					u.GID = gid
-				}
-			}
+			u.GID, _ = r.groupOf(u.UID)
 		}
 	}
 	return withFSGroup(u, cfg.Pod)
+}
+
+// groupOf is the group of uid when its pod names none: its primary group when the host knows
+// the uid (as a runtime reads the image's /etc/passwd; found), else the uid itself.
+func (r *Runtime) groupOf(uid int64) (gid int64, found bool) {
+	if _, gid, found, err := r.accounts().user(uid); err == nil && found {
+		return gid, true
+	}
+	return uid, false
 }
 
 // withFSGroup is u with the pod's fsGroup among its supplementary groups, as the kubelet gives

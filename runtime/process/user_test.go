@@ -44,10 +44,12 @@ func TestFSGroupIsASupplementaryGroup(t *testing.T) {
 		{"the fsGroup named again", &lifecycle.User{UID: 1234, GID: 2345, SupplementalGroups: []int64{fsGroup}}, "2345 4321"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// A volume, as a secret's: an API pod does not see the host's /tmp.
 			id := run(t, r, lifecycle.ContainerConfig{
-				Command: []string{"sh", "-c", `id -G; cat "$1"`, "sh", secret},
+				Command: []string{"sh", "-c", `id -G; cat /tmp/volume/data-1`},
 				User:    tc.user,
 				Pod:     pod,
+				Mounts:  []lifecycle.Mount{{HostPath: dir, ContainerPath: "/tmp/volume"}},
 			})
 			s := waitExited(t, r, id)
 			require.Equal(t, int32(0), s.ExitCode, "%+v", readLog(t, s.LogPath))

@@ -48,7 +48,8 @@ func TestProcessFSGroupAndDownwardAPIUpdates(t *testing.T) {
 			AutomountServiceAccountToken:  ptr.To(false),
 			TerminationGracePeriodSeconds: ptr.To[int64](1),
 			SecurityContext: &corev1.PodSecurityContext{
-				FSGroup: ptr.To[int64](fsGroup), RunAsUser: ptr.To[int64](1000), RunAsGroup: ptr.To[int64](1000)},
+				// Not 1000, often the host's first user's: an API pod may not run as it.
+				FSGroup: ptr.To[int64](fsGroup), RunAsUser: ptr.To[int64](54321), RunAsGroup: ptr.To[int64](54321)},
 			Containers: []corev1.Container{{
 				Name: "main", Image: "busybox",
 				Command: shell(`echo made > /mnt/new; while true; do cat /srv/labels /srv/annotations; echo; sleep 0.5; done`),

@@ -37,18 +37,22 @@ func runAgent(ctx context.Context, o *options) error {
 	}
 	if _, why := o.kubeletAPI(); why != "" {
 		logger.Info("Not serving the kubelet API", "reason", why)
+		if o.Profiling {
+			// Not on the healthz port instead: anyone who reaches it would get the profiles.
+			logger.Info("Warning: --profiling serves /debug/pprof on the kubelet API only, and there is none: not serving it", "reason", why)
+		}
 	}
+	o.warnReadableHeaderFiles(logger)
 	components := append([]agent.Component{a}, beside...)
 	if limiter := applyMemoryLimit(o, logger); limiter != nil {
 		components = append(components, limiter)
 	}
 	if o.HealthzPort > 0 {
 		components = append(components, &healthzServer{
-			addr:      net.JoinHostPort(o.HealthzBindAddress, strconv.Itoa(int(o.HealthzPort))),
-			registry:  registry,
-			profiling: o.Profiling,
-			ready:     a.Ready(),
-			runtime:   runtimeHealth(a.Provider()),
+			addr:     net.JoinHostPort(o.HealthzBindAddress, strconv.Itoa(int(o.HealthzPort))),
+			registry: registry,
+			ready:    a.Ready(),
+			runtime:  runtimeHealth(a.Provider()),
 		})
 	}
 	logger.Info("vk-static", startupValues(o)...)

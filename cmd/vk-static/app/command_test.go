@@ -135,6 +135,8 @@ func TestInvalidFlagsNameTheFlag(t *testing.T) {
 		{[]string{"--system-reserved", "gpu=1"}, "--system-reserved"},
 		{[]string{"--container-log-max-files", "1"}, "--container-log-max-files"},
 		{[]string{"--process-allowed-host-paths", "srv"}, "--process-allowed-host-paths"},
+		{[]string{"--process-allowed-uids", "1000-"}, "--process-allowed-uids"},
+		{[]string{"--process-allowed-gids", "0-999"}, "--process-allowed-gids: \"0-999\": 0 is root, which only --process-allow-root allows"},
 		{[]string{"--hostname-override", "Not_A_Name"}, "--hostname-override"},
 		{[]string{"--pod-sync-workers", "0"}, "--pod-sync-workers"},
 		{[]string{"--node-status-report-frequency", "0s"}, "--node-status-report-frequency"},
@@ -212,6 +214,7 @@ func TestVersion(t *testing.T) {
 func TestBadCommandLinesAreNamed(t *testing.T) {
 	unknownField := writeFile(t, "unknown-field.yaml", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodPth: /x\n")
 	badFieldValue := writeFile(t, "bad-value.yaml", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nmaxPods: many\n")
+	badHeaderFile := writeHeaderFile(t, "Authorization: Bearer x\nno header here\n")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -228,11 +231,14 @@ func TestBadCommandLinesAreNamed(t *testing.T) {
 		{"key=value", []string{"--node-labels", "novalue"}, []string{`"--node-labels"`}},
 		{"missing value", []string{"--hostname-override"}, []string{"flag needs an argument: --hostname-override"}},
 		{"invalid value", []string{"--node-ip", "not-an-ip"}, []string{"--node-ip", `"not-an-ip" is not an IP address`}},
+		{"invalid id range", []string{"--process-allowed-uids", "1000-"}, []string{"--process-allowed-uids", `"1000-"`}},
 		{"conflicting pair", []string{"--tls-cert-file", "/c.pem"}, []string{"--tls-cert-file", "--tls-private-key-file"}},
 		{"conflicting with standalone", []string{"--anonymous-auth", "--authorization-mode", "Webhook"}, []string{"--authorization-mode", "without --kubeconfig"}},
 		{"unknown config-file field", []string{"--config", unknownField}, []string{"--config", `unknown field "staticPodPth"`}},
 		{"config-file field of a wrong type", []string{"--config", badFieldValue}, []string{"--config", "maxPods"}},
 		{"missing config file", []string{"--config", "/does/not/exist.yaml"}, []string{"--config", "/does/not/exist.yaml"}},
+		{"missing header file", []string{"--manifest-url-header-file", "/does/not/exist"}, []string{"--manifest-url-header-file", "/does/not/exist"}},
+		{"malformed header file", []string{"--manifest-url-header-file", badHeaderFile}, []string{"--manifest-url-header-file", badHeaderFile + " line 2"}},
 		{"stray argument", []string{"stray"}, []string{`unexpected argument "stray"`}},
 		{"mistyped subcommand", []string{"valdate", "x.yaml"}, []string{`unexpected argument "valdate"`, "subcommands: validate, pods, logs, version"}},
 		{"validate: unknown flag", []string{"validate", "--nonsense", "x.yaml"}, []string{"vk-static validate", "unknown flag: --nonsense"}},

@@ -8,8 +8,9 @@ import (
 	kubeletv1beta1 "github.com/vk-static/vk-static/cmd/vk-static/internal/kubeletconfig/v1beta1"
 )
 
-// redactedHeaderValue replaces --manifest-url-header values in /configz: they are often
-// credentials (Authorization: Bearer …), and nodes/configz is not meant to hand them out.
+// redactedHeaderValue replaces the manifest URL's header values in /configz, those of
+// --manifest-url-header-file as much as --manifest-url-header's: they are often credentials
+// (Authorization: Bearer …), and nodes/configz is not meant to hand them out.
 const redactedHeaderValue = "<redacted>"
 
 // kubeletConfiguration is what the agent runs with as the KubeletConfiguration the kubelet

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,14 +13,15 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// healthzServer serves /healthz, /readyz and /metrics on the loopback healthz address (and
-// /debug/pprof with --profiling), like the kubelet's healthz port. It is plain HTTP because it
-// binds 127.0.0.1 by default; the authenticated kubelet API is on --port (node/api).
+// healthzServer serves /healthz, /readyz and /metrics on the loopback healthz address, like the
+// kubelet's healthz port. It is plain HTTP, with no authentication: 127.0.0.1 is reached by every
+// user of the machine and every host-network pod. So it serves nothing that tells more than
+// whether the agent is well and what it counts; /debug/pprof (--profiling) is on the
+// authenticated kubelet API on --port (node/api), as the kubelet serves it.
 type healthzServer struct {
-	addr      string
-	registry  *prometheus.Registry
-	profiling bool
-	ready     <-chan struct{}
+	addr     string
+	registry *prometheus.Registry
+	ready    <-chan struct{}
 	// runtime says why the container runtime cannot run pods (the Node's Ready message); nil
 	// for a provider that reports no runtime health.
 	runtime func() error
@@ -53,13 +53,6 @@ func (s *healthzServer) Run(ctx context.Context) error {
 		fmt.Fprint(w, "ok")
 	})
 	mux.Handle("/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
-	if s.profiling {
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	}
 	l, err := net.Listen("tcp", s.addr)
 	if err != nil {
 		return fmt.Errorf("healthz: %w", err)

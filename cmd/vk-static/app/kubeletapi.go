@@ -139,6 +139,7 @@ func (o *options) kubeletAPI() (*api.Config, string) {
 		UnauthorizedCacheTTL:   cacheTTL(o.AuthorizationWebhookCacheUnauthorizedTTL),
 		// 0 is never for the flag, as cacheTTL's.
 		StreamingConnectionIdleTimeout: cacheTTL(o.StreamingConnectionIdleTimeout),
+		Profiling:                      o.Profiling,
 		Configz:                        o.kubeletConfiguration(),
 	}, ""
 }

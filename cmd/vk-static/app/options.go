@@ -3,7 +3,6 @@ package app
 import (
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -36,6 +35,7 @@ type options struct {
 	PodManifestPath           string
 	ManifestURL               string
 	ManifestURLHeader         []string
+	ManifestURLHeaderFile     []string
 	FileCheckFrequency        time.Duration
 	HTTPCheckFrequency        time.Duration
 	SyncFrequency             time.Duration
@@ -60,6 +60,10 @@ type options struct {
 	AllowedUnsafeSysctls      []string
 	ClusterDomain             string
 	NodeHealth                nodeHealthOptions
+
+	// headerFiles are the --manifest-url-header-file files as validate read them
+	// (manifestheader.go).
+	headerFiles []headerFile
 
 	// The kubelet API's TLS, authentication and authorization (kubeletapi.go).
 	TLSCertFile                              string
@@ -133,7 +137,8 @@ func (o *options) addGeneralFlags(fs *pflag.FlagSet) {
 func (o *options) addSourceFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.PodManifestPath, "pod-manifest-path", o.PodManifestPath, "A directory of static pod manifests (*.yaml, *.yml, *.json), or a single file. Symlinks are followed, and a symlink switched atomically to another directory is followed at once. A path that does not exist or cannot be read is reported (a Warning event on the Node) and its pods are kept until it is back; it is picked up as soon as it appears.")
 	fs.StringVar(&o.ManifestURL, "manifest-url", o.ManifestURL, "A URL serving static pod manifests, polled.")
-	fs.StringSliceVar(&o.ManifestURLHeader, "manifest-url-header", o.ManifestURLHeader, "An HTTP header 'Name:value' sent with every manifest URL request; repeatable.")
+	fs.StringSliceVar(&o.ManifestURLHeader, "manifest-url-header", o.ManifestURLHeader, "An HTTP header 'Name:value' sent with every manifest URL request; repeatable. Every user of the machine can read the command line (/proc/<pid>/cmdline): give credentials in --manifest-url-header-file, or as staticPodURLHeader in the --config file, instead.")
+	fs.StringArrayVar(&o.ManifestURLHeaderFile, "manifest-url-header-file", o.ManifestURLHeaderFile, "A file of HTTP headers sent with every manifest URL request, one 'Name: value' a line (blank lines and lines starting with # skipped), read once at start; repeatable. For credentials (Authorization: Bearer …), which this keeps off the command line: make it 0600 (a file others can read is logged as a warning). A file that cannot be read, holds no header or a line that is not one, is refused. A header name set by two of these files, or by one and --manifest-url-header, is refused too; repeated within one, it is sent with each value.")
 	fs.DurationVar(&o.FileCheckFrequency, "file-check-frequency", o.FileCheckFrequency, "How often the manifest path is re-listed in full (changes are seen at once through inotify; this is the safety net, and how soon a path whose parent did not exist is noticed at the latest).")
 	fs.DurationVar(&o.HTTPCheckFrequency, "http-check-frequency", o.HTTPCheckFrequency, "How often the manifest URL is polled.")
 }
@@ -165,7 +170,7 @@ func (o *options) addServingFlags(fs *pflag.FlagSet) {
 	fs.Int32Var(&o.Port, "port", o.Port, "Port of the kubelet HTTP API (HTTPS: logs, exec, port-forward through the API server), advertised in the Node's daemonEndpoints; 0 serves none.")
 	fs.StringVar(&o.HealthzBindAddress, "healthz-bind-address", o.HealthzBindAddress, "Address of the healthz (and metrics) endpoint.")
 	fs.Int32Var(&o.HealthzPort, "healthz-port", o.HealthzPort, "Port of the healthz endpoint; 0 disables it.")
-	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve net/http/pprof on the healthz endpoint.")
+	fs.BoolVar(&o.Profiling, "profiling", o.Profiling, "Serve net/http/pprof under /debug/pprof/ on the kubelet API (--port), as the kubelet does: behind its authentication and authorization (get on nodes/proxy; standalone, the local administrator), never on the unauthenticated healthz port. With --port 0 it is not served.")
 	o.addKubeletAPIFlags(fs)
 }
 
@@ -202,9 +207,7 @@ func (o *options) validate() error {
 	if o.ManifestURL != "" && !strings.HasPrefix(o.ManifestURL, "http://") && !strings.HasPrefix(o.ManifestURL, "https://") {
 		bad("manifest-url", "%q must be an http:// or https:// URL", o.ManifestURL)
 	}
-	if _, err := o.manifestHeader(); err != nil {
-		bad("manifest-url-header", "%v", err)
-	}
+	o.validateManifestHeader(bad)
 	for flag, d := range map[string]time.Duration{"file-check-frequency": o.FileCheckFrequency, "http-check-frequency": o.HTTPCheckFrequency, "sync-frequency": o.SyncFrequency, "node-status-update-frequency": o.NodeStatusUpdateFrequency, "node-status-report-frequency": o.NodeStatusReportFrequency} {
 		if d <= 0 {
 			bad(flag, "must be positive, got %s", d)
@@ -273,19 +276,6 @@ func (o *options) nodeName() (string, error) {
 		return "", fmt.Errorf("node name: %w (set --hostname-override)", err)
 	}
 	return strings.ToLower(strings.TrimSpace(h)), nil
-}
-
-// manifestHeader parses the repeated 'Name:value' headers.
-func (o *options) manifestHeader() (http.Header, error) {
-	h := http.Header{}
-	for _, kv := range o.ManifestURLHeader {
-		name, value, ok := strings.Cut(kv, ":")
-		if !ok || strings.TrimSpace(name) == "" {
-			return nil, fmt.Errorf("header %q is not 'Name:value'", kv)
-		}
-		h.Add(strings.TrimSpace(name), strings.TrimSpace(value))
-	}
-	return h, nil
 }
 
 // taints parses key=value:Effect or key:Effect, as the kubelet's --register-with-taints.

@@ -35,6 +35,8 @@ const (
 type processOptions struct {
 	DefaultUser          string
 	AllowRoot            bool
+	AllowedUIDs          []string
+	AllowedGIDs          []string
 	AllowedHostPaths     []string
 	ContainerLogMaxSize  string
 	RestrictStaticPods   bool
@@ -73,10 +75,12 @@ func (o *options) addProviderFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.ImageMinimumGCAge, "minimum-image-ttl-duration", c.ImageMinimumGCAge, "With --provider cri: how long after the agent first sees an unused image it may be removed by image garbage collection or to reclaim disk (an image just pulled or imported is about to be used); 0 removes unused images at once.")
 	fs.BoolVar(&c.AllowPrivileged, "allow-privileged", c.AllowPrivileged, "With --provider cri: run privileged containers when their pod asks for them; without it such pods are refused.")
 	fs.StringVar(&p.DefaultUser, "process-default-user", p.DefaultUser, "With --provider process: who runs a container of an API pod that names no user (a user name or uid[:gid]). Static pods (manifest files, --manifest-url) run as their manifest says, root when it names no user, unless --process-restrict-static-pods.")
-	fs.BoolVar(&p.AllowRoot, "process-allow-root", p.AllowRoot, "With --provider process: run the containers of API pods as root (uid 0) when the pod asks for it; without it such API pods are refused. Static pods may run as root unless --process-restrict-static-pods.")
+	fs.BoolVar(&p.AllowRoot, "process-allow-root", p.AllowRoot, "With --provider process: run the containers of API pods as root (uid 0), or with group 0, when the pod asks for it; without it such API pods are refused. Static pods may run as root unless --process-restrict-static-pods.")
+	fs.StringSliceVar(&p.AllowedUIDs, "process-allowed-uids", p.AllowedUIDs, "With --provider process: the host's uids the containers of API pods may run as, ids and ranges such as 1000-1999,5000. Without it an API pod is refused a uid below 1000 or one /etc/passwd names, except --process-default-user's; uids from 1000 up that the host does not name need no listing. Root needs --process-allow-root. Static pods run as their manifest says unless --process-restrict-static-pods.")
+	fs.StringSliceVar(&p.AllowedGIDs, "process-allowed-gids", p.AllowedGIDs, "With --provider process: the host's gids the containers of API pods may have (runAsGroup, supplementalGroups, fsGroup, or the group that comes with the user), ids and ranges such as 1000-1999,5000. Without it an API pod is refused a gid below 1000 or one /etc/group names, except --process-default-user's groups; gids from 1000 up that the host does not name need no listing. Group 0 needs --process-allow-root. Static pods run as their manifest says unless --process-restrict-static-pods.")
 	fs.StringSliceVar(&p.AllowedHostPaths, "process-allowed-host-paths", p.AllowedHostPaths, "With --provider process: the host path prefixes the hostPath volumes of API pods may use; none by default, so API pods' hostPath volumes are refused. Static pods may mount any host path unless --process-restrict-static-pods.")
 	p.Cgroups.addFlags(fs)
-	fs.BoolVar(&p.RestrictStaticPods, "process-restrict-static-pods", p.RestrictStaticPods, "With --provider process: hold static pods (manifest files, --manifest-url) to the rules of API pods: --process-default-user, --process-allow-root and --process-allowed-host-paths. By default static pods are trusted as the kubelet trusts them: their manifests are the node administrator's.")
+	fs.BoolVar(&p.RestrictStaticPods, "process-restrict-static-pods", p.RestrictStaticPods, "With --provider process: hold static pods (manifest files, --manifest-url) to the rules of API pods: --process-default-user, --process-allow-root, --process-allowed-uids, --process-allowed-gids and --process-allowed-host-paths. By default static pods are trusted as the kubelet trusts them: their manifests are the node administrator's.")
 	fs.StringVar(&p.ContainerLogMaxSize, "container-log-max-size", p.ContainerLogMaxSize, "The size a container's log file reaches before it is rotated.")
 	fs.Int32Var(&p.ContainerLogMaxFiles, "container-log-max-files", p.ContainerLogMaxFiles, "The log files kept per container, the current one included.")
 	fs.StringToStringVar(&p.SystemReserved, "system-reserved", p.SystemReserved, "Resources kept for the system, subtracted from the Node's allocatable: cpu=500m,memory=1Gi,ephemeral-storage=1Gi.")
@@ -130,6 +134,11 @@ func (o *options) validateProvider(bad func(flag, format string, args ...any)) {
 		}
 	}
 	o.Process.Cgroups.validate(bad)
+	for flag, ids := range map[string][]string{"process-allowed-uids": o.Process.AllowedUIDs, "process-allowed-gids": o.Process.AllowedGIDs} {
+		if _, err := process.ParseIDRanges(ids); err != nil {
+			bad(flag, "%v", err)
+		}
+	}
 	for _, p := range o.Process.AllowedHostPaths {
 		if !filepath.IsAbs(p) {
 			bad("process-allowed-host-paths", "%q is not an absolute path", p)
@@ -205,6 +214,8 @@ func processProvider(ctx context.Context, o *options) agent.NewProviderFunc {
 			return nil, err
 		}
 		logMax := resource.MustParse(o.Process.ContainerLogMaxSize)
+		allowedUIDs, _ := process.ParseIDRanges(o.Process.AllowedUIDs) // validated
+		allowedGIDs, _ := process.ParseIDRanges(o.Process.AllowedGIDs)
 		exe, _ := os.Executable()
 		supervisor := supervisorBeside(exe)
 		if supervisor != "" {
@@ -216,6 +227,8 @@ func processProvider(ctx context.Context, o *options) agent.NewProviderFunc {
 			StateDir:    filepath.Join(o.RootDir, "process"),
 			DefaultUser: o.Process.DefaultUser,
 			AllowRoot:   o.Process.AllowRoot,
+			AllowedUIDs: allowedUIDs,
+			AllowedGIDs: allowedGIDs,
 			// Static pods are the node administrator's (trust follows the source), unless held
 			// to the API pods' rules.
 			RestrictStaticPods: o.Process.RestrictStaticPods,
@@ -313,6 +326,12 @@ func providerSummary(o *options) string {
 	parts := []string{"process", "API pods: default user " + o.Process.DefaultUser}
 	if o.Process.AllowRoot {
 		parts = append(parts, "root allowed")
+	}
+	if len(o.Process.AllowedUIDs) > 0 {
+		parts = append(parts, "host uids "+strings.Join(o.Process.AllowedUIDs, ",")+" allowed")
+	}
+	if len(o.Process.AllowedGIDs) > 0 {
+		parts = append(parts, "host gids "+strings.Join(o.Process.AllowedGIDs, ",")+" allowed")
 	}
 	if len(o.Process.AllowedHostPaths) > 0 {
 		parts = append(parts, "host paths under "+strings.Join(o.Process.AllowedHostPaths, ","))

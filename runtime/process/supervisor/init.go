@@ -33,6 +33,9 @@ type initSpec struct {
 	Path    string        `json:"path"`
 	Argv    []string      `json:"argv"`
 	Cred    *initIdentity `json:"cred,omitempty"`
+	// Proc mounts a /proc for the PID namespace the helper runs in, in the mount namespace it
+	// was cloned into: only a process of that PID namespace can.
+	Proc bool `json:"proc,omitempty"`
 }
 
 type initIdentity struct {
@@ -63,6 +66,11 @@ func runInit(arg string) error {
 	var spec initSpec
 	if err := json.Unmarshal([]byte(arg), &spec); err != nil {
 		return fmt.Errorf("init helper: %w", err)
+	}
+	if spec.Proc {
+		if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+			return fmt.Errorf("mount /proc: %w", err)
+		}
 	}
 	pid := []byte(strconv.Itoa(os.Getpid()))
 	for _, dir := range spec.Cgroups {
@@ -98,14 +106,20 @@ func writeRetryingEINTR(path string, data []byte) error {
 	}
 }
 
-// throughInit makes cmd start through the init helper when the container has a cgroup: the
-// helper is this binary, the command and its user its argument; it returns the read end of
-// the helper's error pipe (nil when cmd is left as it is), for startCommand.
+// throughInit makes cmd start through the init helper when the container has a cgroup or a
+// /proc of its own to mount: the helper is this binary, the command and its user its argument;
+// it returns the read end of the helper's error pipe (nil when cmd is left as it is), for
+// startCommand.
 func (s *supervisor) throughInit(cmd *exec.Cmd) (*os.File, error) {
-	if len(s.rec.Cgroups) == 0 {
+	proc := mountsProc(&s.rec.Sandbox)
+	if len(s.rec.Cgroups) == 0 && !proc {
 		return nil, nil
 	}
-	spec := initSpec{Path: cmd.Path, Argv: cmd.Args}
+	spec := initSpec{Path: cmd.Path, Argv: cmd.Args, Proc: proc}
+	if proc {
+		// Its /proc is the command's alone; the supervisor keeps the host's.
+		cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWNS
+	}
 	seen := map[string]bool{}
 	for _, dir := range s.rec.Cgroups {
 		if !seen[dir] { // co-mounted v1 controllers share a directory

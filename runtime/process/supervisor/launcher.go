@@ -20,12 +20,18 @@ import (
 // pass through execve: started from any other thread, the workload would hold it too. A child
 // inherits its credentials from the thread that forks it, and Go forks from the calling
 // goroutine's thread, which LockOSThread pins.
+//
+// The same thread holds what a restricted container's processes start with and the
+// supervisor itself must not have: no_new_privs and the pod's namespaces (enterSandbox, run on
+// it through do).
 type launcher struct {
 	starts chan launch
 }
 
+// launch is one thing for the launcher's thread to do: start cmd, or call fn.
 type launch struct {
 	cmd  *exec.Cmd
+	fn   func() error
 	done chan error
 }
 
@@ -37,10 +43,21 @@ func newLauncher() *launcher {
 		runtime.LockOSThread()
 		_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) // none to clear before Linux 4.3
 		for s := range l.starts {
+			if s.fn != nil {
+				s.done <- s.fn()
+				continue
+			}
 			s.done <- s.cmd.Start()
 		}
 	}()
 	return l
+}
+
+// do calls fn on the launcher's thread: what it changes of the thread, every later start has.
+func (l *launcher) do(fn func() error) error {
+	done := make(chan error, 1)
+	l.starts <- launch{fn: fn, done: done}
+	return <-done
 }
 
 // start starts cmd from the launcher's thread.

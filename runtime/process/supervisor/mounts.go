@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -13,74 +15,133 @@ import (
 	"github.com/vk-static/vk-static/runtime/process/internal/records"
 )
 
-// setupMounts makes mounts visible to the supervisor and everything it starts. The supervisor
-// runs in a mount namespace of its own (the runtime starts it with CLONE_NEWNS), so none of this
-// reaches the host: first every mount becomes private (a new namespace's mounts are still
-// peers of the host's and would propagate back), then each volume is bind-mounted over its
-// container path, read-only by a second, remounting bind.
+// setupMounts makes mounts visible to the supervisor and everything it starts, and, for a
+// restricted container, hardens that view (hardenView). The supervisor runs in a mount
+// namespace of its own (the runtime starts it with CLONE_NEWNS), so none of this reaches the
+// host: first every mount becomes private (a new namespace's mounts are still peers of the
+// host's and would propagate back), then each volume is bind-mounted over its container path,
+// read-only by a second, remounting bind.
 //
 // A container path must exist on the host: creating it would change the host for a pod, and a
 // pod — written by anyone who may create pods — could then make, say, /etc/nologin appear. The
-// one exception is the directories under /run/secrets (and /var/run/secrets, its usual
+// exceptions are the directories under /run/secrets (and /var/run/secrets, its usual
 // symlink), where every API pod's service account token is mounted
 // (/var/run/secrets/kubernetes.io/serviceaccount): those are created, empty, and left for the
-// next container, like the directories hostPath DirectoryOrCreate makes.
-func setupMounts(mounts []records.Mount) error {
-	if len(mounts) == 0 {
+// next container, like the directories hostPath DirectoryOrCreate makes; and, for a restricted
+// container, paths under its private /tmp and /var/tmp, which are its own.
+func setupMounts(mounts []records.Mount, sb *records.Sandbox) error {
+	if len(mounts) == 0 && !sb.Restricted {
 		return nil
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make / private in the container's mount namespace: %w", err)
 	}
-	for _, m := range mounts {
-		if _, err := os.Stat(m.ContainerPath); errors.Is(err, fs.ErrNotExist) {
-			if err := createSecretsMountPoint(m); err != nil {
-				return err
-			}
-		} else if err != nil {
-			return fmt.Errorf("mountPath %s: %w", m.ContainerPath, err)
+	// The volumes are opened before anything is mounted over the host's paths: a private /tmp
+	// would hide a volume whose directory is under the host's /tmp.
+	sources := make([]int, len(mounts))
+	for i, m := range mounts {
+		fd, err := unix.Open(m.HostPath, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			closeAll(sources[:i])
+			return fmt.Errorf("volume for mountPath %s: %w", m.ContainerPath, &os.PathError{Op: "open", Path: m.HostPath, Err: err})
 		}
-		if _, err := os.Stat(m.HostPath); err != nil {
-			return fmt.Errorf("volume for mountPath %s: %w", m.ContainerPath, err)
+		sources[i] = fd
+	}
+	defer closeAll(sources)
+	var private []string
+	if sb.Restricted {
+		var err error
+		if private, err = privateTmp(); err != nil {
+			return err
 		}
-		if err := unix.Mount(m.HostPath, m.ContainerPath, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return fmt.Errorf("bind-mount %s on %s: %w", m.HostPath, m.ContainerPath, err)
+	}
+	for i, m := range mounts {
+		if err := mountVolume(m, sources[i], private); err != nil {
+			return err
 		}
-		if !m.ReadOnly {
-			continue
-		}
-		// A remount must repeat the flags the kernel locks on the mount (nosuid, nodev, ...),
-		// or it fails in a user namespace.
-		var st unix.Statfs_t
-		if err := unix.Statfs(m.ContainerPath, &st); err != nil {
-			return fmt.Errorf("read-only mount %s: %w", m.ContainerPath, err)
-		}
-		flags := uintptr(unix.MS_REMOUNT | unix.MS_BIND | unix.MS_RDONLY)
-		for stFlag, msFlag := range map[int64]uintptr{
-			unix.ST_NOSUID: unix.MS_NOSUID, unix.ST_NODEV: unix.MS_NODEV, unix.ST_NOEXEC: unix.MS_NOEXEC,
-			unix.ST_NOATIME: unix.MS_NOATIME, unix.ST_NODIRATIME: unix.MS_NODIRATIME, unix.ST_RELATIME: unix.MS_RELATIME,
-		} {
-			if int64(st.Flags)&stFlag != 0 {
-				flags |= msFlag
-			}
-		}
-		if err := unix.Mount("", m.ContainerPath, "", flags, ""); err != nil {
-			return fmt.Errorf("make mount %s read-only: %w", m.ContainerPath, err)
-		}
+	}
+	if sb.Restricted {
+		return hardenView(sb)
 	}
 	return nil
 }
 
-// secretsDir is where missing mount points are created: the service account token's parent.
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
+// mountVolume bind-mounts one volume, opened as source, over its container path.
+func mountVolume(m records.Mount, source int, private []string) error {
+	var hostInfo unix.Stat_t
+	if err := unix.Fstat(source, &hostInfo); err != nil {
+		return fmt.Errorf("volume for mountPath %s: %w", m.ContainerPath, err)
+	}
+	target := m.ContainerPath
+	if _, err := os.Stat(m.ContainerPath); errors.Is(err, fs.ErrNotExist) {
+		var release func()
+		isDir := hostInfo.Mode&unix.S_IFMT == unix.S_IFDIR
+		if target, release, err = createMountPoint(m, isDir, private); err != nil {
+			return err
+		}
+		defer release()
+	} else if err != nil {
+		return fmt.Errorf("mountPath %s: %w", m.ContainerPath, err)
+	}
+	if err := unix.Mount("/proc/self/fd/"+strconv.Itoa(source), target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind-mount %s on %s: %w", m.HostPath, m.ContainerPath, err)
+	}
+	if !m.ReadOnly {
+		return nil
+	}
+	if err := remount(m.ContainerPath, unix.MS_RDONLY); err != nil {
+		return fmt.Errorf("make mount %s read-only: %w", m.ContainerPath, err)
+	}
+	return nil
+}
+
+// privateTmpDirs are the host's world-writable directories, which a restricted container gets
+// empty ones of its own over, as a container gets them from its image: shared, they are where
+// one pod's files are read, or planted, by another.
+var privateTmpDirs = []string{"/tmp", "/var/tmp"}
+
+// privateTmp mounts an empty tmpfs over each of privateTmpDirs the host has, and returns their
+// resolved paths.
+func privateTmp() ([]string, error) {
+	var out []string
+	for _, dir := range privateTmpDirs {
+		resolved, err := filepath.EvalSymlinks(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return nil, fmt.Errorf("private %s: %w", dir, err)
+		}
+		if slices.Contains(out, resolved) {
+			continue
+		}
+		if err := unix.Mount("tmpfs", resolved, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+			return nil, fmt.Errorf("private %s: %w", dir, err)
+		}
+		out = append(out, resolved)
+	}
+	return out, nil
+}
+
+// secretsDir is where missing mount points are created on the host: the service account
+// token's parent.
 const secretsDir = "/run/secrets"
 
-// createSecretsMountPoint creates m's missing container path if it is a directory mount under
-// secretsDir (after resolving the symlinks of the part that exists), or says why it may not.
-func createSecretsMountPoint(m records.Mount) error {
+// createMountPoint creates m's missing container path where that is allowed — a directory mount
+// under secretsDir, or anything under one of private (the container's own /tmp) — or says why it
+// may not. It returns the name to mount on, /proc/self/fd/N of the directory or file it made,
+// and what to call once mounted: the path was made beneath a directory descriptor, one
+// component at a time without following a symbolic link, and the mount goes on what was made,
+// so that a symbolic link swapped in meanwhile by anyone who can write there cannot send the
+// mount, or the directories, elsewhere.
+func createMountPoint(m records.Mount, isDir bool, private []string) (string, func(), error) {
 	refused := fmt.Errorf("mountPath %s does not exist on this host: the process provider mounts volumes over existing host paths (it creates missing ones only under %s)", m.ContainerPath, secretsDir)
-	if st, err := os.Stat(m.HostPath); err != nil || !st.IsDir() {
-		return refused
-	}
+	// The part that exists, with its symbolic links resolved: /var/run is /run on most hosts.
 	existing, rest := filepath.Clean(m.ContainerPath), ""
 	for {
 		if _, err := os.Lstat(existing); err == nil {
@@ -88,21 +149,66 @@ func createSecretsMountPoint(m records.Mount) error {
 		}
 		parent := filepath.Dir(existing)
 		if parent == existing {
-			return refused
+			return "", nil, refused
 		}
 		rest = filepath.Join(filepath.Base(existing), rest)
 		existing = parent
 	}
 	resolved, err := filepath.EvalSymlinks(existing)
 	if err != nil {
-		return refused
+		return "", nil, refused
 	}
 	target := filepath.Join(resolved, rest)
-	if target != secretsDir && !strings.HasPrefix(target, secretsDir+"/") {
-		return refused
+	base := ""
+	for _, dir := range private {
+		if strings.HasPrefix(target, dir+"/") {
+			base = dir
+		}
 	}
-	if err := os.MkdirAll(target, 0o755); err != nil {
-		return fmt.Errorf("create mountPath %s: %w", m.ContainerPath, err)
+	if base == "" {
+		if !isDir || (target != secretsDir && !strings.HasPrefix(target, secretsDir+"/")) {
+			return "", nil, refused
+		}
+		base = filepath.Dir(secretsDir)
 	}
-	return nil
+	fd, err := makeBeneath(base, strings.TrimPrefix(target, base+"/"), isDir)
+	if err != nil {
+		return "", nil, fmt.Errorf("create mountPath %s: %w", m.ContainerPath, err)
+	}
+	return "/proc/self/fd/" + strconv.Itoa(fd), func() { unix.Close(fd) }, nil
+}
+
+// makeBeneath creates rel below base, directories with mode 0755 (and a last empty file when
+// !isDir), never following a symbolic link, and returns an O_PATH descriptor of the last one.
+func makeBeneath(base, rel string, isDir bool) (int, error) {
+	fd, err := unix.Open(base, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: base, Err: err}
+	}
+	parts := strings.Split(rel, "/")
+	for i, name := range parts {
+		last := i == len(parts)-1
+		flags := unix.O_PATH | unix.O_NOFOLLOW | unix.O_CLOEXEC
+		if last && !isDir {
+			if nfd, err := unix.Openat(fd, name, unix.O_CREAT|unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644); err == nil {
+				unix.Close(nfd)
+			} else if !errors.Is(err, unix.EEXIST) {
+				unix.Close(fd)
+				return -1, err
+			}
+		} else {
+			flags |= unix.O_DIRECTORY
+			if err := unix.Mkdirat(fd, name, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+				unix.Close(fd)
+				return -1, err
+			}
+		}
+		next, err := unix.Openat(fd, name, flags, 0)
+		unix.Close(fd)
+		if err != nil {
+			return -1, fmt.Errorf("%s: %w", name, err)
+		}
+		fd = next
+	}
+	return fd, nil
 }

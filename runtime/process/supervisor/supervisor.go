@@ -146,7 +146,10 @@ func (s *supervisor) start() (*exec.Cmd, *sync.WaitGroup, error) {
 		}
 		s.log, logOut, logErr = w, w.Stdout(), w.Stderr()
 	}
-	if err := setupMounts(cfg.Mounts); err != nil {
+	if err := setupMounts(cfg.Mounts, &s.rec.Sandbox); err != nil {
+		return nil, nil, err
+	}
+	if err := s.launch.do(func() error { return enterSandbox(&s.rec.Sandbox) }); err != nil {
 		return nil, nil, err
 	}
 	listener, err := protocol.Listen(s.dir)
@@ -202,6 +205,13 @@ func (s *supervisor) start() (*exec.Cmd, *sync.WaitGroup, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if ownPIDNamespace(&s.rec.Sandbox) {
+		// Execs join the namespace the workload is PID 1 of. Should the workload be gone
+		// already, it ends the container and no exec comes.
+		if st, err := procfs.ReadStat(cmd.Process.Pid); err == nil {
+			_ = s.launch.do(func() error { return joinOwnPIDNamespace(cmd.Process.Pid, st.StartTime) })
+		}
+	}
 	go s.serve(listener)
 	return cmd, outputs, nil
 }
@@ -209,10 +219,15 @@ func (s *supervisor) start() (*exec.Cmd, *sync.WaitGroup, error) {
 // startWorkload starts the workload, in its container's cgroup: forked there by a thread that
 // joined it (launcher.startInCgroup, v1), else through the init helper.
 func (s *supervisor) startWorkload(cmd *exec.Cmd) error {
-	if dirs := cgroupV1Dirs(s.rec.Cgroups); len(dirs) > 0 {
+	// The thread startInCgroup forks from is not the launcher's: it has neither the sandbox's
+	// no_new_privs nor its namespaces.
+	if dirs := cgroupV1Dirs(s.rec.Cgroups); len(dirs) > 0 && s.rec.Sandbox.IsZero() {
 		if err := s.launch.startInCgroup(cmd, dirs); !errors.Is(err, errNotJoined) {
 			return err
 		}
+	}
+	if ownPIDNamespace(&s.rec.Sandbox) {
+		cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWPID // the init helper is its PID 1, and executes the workload in its place
 	}
 	initErrors, err := s.throughInit(cmd) // into the container's cgroup first
 	if err == nil {

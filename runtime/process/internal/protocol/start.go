@@ -19,6 +19,21 @@ const (
 // helper's environment is the workload's.
 const InitArg0 = "vk-static-init"
 
+// HolderArg0 is the argv[0] of a supervisor binary started as a pod's namespace holder
+// (package supervisor, holder.go): HolderStart, the pod's hostname after it, starts the holder
+// and prints a HolderReport on stdout; HolderRun is the holder itself.
+const (
+	HolderArg0  = "vk-static-pod"
+	HolderStart = "start"
+	HolderRun   = "run"
+)
+
+// HolderReport is what starting a holder prints: the holder's pid and start time.
+type HolderReport struct {
+	Pid          int    `json:"pid"`
+	PidStartTime uint64 `json:"pidStartTime"`
+}
+
 // ReportFd is the descriptor on which the runtime hears of the start (one JSON StartReport
 // line) and which then stays open as its watch connection: a socketpair, so that there is no
 // moment between the start and the runtime's watch at which an exit could go unseen.

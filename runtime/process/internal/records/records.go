@@ -39,6 +39,47 @@ type Workload struct {
 	// Cgroups are the directories of the container's cgroup (one per v1 hierarchy, one on v2),
 	// which the workload and its execs join before they are executed; none without cgroups.
 	Cgroups map[string]string `json:"cgroups,omitempty"`
+	// Sandbox is the isolation the workload and its execs run in; zero for a trusted static pod,
+	// which sees the host as its manifest's author does.
+	Sandbox Sandbox `json:"sandbox,omitzero"`
+}
+
+// Sandbox is what keeps a container from gaining more than its user has and from reaching
+// into other pods or the node agent: the kernel features a container runtime builds a
+// container's root filesystem and namespaces from, applied to a view of the host.
+type Sandbox struct {
+	// NoNewPrivs sets no_new_privs: exec never gains privileges (setuid and setgid bits, file
+	// capabilities). Set for every restricted container, and for allowPrivilegeEscalation:
+	// false in any pod.
+	NoNewPrivs bool `json:"noNewPrivs,omitempty"`
+	// Restricted hardens the container's view of the host: every mount nosuid and nodev, a
+	// /dev of its own with only the standard devices, Masked hidden, and a /proc of its PID
+	// namespace.
+	Restricted bool `json:"restricted,omitempty"`
+	// Masked are host paths hidden behind empty read-only mounts (the agent's state, its
+	// credentials, other node agents' state).
+	Masked []string `json:"masked,omitempty"`
+	// Holder is the pod's namespace holder, whose namespaces the container joins as Join says.
+	Holder *Holder `json:"holder,omitempty"`
+	// JoinPID, JoinIPC and JoinUTS say which of the holder's namespaces the container joins.
+	// A restricted container that does not join the holder's PID namespace gets one of its own
+	// (the workload is its PID 1), unless HostPID.
+	JoinPID bool `json:"joinPid,omitempty"`
+	JoinIPC bool `json:"joinIpc,omitempty"`
+	JoinUTS bool `json:"joinUts,omitempty"`
+	HostPID bool `json:"hostPid,omitempty"`
+}
+
+// IsZero reports whether s asks for nothing: the container sees the host as it is.
+func (s *Sandbox) IsZero() bool {
+	return !s.NoNewPrivs && !s.Restricted && s.Holder == nil
+}
+
+// Holder identifies a pod's namespace holder process: its pid and start time (which tells it
+// from a later process with the same pid).
+type Holder struct {
+	Pid       int    `json:"pid"`
+	StartTime uint64 `json:"startTime"`
 }
 
 // WorkloadConfig is what the supervisor uses of lifecycle.ContainerConfig, under its (untagged)
