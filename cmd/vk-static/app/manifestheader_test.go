@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr/funcr"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
@@ -29,22 +31,22 @@ func writeHeaderFile(t *testing.T, content string) string {
 func TestManifestURLHeaderFile(t *testing.T) {
 	tokens := writeHeaderFile(t, "# the manifest server's token\n\nAuthorization: Bearer secret-token\r\n  x-tenant:edge  \nX-Tenant: lab\n")
 	trace := writeHeaderFile(t, "X-Trace: 1")
-	o, err := parse(t, "--manifest-url", "https://x/pods", "--manifest-url-header-file", tokens, "--manifest-url-header-file", trace,
-		"--manifest-url-header", "Accept:application/yaml")
+	o, err := parse(t, "--provider", "mock", "--hostname-override", "node-a", "--manifest-url", "https://x/pods",
+		"--manifest-url-header-file", tokens, "--manifest-url-header-file", trace, "--manifest-url-header", "Accept:application/yaml")
 	require.NoError(t, err)
-	h, err := o.manifestHeader()
+	cfg, _, err := agentConfig(context.Background(), o, prometheus.NewRegistry())
 	require.NoError(t, err)
 	assert.Equal(t, http.Header{
 		"Authorization": {"Bearer secret-token"},
 		"X-Tenant":      {"edge", "lab"},
 		"X-Trace":       {"1"},
 		"Accept":        {"application/yaml"},
-	}, h)
+	}, cfg.ManifestURLHeader, "what the manifest URL source sends")
 
-	cfg := writeFile(t, "c.yaml", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodURLHeader: {Accept: [application/json]}\n")
-	o, err = parse(t, "--config", cfg, "--manifest-url-header-file", trace)
+	config := writeFile(t, "c.yaml", "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nstaticPodURLHeader: {Accept: [application/json]}\n")
+	o, err = parse(t, "--config", config, "--manifest-url-header-file", trace)
 	require.NoError(t, err)
-	h, err = o.manifestHeader()
+	h, err := o.manifestHeader()
 	require.NoError(t, err)
 	assert.Equal(t, http.Header{"Accept": {"application/json"}, "X-Trace": {"1"}}, h)
 }

@@ -38,6 +38,7 @@ type processOptions struct {
 	AllowedUIDs          []string
 	AllowedGIDs          []string
 	AllowedHostPaths     []string
+	AllowHostNamespaces  bool
 	ContainerLogMaxSize  string
 	RestrictStaticPods   bool
 	Cgroups              cgroupOptions
@@ -79,8 +80,9 @@ func (o *options) addProviderFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&p.AllowedUIDs, "process-allowed-uids", p.AllowedUIDs, "With --provider process: the host's uids the containers of API pods may run as, ids and ranges such as 1000-1999,5000. Without it an API pod is refused a uid below 1000 or one /etc/passwd names, except --process-default-user's; uids from 1000 up that the host does not name need no listing. Root needs --process-allow-root. Static pods run as their manifest says unless --process-restrict-static-pods.")
 	fs.StringSliceVar(&p.AllowedGIDs, "process-allowed-gids", p.AllowedGIDs, "With --provider process: the host's gids the containers of API pods may have (runAsGroup, supplementalGroups, fsGroup, or the group that comes with the user), ids and ranges such as 1000-1999,5000. Without it an API pod is refused a gid below 1000 or one /etc/group names, except --process-default-user's groups; gids from 1000 up that the host does not name need no listing. Group 0 needs --process-allow-root. Static pods run as their manifest says unless --process-restrict-static-pods.")
 	fs.StringSliceVar(&p.AllowedHostPaths, "process-allowed-host-paths", p.AllowedHostPaths, "With --provider process: the host path prefixes the hostPath volumes of API pods may use; none by default, so API pods' hostPath volumes are refused. Static pods may mount any host path unless --process-restrict-static-pods.")
+	fs.BoolVar(&p.AllowHostNamespaces, "process-allow-host-namespaces", p.AllowHostNamespaces, "With --provider process: admit API pods that ask for hostPID or hostIPC, which see and signal the host's processes and share its IPC; without it such API pods are refused. Static pods have the host's namespaces unless --process-restrict-static-pods.")
 	p.Cgroups.addFlags(fs)
-	fs.BoolVar(&p.RestrictStaticPods, "process-restrict-static-pods", p.RestrictStaticPods, "With --provider process: hold static pods (manifest files, --manifest-url) to the rules of API pods: --process-default-user, --process-allow-root, --process-allowed-uids, --process-allowed-gids and --process-allowed-host-paths. By default static pods are trusted as the kubelet trusts them: their manifests are the node administrator's.")
+	fs.BoolVar(&p.RestrictStaticPods, "process-restrict-static-pods", p.RestrictStaticPods, "With --provider process: hold static pods (manifest files, --manifest-url) to the rules of API pods: --process-default-user, --process-allow-root, --process-allowed-uids, --process-allowed-gids, --process-allowed-host-paths and --process-allow-host-namespaces, and run in a sandbox. By default static pods are trusted as the kubelet trusts them: their manifests are the node administrator's.")
 	fs.StringVar(&p.ContainerLogMaxSize, "container-log-max-size", p.ContainerLogMaxSize, "The size a container's log file reaches before it is rotated.")
 	fs.Int32Var(&p.ContainerLogMaxFiles, "container-log-max-files", p.ContainerLogMaxFiles, "The log files kept per container, the current one included.")
 	fs.StringToStringVar(&p.SystemReserved, "system-reserved", p.SystemReserved, "Resources kept for the system, subtracted from the Node's allocatable: cpu=500m,memory=1Gi,ephemeral-storage=1Gi.")
@@ -231,11 +233,13 @@ func processProvider(ctx context.Context, o *options) agent.NewProviderFunc {
 			AllowedGIDs: allowedGIDs,
 			// Static pods are the node administrator's (trust follows the source), unless held
 			// to the API pods' rules.
-			RestrictStaticPods: o.Process.RestrictStaticPods,
-			Cgroups:            o.Process.Cgroups.processCgroups(),
-			LogMaxSize:         logMax.Value(),
-			LogMaxFiles:        int(o.Process.ContainerLogMaxFiles),
-			NodeIPs:            pc.NodeIPs,
+			RestrictStaticPods:  o.Process.RestrictStaticPods,
+			AllowHostNamespaces: o.Process.AllowHostNamespaces,
+			MaskedPaths:         maskedPaths(o),
+			Cgroups:             o.Process.Cgroups.processCgroups(),
+			LogMaxSize:          logMax.Value(),
+			LogMaxFiles:         int(o.Process.ContainerLogMaxFiles),
+			NodeIPs:             pc.NodeIPs,
 			// Empty re-executes the agent.
 			SupervisorPath: supervisor,
 		})
@@ -251,6 +255,28 @@ func processProvider(ctx context.Context, o *options) agent.NewProviderFunc {
 		// The runtime is the lifecycle's from here on: it closes it, or NewProvider if it fails.
 		return lifecycle.NewProvider(ctx, cfg)(pc)
 	}
+}
+
+// nodeAgentState are the well-known places of a node's agents — the kubelet's, kubeadm's,
+// containerd's, Docker's and etcd's state, configuration and sockets — that a host may have
+// beside vk-static: an API pod sees none of them.
+var nodeAgentState = []string{
+	"/etc/kubernetes", "/var/lib/kubelet", "/var/lib/etcd", "/var/lib/containerd", "/run/containerd",
+	"/var/lib/docker", "/run/docker", "/run/docker.sock", "/etc/vk-static", "/etc/cni", "/var/lib/cni",
+}
+
+// maskedPaths are what restricted pods see as empty (process.Config.MaskedPaths): the agent's
+// root directory, its credentials and configuration — which may hold a manifest URL's bearer
+// token — the static pods' manifests, and nodeAgentState.
+func maskedPaths(o *options) []string {
+	out := []string{o.RootDir}
+	for _, p := range append([]string{o.Kubeconfig, o.BootstrapKubeconfig, o.CertDir, o.TLSCertFile, o.TLSPrivateKeyFile,
+		o.ClientCAFile, o.Config, o.PodManifestPath}, o.ManifestURLHeaderFile...) {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return append(out, nodeAgentState...)
 }
 
 // lifecycleConfig is what the lifecycle takes from the options whatever the runtime (the agent
@@ -335,6 +361,9 @@ func providerSummary(o *options) string {
 	}
 	if len(o.Process.AllowedHostPaths) > 0 {
 		parts = append(parts, "host paths under "+strings.Join(o.Process.AllowedHostPaths, ","))
+	}
+	if o.Process.AllowHostNamespaces {
+		parts = append(parts, "hostPID and hostIPC allowed")
 	}
 	if o.Process.RestrictStaticPods {
 		parts = append(parts, "static pods held to the same rules")

@@ -19,6 +19,9 @@ import (
 
 func TestMain(m *testing.M) {
 	RunInitIfRequested() // the init helper is this test binary
+	if os.Getenv(remountEachEnv) != "" {
+		remountEachChild()
+	}
 	os.Exit(m.Run())
 }
 

@@ -54,6 +54,13 @@ func setupMounts(mounts []records.Mount, sb *records.Sandbox) error {
 		if private, err = privateTmp(); err != nil {
 			return err
 		}
+		// Before the volumes: a volume the operator allowed at a masked path (a hostPath
+		// under --process-allowed-host-paths) goes over the mask.
+		for _, p := range sb.Masked {
+			if err := mask(p); err != nil {
+				return err
+			}
+		}
 	}
 	for i, m := range mounts {
 		if err := mountVolume(m, sources[i], private); err != nil {
@@ -61,7 +68,7 @@ func setupMounts(mounts []records.Mount, sb *records.Sandbox) error {
 		}
 	}
 	if sb.Restricted {
-		return hardenView(sb)
+		return hardenView()
 	}
 	return nil
 }

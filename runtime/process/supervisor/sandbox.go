@@ -16,7 +16,7 @@ import (
 
 // A restricted container runs in a view of the host, not on it: the supervisor's own mount
 // namespace, in which the runtime's CLONE_NEWNS puts it, is hardened before anything of the
-// pod runs (hardenView), and the launcher's thread — from which the workload and every exec
+// pod runs (setupMounts, hardenView), and the launcher's thread — from which the workload and every exec
 // are forked — joins the pod's namespaces and sets no_new_privs (enterSandbox). A container
 // runtime gets the same from a root filesystem of the image's and namespaces of its own; here
 // the filesystem is the host's, so what it holds that a pod must not use is taken away:
@@ -108,15 +108,10 @@ func mountsProc(sb *records.Sandbox) bool {
 	return sb.Restricted && !sb.HostPID
 }
 
-// hardenView hardens the supervisor's mount namespace for a restricted container, after its
-// volumes are mounted (they are hardened with the rest): masks, a /dev of its own, then nosuid
-// and nodev on every mount but the new /dev's.
-func hardenView(sb *records.Sandbox) error {
-	for _, p := range sb.Masked {
-		if err := mask(p); err != nil {
-			return err
-		}
-	}
+// hardenView finishes a restricted container's view once its volumes are mounted (they are
+// hardened with the rest): a /dev of its own, then nosuid and nodev on every mount but the new
+// /dev's. setupMounts has made its /tmp its own and masked Sandbox.Masked.
+func hardenView() error {
 	if err := makeDev(); err != nil {
 		return err
 	}
@@ -214,6 +209,12 @@ func noSuidNoDev() error {
 	if !errors.Is(err, unix.ENOSYS) {
 		return fmt.Errorf("make every mount nosuid and nodev: %w", err)
 	}
+	return remountEach()
+}
+
+// remountEach is noSuidNoDev by a remount of each mount point, for kernels without
+// mount_setattr.
+func remountEach() error {
 	points, err := mountPoints()
 	if err != nil {
 		return err
