@@ -126,7 +126,7 @@
 // # Pods and security
 //
 // Processes share the host's network (SandboxStatus.IPs is empty: the pod has the node's
-// addresses), PID and IPC namespaces; they get their own mounts only. Trust follows the source:
+// addresses). Trust follows the source:
 // a static pod (file or HTTP source) is the node administrator's and runs as its manifest says,
 // root when it names no user, as the kubelet runs it with an image's default user; an API pod
 // runs as Config.DefaultUser when it names none. Admit refuses, naming the field and the rules
@@ -137,9 +137,26 @@
 // /etc/group — in runAsUser, runAsGroup, supplementalGroups or fsGroup, unless
 // Config.AllowedUIDs or AllowedGIDs holds it or it is the default user's: such an id owns the
 // host's files and devices (group disk writes its block devices); for every pod runAsNonRoot
-// with root. allowPrivilegeEscalation, seccomp, AppArmor, SELinux and readOnlyRootFilesystem
-// are not enforced; resource limits are, with cgroups. Without root, the agent runs every
-// container as itself, with its groups, and refuses any other runAsUser.
+// with root; and for untrusted pods hostPID and hostIPC unless Config.AllowHostNamespaces.
+// Seccomp, AppArmor, SELinux and readOnlyRootFilesystem are not enforced; resource limits are,
+// with cgroups. Without root, the agent runs every container as itself, with its groups, and
+// refuses any other runAsUser.
+//
+// An untrusted pod (restricted) runs in a sandbox built around a view of the host
+// (records.Sandbox; package supervisor, sandbox.go): RunSandbox starts the pod's namespace
+// holder — the supervisor binary as vk-static-pod, PID 1 of a new PID namespace, in new IPC and
+// UTS namespaces with the pod's hostname, reparented to the host's init — and records its pid
+// and start time (sandbox.json); a sandbox whose holder is gone is NotReady, and StopSandbox
+// kills it. The supervisor of each of the pod's containers, in its own mount namespace, makes
+// /tmp and /var/tmp empty tmpfs of the container's, masks Config.MaskedPaths (and StateDir)
+// with empty read-only mounts, mounts the volumes, mounts a /dev of the standard devices, and
+// makes every mount nosuid and nodev but /dev's (mount_setattr; a remount of each before Linux
+// 5.12). Its launcher thread sets no_new_privs and joins the holder's IPC and UTS namespaces,
+// and its PID namespace with shareProcessNamespace; the workload starts through the init
+// helper, cloned into a mount namespace where it mounts a /proc for its PID namespace — a new
+// one, of which the workload is PID 1, without shareProcessNamespace — and execs join the same.
+// hostPID, hostIPC and hostNetwork (the node's hostname) keep the host's. Any container with
+// allowPrivilegeEscalation: false gets no_new_privs.
 //
 // A container's terminationMessagePath gets no file: the container's filesystem is the host's,
 // where the default /dev/termination-log does not exist, and the runtime creates no path on

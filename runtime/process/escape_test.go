@@ -321,3 +321,28 @@ func TestSandboxHolderGone(t *testing.T) {
 		return len(sbs) == 1 && sbs[0].State == lifecycle.SandboxNotReady
 	}, waitFor, tick)
 }
+
+// TestSandboxTTY: a restricted container's terminal is a pty of the host's devpts, which its
+// own /dev has: the supervisor opens it through the container's /dev/ptmx, and ttyname finds it.
+func TestSandboxTTY(t *testing.T) {
+	requireRoot(t)
+	r := newTestRuntime(t, Config{})
+	pod := restrictedPod("tty", nil)
+	pod.Spec.Containers[0].TTY = true
+	require.NoError(t, r.Admit(pod))
+	ctx := context.Background()
+	sb, err := r.RunSandbox(ctx, &lifecycle.SandboxConfig{PodUID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, Pod: pod})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = r.StopSandbox(context.Background(), sb) })
+	log := filepath.Join(t.TempDir(), "c.log")
+	id, err := r.CreateContainer(ctx, sb, &lifecycle.ContainerConfig{Name: "c", TTY: true, LogPath: log, Env: []string{testPath},
+		Command: []string{"sh", "-c", "tty; test -t 0 && echo terminal"}, Pod: pod, Container: &pod.Spec.Containers[0]})
+	require.NoError(t, err)
+	require.NoError(t, r.StartContainer(ctx, id))
+	st := waitExited(t, r, id)
+	out := logContents(t, log, "stdout")
+	require.Equal(t, int32(0), st.ExitCode, "%q", out)
+	require.Len(t, out, 2, "%q", out)
+	assert.Regexp(t, `^/dev/pts/[0-9]+\r?$`, out[0])
+	assert.Equal(t, "terminal", strings.TrimSpace(out[1]))
+}
