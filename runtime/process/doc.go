@@ -173,7 +173,11 @@
 //
 // Exec and Attach hand pipes (or, for Exec with a TTY, a pty slave) to the supervisor over its
 // socket (SCM_RIGHTS); Exec runs the command as the workload is run (in its cgroup), in a session
-// of its own, and kills it when its context ends. PortForward dials 127.0.0.1:port.
+// of its own, and kills it when its context ends. PortForward reaches only a socket that one of
+// the pod's own processes listens on (those in its containers' cgroups; without cgroups, each
+// workload's session, which an exec'd command or a setsid child is not in), dialed at the
+// address it listens on, never another host service on the port: the agent's healthz and
+// metrics, a local etcd.
 // ContainerStats reads the container's cgroup; without one it sums CPU time and resident memory
 // over the workload's session (which an exec'd command or a setsid child is not in).
 package process
