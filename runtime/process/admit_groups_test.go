@@ -63,7 +63,7 @@ func TestAdmitRefusesGroupRootToAPIPods(t *testing.T) {
 		{[]int64{1500}, corev1.PodFailed, "Permission denied"},
 	} {
 		t.Run(fmt.Sprintf("admitted with groups %v", tc.groups), func(t *testing.T) {
-			r, err := New(Config{StateDir: t.TempDir()})
+			r, err := New(Config{StateDir: t.TempDir(), AllowHostNetwork: true})
 			require.NoError(t, err)
 			p := runLifecycle(t, admitAll{r})
 			pod := pod.DeepCopy()

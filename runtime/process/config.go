@@ -34,6 +34,14 @@ type Config struct {
 	// RestrictStaticPods) that ask for hostPID or hostIPC (--process-allow-host-namespaces):
 	// the host's processes, their command lines and environments, and its shared memory.
 	AllowHostNamespaces bool
+	// CNI is the node's pod network, on which each restricted pod that does not ask for
+	// hostNetwork gets a network namespace of its own; nil is none.
+	CNI *CNI
+	// AllowHostNetwork admits untrusted pods that ask for hostNetwork
+	// (--process-allow-host-network), and runs those that do not on the host's network too
+	// when the node has no pod network; without it they wait until it has one, as on a
+	// kubelet's node without a network.
+	AllowHostNetwork bool
 	// RestrictStaticPods holds static pods (file and HTTP sources) to the rules of API pods:
 	// DefaultUser, AllowRoot, AllowedUIDs and AllowedGIDs. By default they run as their
 	// manifest says, as the kubelet runs them: the manifest directory and URL are the node
@@ -59,6 +67,14 @@ type Config struct {
 	// RunSupervisorIfRequested first thing in main: that works, but every supervisor then pays the
 	// agent's package initialisation (megabytes of memory, tens of milliseconds of CPU).
 	SupervisorPath string
+}
+
+// CNI is where the node's CNI configuration and plugins are (--cni-conf-dir, --cni-bin-dir,
+// --cni-cache-dir): the first network configuration in ConfDir by file name is the pods'.
+type CNI struct {
+	ConfDir  string
+	BinDirs  []string
+	CacheDir string
 }
 
 // defaultUserName is who runs a container when neither its config nor Config.DefaultUser says.

@@ -38,11 +38,7 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg *lifecycle.SandboxConfig) 
 	}
 	rec.Cgroups = cg
 	if r.restricted(cfg.Pod) {
-		hostname := cfg.Hostname
-		if hostname == "" {
-			hostname = cfg.Name
-		}
-		if rec.Holder, err = r.startHolder(hostname); err != nil {
+		if err := r.isolate(ctx, rec); err != nil {
 			os.RemoveAll(dir)
 			return "", fmt.Errorf("sandbox: %w", err)
 		}
@@ -52,6 +48,7 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg *lifecycle.SandboxConfig) 
 	// starts (removeUnrecorded), the lifecycle removes containers of a sandbox it does not find
 	// and runs the pod a new one; its cgroup and processes did not outlive the cut either.
 	if err := records.WriteJSONNew(filepath.Join(dir, sandboxFile), rec); err != nil {
+		_ = r.detach(ctx, rec)
 		_ = killHolder(rec.Holder)
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("sandbox: %w", err)
@@ -60,18 +57,21 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg *lifecycle.SandboxConfig) 
 	return id, nil
 }
 
-// StopSandbox marks the sandbox NotReady, and kills its namespace holder: what is left in the
-// pod's PID namespace ends with it.
+// StopSandbox marks the sandbox NotReady: it takes it off the pod network, and kills its
+// namespace holder — what is left in the pod's PID namespace ends with it.
 func (r *Runtime) StopSandbox(ctx context.Context, sandboxID string) error {
 	rec, err := r.loadSandbox(sandboxID)
 	if err != nil {
 		return err
 	}
-	if err := killHolder(rec.Holder); err != nil {
+	if rec.Stopped {
+		return killHolder(rec.Holder)
+	}
+	if err := r.detach(ctx, rec); err != nil {
 		return err
 	}
-	if rec.Stopped {
-		return nil
+	if err := killHolder(rec.Holder); err != nil {
+		return err
 	}
 	rec.Stopped = true
 	return records.WriteJSONAtomic(filepath.Join(r.sandboxDir(sandboxID), sandboxFile), rec)
@@ -84,6 +84,11 @@ func (r *Runtime) RemoveSandbox(ctx context.Context, sandboxID string) error {
 	if err != nil {
 		return err
 	}
+	if !rec.Stopped {
+		if err := r.detach(ctx, rec); err != nil {
+			return err
+		}
+	}
 	if err := killHolder(rec.Holder); err != nil {
 		return err
 	}
@@ -95,11 +100,15 @@ func (r *Runtime) RemoveSandbox(ctx context.Context, sandboxID string) error {
 
 var _ lifecycle.SandboxAddresser = (*Runtime)(nil)
 
-// SandboxIPs reports none: processes have the host's addresses. The sandbox must be recorded
-// (lifecycle.SandboxAddresser: one record read, where ListSandboxes reads every one).
+// SandboxIPs reports the pod's addresses on the pod network; none for a pod on the host's
+// network, which has the node's. The sandbox must be recorded (lifecycle.SandboxAddresser: one
+// record read, where ListSandboxes reads every one).
 func (r *Runtime) SandboxIPs(ctx context.Context, sandboxID string) ([]string, error) {
-	_, err := r.loadSandbox(sandboxID)
-	return nil, err
+	rec, err := r.loadSandbox(sandboxID)
+	if err != nil {
+		return nil, err
+	}
+	return rec.IPs, nil
 }
 
 // ListSandboxes reports every recorded sandbox.
@@ -129,6 +138,7 @@ func sandboxStatus(rec *sandboxRecord) *lifecycle.SandboxStatus {
 		State:     lifecycle.SandboxReady,
 		CreatedAt: rec.CreatedAt,
 		Labels:    rec.Config.Labels,
+		IPs:       rec.IPs,
 	}
 	if rec.Stopped || !holderAlive(rec.Holder) {
 		// A holder gone (killed, or a reboot) leaves no namespaces to start containers in:

@@ -74,18 +74,26 @@ type podRun struct {
 // ends.
 func startPod(t *testing.T, r *Runtime, pod *corev1.Pod, argv []string, env []string, mounts ...lifecycle.Mount) podRun {
 	t.Helper()
+	return startPodWith(t, r, pod, &lifecycle.SandboxConfig{}, argv, env, mounts...)
+}
+
+// startPodWith is startPod with a sandbox config of sb's fields besides the pod's.
+func startPodWith(t *testing.T, r *Runtime, pod *corev1.Pod, sb *lifecycle.SandboxConfig, argv []string, env []string, mounts ...lifecycle.Mount) podRun {
+	t.Helper()
 	require.NoError(t, r.Admit(pod), "a pod with the restricted context is admitted")
 	ctx := context.Background()
-	sb, err := r.RunSandbox(ctx, &lifecycle.SandboxConfig{PodUID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, Hostname: pod.Name, Pod: pod})
+	sbc := *sb
+	sbc.PodUID, sbc.Namespace, sbc.Name, sbc.Hostname, sbc.Pod = pod.UID, pod.Namespace, pod.Name, pod.Name, pod
+	sandboxID, err := r.RunSandbox(ctx, &sbc)
 	require.NoError(t, err)
 	t.Cleanup(func() {
-		if err := r.StopSandbox(context.Background(), sb); err != nil {
+		if err := r.StopSandbox(context.Background(), sandboxID); err != nil {
 			t.Errorf("stop sandbox: %v", err)
 		}
 	})
 	c := &pod.Spec.Containers[0]
 	log := filepath.Join(t.TempDir(), "c.log")
-	id, err := r.CreateContainer(ctx, sb, &lifecycle.ContainerConfig{
+	id, err := r.CreateContainer(ctx, sandboxID, &lifecycle.ContainerConfig{
 		Name: c.Name, Command: argv, Env: append([]string{testPath}, env...), LogPath: log, Mounts: mounts,
 		User: &lifecycle.User{UID: 65534, GID: -1}, Pod: pod, Container: c,
 	})
@@ -98,7 +106,7 @@ func startPod(t *testing.T, r *Runtime, pod *corev1.Pod, argv []string, env []st
 		}
 	})
 	require.NoError(t, r.StartContainer(ctx, id))
-	return podRun{sandbox: sb, container: id, log: log}
+	return podRun{sandbox: sandboxID, container: id, log: log}
 }
 
 // output waits for the container to end and returns its log, one string.

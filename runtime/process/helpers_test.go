@@ -24,10 +24,16 @@ const (
 // testPath is the PATH workloads get in tests.
 const testPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
+// newTestRuntime is a runtime of cfg, closed when the test ends. Without a pod network
+// (cfg.CNI), API pods share the host's network, as --process-allow-host-network lets them;
+// TestNetworkNotReady is the refusal without it.
 func newTestRuntime(t *testing.T, cfg Config) *Runtime {
 	t.Helper()
 	if cfg.StateDir == "" {
 		cfg.StateDir = t.TempDir()
+	}
+	if cfg.CNI == nil {
+		cfg.AllowHostNetwork = true
 	}
 	r, err := New(cfg)
 	require.NoError(t, err)

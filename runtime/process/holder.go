@@ -2,6 +2,7 @@ package process
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,14 +16,18 @@ import (
 )
 
 // startHolder starts a restricted pod's namespace holder (package supervisor, holder.go): the
-// PID 1 of the pod's PID namespace, in its IPC and UTS namespaces with hostname set, which its
-// containers join. It is nobody's child once started (the supervisor binary that starts it
+// PID 1 of the pod's PID namespace, in its IPC and UTS namespaces with hostname set — and its
+// network namespace, with ownNetwork — which its containers join. It is nobody's child once started (the supervisor binary that starts it
 // exits), so no goroutine of the agent waits for it.
-func (r *Runtime) startHolder(hostname string) (*records.Holder, error) {
+func (r *Runtime) startHolder(hostname string, ownNetwork bool) (*records.Holder, error) {
+	network := protocol.HolderHostNetwork
+	if ownNetwork {
+		network = protocol.HolderOwnNetwork
+	}
 	// Not ended with ctx: the holder it starts would be left, unrecorded. It returns in
 	// milliseconds.
 	cmd := exec.Command(r.supervisor)
-	cmd.Args = []string{protocol.HolderArg0, protocol.HolderStart, hostname}
+	cmd.Args = []string{protocol.HolderArg0, protocol.HolderStart, hostname, network}
 	cmd.Env = binaryEnv()
 	cmd.Dir = "/"
 	var stderr bytes.Buffer
@@ -61,6 +66,34 @@ func killHolder(h *records.Holder) error {
 	}
 	if err := syscall.Kill(h.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("kill the pod's namespace holder (pid %d): %w", h.Pid, err)
+	}
+	return nil
+}
+
+// netnsPath is the holder's network namespace, for the pod network's plugins.
+func netnsPath(h *records.Holder) string {
+	return fmt.Sprintf("/proc/%d/ns/net", h.Pid)
+}
+
+// isolate starts a restricted pod's holder and, when the pod gets a network of its own, puts
+// it on the pod network; nothing is left of either when it fails.
+func (r *Runtime) isolate(ctx context.Context, rec *sandboxRecord) error {
+	own, err := r.ownNetwork(rec.Config.Pod)
+	if err != nil {
+		return err
+	}
+	hostname := rec.Config.Hostname
+	if hostname == "" {
+		hostname = rec.Config.Name
+	}
+	if rec.Holder, err = r.startHolder(hostname, own); err != nil {
+		return err
+	}
+	if own {
+		if err := r.attach(ctx, rec); err != nil {
+			_ = killHolder(rec.Holder)
+			return err
+		}
 	}
 	return nil
 }

@@ -41,21 +41,26 @@ func (r *Runtime) containerSandbox(sb *sandboxRecord, pod *corev1.Pod, c *corev1
 	out.JoinPID = !spec.HostPID && spec.ShareProcessNamespace != nil && *spec.ShareProcessNamespace
 	out.JoinIPC = !spec.HostIPC
 	out.JoinUTS = !spec.HostNetwork // a host-network pod has the node's hostname, as the kubelet's
+	out.JoinNet = sb.Network
 	return out
 }
 
-// admitNamespaces refuses an untrusted pod that asks for the host's PID or IPC namespace,
-// unless Config.AllowHostNamespaces. hostNetwork is what every process pod has.
+// admitNamespaces refuses a restricted pod that asks for the host's PID or IPC namespace,
+// unless Config.AllowHostNamespaces, or for its network, unless Config.AllowHostNetwork.
 func (r *Runtime) admitNamespaces(pod *corev1.Pod) error {
-	if r.trusted(pod) || r.cfg.AllowHostNamespaces {
-		return nil
+	if !r.restricted(pod) {
+		return nil // the host's are what it gets anyway: trusted, or without root no sandbox
 	}
 	for _, f := range []struct {
-		field string
-		set   bool
-	}{{"spec.hostPID", pod.Spec.HostPID}, {"spec.hostIPC", pod.Spec.HostIPC}} {
-		if f.set {
-			return fmt.Errorf("%s: true is not allowed for %s: start the agent with --process-allow-host-namespaces", f.field, whose(pod))
+		field, flag string
+		set, allowed bool
+	}{
+		{"spec.hostPID", "--process-allow-host-namespaces", pod.Spec.HostPID, r.cfg.AllowHostNamespaces},
+		{"spec.hostIPC", "--process-allow-host-namespaces", pod.Spec.HostIPC, r.cfg.AllowHostNamespaces},
+		{"spec.hostNetwork", "--process-allow-host-network", pod.Spec.HostNetwork, r.cfg.AllowHostNetwork},
+	} {
+		if f.set && !f.allowed {
+			return fmt.Errorf("%s: true is not allowed for %s: start the agent with %s", f.field, whose(pod), f.flag)
 		}
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vk-static/vk-static/lifecycle"
 	"github.com/vk-static/vk-static/provider"
+	"github.com/vk-static/vk-static/test/support/netns"
 	"github.com/vk-static/vk-static/test/support/syncbuf"
 )
 
@@ -35,6 +36,14 @@ func TestMain(m *testing.M) {
 	}
 	if addr := os.Getenv(echoServerEnv); addr != "" {
 		os.Exit(echoServer(addr))
+	}
+	if netns.InChild() {
+		// A test that makes a pod network (TestPodNetwork) runs again in a network namespace
+		// of its own: the bridge and portmap's rules never touch the machine's.
+		if err := netns.Enter(netns.NodeIP); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
 	}
 	if _, ok := os.LookupEnv("GORACE"); !ok {
 		// Supervisors are this binary; with the race detector each would sleep a second as it

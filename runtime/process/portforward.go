@@ -9,7 +9,10 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"runtime"
 	"sync"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/runtime/process/internal/procfs"
@@ -82,7 +85,22 @@ func (r *Runtime) dialPod(ctx context.Context, sb *sandboxRecord, port int32) (n
 	if err != nil {
 		return nil, err
 	}
-	own, others, unread, err := podListeners(pids, uint16(port))
+	// The network namespace the pod listens in, and the connection is made from: the pod's own
+	// on the pod network, else the host's.
+	netns, nsPath := "", ""
+	if sb.Network {
+		if !holderAlive(sb.Holder) {
+			return nil, fmt.Errorf("pod %s/%s's network namespace is gone", sb.Config.Namespace, sb.Config.Name)
+		}
+		nsPath = netnsPath(sb.Holder)
+		netns, err = procfs.NetNamespace(sb.Holder.Pid)
+	} else {
+		netns, err = procfs.NetNamespace(os.Getpid())
+	}
+	if err != nil {
+		return nil, err
+	}
+	own, others, unread, err := podListeners(pids, uint16(port), netns)
 	if err != nil {
 		return nil, err
 	}
@@ -93,14 +111,47 @@ func (r *Runtime) dialPod(ctx context.Context, sb *sandboxRecord, port int32) (n
 	if len(addrs) == 0 {
 		return nil, fmt.Errorf("a process outside pod %s/%s listens on it too, and could take the connection", sb.Config.Namespace, sb.Config.Name)
 	}
-	var d net.Dialer
 	for _, a := range addrs {
 		var conn net.Conn
-		if conn, err = d.DialContext(ctx, "tcp", a.String()); err == nil {
+		if conn, err = dialIn(ctx, nsPath, a.String()); err == nil {
 			return conn, nil
 		}
 	}
 	return nil, err
+}
+
+// dialIn connects to addr from the network namespace at nsPath ("": the agent's own). A
+// socket is of the namespace its creating thread is in, and stays so: the dial runs on a thread
+// of its own that joins the namespace, and ends with it (its goroutine returns locked, so Go
+// does not reuse the thread), while the connection is used from anywhere.
+func dialIn(ctx context.Context, nsPath, addr string) (net.Conn, error) {
+	var d net.Dialer
+	if nsPath == "" {
+		return d.DialContext(ctx, "tcp", addr)
+	}
+	type dialed struct {
+		conn net.Conn
+		err  error
+	}
+	done := make(chan dialed, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread leaves the host's namespace
+		fd, err := unix.Open(nsPath, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			done <- dialed{err: fmt.Errorf("the pod's network namespace: %w", err)}
+			return
+		}
+		err = unix.Setns(fd, unix.CLONE_NEWNET)
+		unix.Close(fd)
+		if err != nil {
+			done <- dialed{err: fmt.Errorf("join the pod's network namespace: %w", err)}
+			return
+		}
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		done <- dialed{conn, err}
+	}()
+	res := <-done
+	return res.conn, res.err
 }
 
 // podPids are the processes of the sandbox's running containers. With a cgroup, that is every
@@ -154,17 +205,13 @@ func (r *Runtime) podPids(sandboxID string) ([]int, error) {
 	return pids, nil
 }
 
-// podListeners are the TCP sockets listening on port in the agent's network namespace: own,
-// those that one of pids holds open, and others, the rest. Only processes in the agent's
-// namespace (the host's, where process pods run) count: the connection is dialed from there,
-// and 127.0.0.1 in another namespace is not the one the agent reaches. The listing is read
-// through one of them (/proc/<pid>/net). unread is the first error reading a process other than
-// its being gone.
-func podListeners(pids []int, port uint16) (own, others []procfs.Listener, unread, err error) {
-	self, err := procfs.NetNamespace(os.Getpid())
-	if err != nil {
-		return nil, nil, nil, err
-	}
+// podListeners are the TCP sockets listening on port in the network namespace netns (the
+// pod's: its own on the pod network, else the host's): own, those that one of pids holds open,
+// and others, the rest. Only processes in that namespace count: the connection is dialed from
+// there, and 127.0.0.1 in another namespace is another address. The listing is read through one
+// of them (/proc/<pid>/net). unread is the first error reading a process other than its being
+// gone.
+func podListeners(pids []int, port uint16, netns string) (own, others []procfs.Listener, unread, err error) {
 	inodes := map[uint64]bool{}
 	var inNamespace []int
 	for _, pid := range pids {
@@ -174,7 +221,7 @@ func podListeners(pids []int, port uint16) (own, others []procfs.Listener, unrea
 			}
 			continue
 		}
-		if ns, err := procfs.NetNamespace(pid); err == nil && ns == self {
+		if ns, err := procfs.NetNamespace(pid); err == nil && ns == netns {
 			inNamespace = append(inNamespace, pid)
 		}
 	}

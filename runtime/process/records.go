@@ -26,6 +26,10 @@ type sandboxRecord struct {
 	Cgroups cgroup.Paths `json:"cgroups,omitempty"`
 	// Holder is a restricted pod's namespace holder; nil for other pods.
 	Holder *records.Holder `json:"holder,omitempty"`
+	// Network says the holder's network namespace is on the pod network (CNI ADD done, DEL
+	// still to do at the stop); IPs are the pod's addresses there.
+	Network bool     `json:"network,omitempty"`
+	IPs     []string `json:"ips,omitempty"`
 }
 
 // containerRecord is config.json, written by CreateContainer: what to run, decided once. The

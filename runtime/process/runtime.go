@@ -18,6 +18,7 @@ import (
 	"github.com/vk-static/vk-static/lifecycle"
 	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/runtime/process/internal/cgroup"
+	"github.com/vk-static/vk-static/runtime/process/internal/podnet"
 	"github.com/vk-static/vk-static/runtime/process/internal/records"
 )
 
@@ -37,6 +38,8 @@ type Runtime struct {
 	supervisor string
 	// masked are the paths restricted containers see as empty (Config.MaskedPaths, StateDir).
 	masked []string
+	// network is the pod network (Config.CNI); nil without.
+	network *podnet.Network
 	// cgroups is the pods' cgroup hierarchy; nil without, and then cgroupsErr says why.
 	cgroups    *cgroup.Hierarchy
 	cgroupsErr error
@@ -90,6 +93,9 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("process runtime: %w", err)
 	}
 	r.supervisor = supervisor
+	if c := cfg.CNI; c != nil {
+		r.network = podnet.New(podnet.Config{ConfDir: c.ConfDir, BinDirs: c.BinDirs, CacheDir: c.CacheDir})
+	}
 	for _, p := range append([]string{cfg.StateDir}, cfg.MaskedPaths...) {
 		abs, err := filepath.Abs(p)
 		if err != nil {

@@ -60,6 +60,10 @@ func startVKStatic(ctx context.Context, s agentSpec) (runningAgent, error) {
 	}
 	if s.endpoint != "" {
 		args = append(args, "--container-runtime-endpoint", s.endpoint)
+	} else {
+		// The process provider's pods share the run's network namespace: there is no CNI
+		// configuration for them (the CRI run's bridge is containerd's).
+		args = append(args, "--process-allow-host-network")
 	}
 	a, err := agentproc.Start(agentproc.Config{Binary: s.binary, Dir: s.dir, Node: s.node, Env: s.env, Args: args})
 	if err != nil {

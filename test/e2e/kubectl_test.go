@@ -42,11 +42,13 @@ func TestKubectlLogs(t *testing.T) {
 	pods := runStaticAndAPI(t, a, "printer", sameSpec(corev1.PodSpec{
 		TerminationGracePeriodSeconds: ptr.To[int64](1),
 		Containers: []corev1.Container{{Name: "main", Image: "busybox",
-			// $$$$ is the shell's $$: the kubelet's $(VAR) expansion turns $$ into $.
-			Command: shell(`i=0; while true; do i=$((i+1)); echo "line $i of $$$$"; sleep 0.2; done`)},
+			// Each instance prints a number of its own, which tells it from the one before: its
+			// pid would not, in a PID namespace of its own (an API pod's), where it is 1.
+			// $$ is $ after the kubelet's $(VAR) expansion.
+			Command: shell(`id=$$(od -An -N4 -tu4 /dev/urandom | tr -d ' '); i=0; while true; do i=$((i+1)); echo "line $i of $$id"; sleep 0.2; done`)},
 			// A log that no longer grows, for --tail's exact lines.
 			{Name: "fifty", Image: "busybox",
-				Command: shell(`i=0; while [ $i -lt 50 ]; do i=$((i+1)); echo "line $i of $$$$"; done; exec sleep 3600`)}},
+				Command: shell(`id=$$(od -An -N4 -tu4 /dev/urandom | tr -d ' '); i=0; while [ $i -lt 50 ]; do i=$((i+1)); echo "line $i of $$id"; done; exec sleep 3600`)}},
 	}))
 	for _, p := range pods {
 		t.Run(p.kind, func(t *testing.T) {
@@ -471,7 +473,8 @@ func TestKubectlPortForward(t *testing.T) {
 			require.EventuallyWithT(t, func(c *assert.CollectT) {
 				stderr := forward.stderr.String()
 				assert.Contains(c, stderr, fmt.Sprintf("an error occurred forwarding %d -> %d", local, unused))
-				assert.Contains(c, stderr, "connection refused")
+				// The process provider connects only to what the pod's own processes listen on.
+				assert.Contains(c, stderr, fmt.Sprintf("port-forward to port %d: no process of pod %s/%s listens on it", unused, p.namespace, p.name))
 			}, 10*time.Second, 100*time.Millisecond, "kubectl reports the refused connection")
 			t.Logf("kubectl port-forward to an unused port: %s", strings.TrimSpace(forward.stderr.String()))
 			forward.stop()

@@ -27,7 +27,8 @@ import (
 // waits for noContainerProcesses itself.
 func startProcessAgent(t *testing.T, extraArgs ...string) *agent {
 	t.Helper()
-	args := []string{"--provider", "process"}
+	// No pod network here: API pods share the host's, as on a node without CNI.
+	args := []string{"--provider", "process", "--process-allow-host-network"}
 	if os.Geteuid() == 0 && !slices.Contains(extraArgs, "--cgroup-root") {
 		// Pods' cgroups under the test's own, removed when it ends, rather than at the
 		// hierarchy's root where the kubelet's default puts them.
@@ -148,10 +149,10 @@ func waitEvent(t *testing.T, namespace, name, reason, want string, timeout time.
 }
 
 // sharedDir is a fresh directory that container processes (the default user, nobody) can
-// read: t.TempDir's parents are private to root.
+// read — t.TempDir's parents are private to root — and that API pods see: not under /tmp.
 func sharedDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "vk-static-e2e-")
+	dir, err := os.MkdirTemp(agentproc.PodVisibleTempDirs, "vk-static-e2e-")
 	require.NoError(t, err)
 	require.NoError(t, os.Chmod(dir, 0o755))
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })

@@ -32,7 +32,7 @@ import (
 func TestNodeProxyStats(t *testing.T) {
 	ctx := context.Background()
 	// Its pods' cgroups under the test's own (the numbers come from them), removed afterwards.
-	a := startAgent(t, "node-a", "--node-ip", NodeIP.String(), "--address", NodeIP.String(), "--provider", "process", "--cgroup-root", cgrouptest.Root(t))
+	a := startAgent(t, "node-a", "--node-ip", NodeIP.String(), "--address", NodeIP.String(), "--provider", "process", "--process-allow-host-network", "--cgroup-root", cgrouptest.Root(t))
 	ns := env.Namespace(t)
 	// Some CPU time first (a tick is 10 ms), then a process that stays.
 	pod := &corev1.Pod{

@@ -39,6 +39,10 @@ type processOptions struct {
 	AllowedGIDs          []string
 	AllowedHostPaths     []string
 	AllowHostNamespaces  bool
+	AllowHostNetwork     bool
+	CNIConfDir           string
+	CNIBinDirs           []string
+	CNICacheDir          string
 	ContainerLogMaxSize  string
 	RestrictStaticPods   bool
 	Cgroups              cgroupOptions
@@ -49,7 +53,9 @@ type processOptions struct {
 }
 
 func defaultProcessOptions() processOptions {
-	return processOptions{DefaultUser: "nobody", ContainerLogMaxSize: "10Mi", ContainerLogMaxFiles: 5, Cgroups: defaultCgroupOptions()}
+	return processOptions{DefaultUser: "nobody", ContainerLogMaxSize: "10Mi", ContainerLogMaxFiles: 5, Cgroups: defaultCgroupOptions(),
+		// The kubelet's defaults when it ran CNI itself, and Debian's plugin directory.
+		CNIConfDir: "/etc/cni/net.d", CNIBinDirs: []string{"/opt/cni/bin", "/usr/lib/cni"}, CNICacheDir: "/var/lib/cni/cache"}
 }
 
 // criOptions configure --provider cri, with the kubelet's flag names and defaults.
@@ -81,8 +87,12 @@ func (o *options) addProviderFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&p.AllowedGIDs, "process-allowed-gids", p.AllowedGIDs, "With --provider process: the host's gids the containers of API pods may have (runAsGroup, supplementalGroups, fsGroup, or the group that comes with the user), ids and ranges such as 1000-1999,5000. Without it an API pod is refused a gid below 1000 or one /etc/group names, except --process-default-user's groups; gids from 1000 up that the host does not name need no listing. Group 0 needs --process-allow-root. Static pods run as their manifest says unless --process-restrict-static-pods.")
 	fs.StringSliceVar(&p.AllowedHostPaths, "process-allowed-host-paths", p.AllowedHostPaths, "With --provider process: the host path prefixes the hostPath volumes of API pods may use; none by default, so API pods' hostPath volumes are refused. Static pods may mount any host path unless --process-restrict-static-pods.")
 	fs.BoolVar(&p.AllowHostNamespaces, "process-allow-host-namespaces", p.AllowHostNamespaces, "With --provider process: admit API pods that ask for hostPID or hostIPC, which see and signal the host's processes and share its IPC; without it such API pods are refused. Static pods have the host's namespaces unless --process-restrict-static-pods.")
+	fs.BoolVar(&p.AllowHostNetwork, "process-allow-host-network", p.AllowHostNetwork, "With --provider process: admit API pods that ask for hostNetwork, and run the others on the host's network too while the node has no pod network (--cni-conf-dir); without it such API pods are refused, and the others wait for a pod network, as on a kubelet's node whose network plugin is not ready. Static pods are on the host's network unless --process-restrict-static-pods.")
+	fs.StringVar(&p.CNIConfDir, "cni-conf-dir", p.CNIConfDir, "With --provider process: the CNI network configurations; the first by file name (.conflist, .conf, .json) is the pod network, on which each API pod that does not ask for hostNetwork gets a network namespace and an address of its own. Read at each pod's start: a network installed later is used.")
+	fs.StringSliceVar(&p.CNIBinDirs, "cni-bin-dir", p.CNIBinDirs, "With --provider process: the directories searched for the CNI plugins, in order.")
+	fs.StringVar(&p.CNICacheDir, "cni-cache-dir", p.CNICacheDir, "With --provider process: where the CNI library keeps each pod's network result, for its removal.")
 	p.Cgroups.addFlags(fs)
-	fs.BoolVar(&p.RestrictStaticPods, "process-restrict-static-pods", p.RestrictStaticPods, "With --provider process: hold static pods (manifest files, --manifest-url) to the rules of API pods: --process-default-user, --process-allow-root, --process-allowed-uids, --process-allowed-gids, --process-allowed-host-paths and --process-allow-host-namespaces, and run in a sandbox. By default static pods are trusted as the kubelet trusts them: their manifests are the node administrator's.")
+	fs.BoolVar(&p.RestrictStaticPods, "process-restrict-static-pods", p.RestrictStaticPods, "With --provider process: hold static pods (manifest files, --manifest-url) to the rules of API pods: --process-default-user, --process-allow-root, --process-allowed-uids, --process-allowed-gids, --process-allowed-host-paths, --process-allow-host-namespaces and --process-allow-host-network, and run in a sandbox. By default static pods are trusted as the kubelet trusts them: their manifests are the node administrator's.")
 	fs.StringVar(&p.ContainerLogMaxSize, "container-log-max-size", p.ContainerLogMaxSize, "The size a container's log file reaches before it is rotated.")
 	fs.Int32Var(&p.ContainerLogMaxFiles, "container-log-max-files", p.ContainerLogMaxFiles, "The log files kept per container, the current one included.")
 	fs.StringToStringVar(&p.SystemReserved, "system-reserved", p.SystemReserved, "Resources kept for the system, subtracted from the Node's allocatable: cpu=500m,memory=1Gi,ephemeral-storage=1Gi.")
@@ -235,6 +245,8 @@ func processProvider(ctx context.Context, o *options) agent.NewProviderFunc {
 			// to the API pods' rules.
 			RestrictStaticPods:  o.Process.RestrictStaticPods,
 			AllowHostNamespaces: o.Process.AllowHostNamespaces,
+			AllowHostNetwork:    o.Process.AllowHostNetwork,
+			CNI:                 &process.CNI{ConfDir: o.Process.CNIConfDir, BinDirs: o.Process.CNIBinDirs, CacheDir: o.Process.CNICacheDir},
 			MaskedPaths:         maskedPaths(o),
 			Cgroups:             o.Process.Cgroups.processCgroups(),
 			LogMaxSize:          logMax.Value(),
@@ -364,6 +376,9 @@ func providerSummary(o *options) string {
 	}
 	if o.Process.AllowHostNamespaces {
 		parts = append(parts, "hostPID and hostIPC allowed")
+	}
+	if o.Process.AllowHostNetwork {
+		parts = append(parts, "the host's network allowed")
 	}
 	if o.Process.RestrictStaticPods {
 		parts = append(parts, "static pods held to the same rules")

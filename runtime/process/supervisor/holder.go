@@ -35,38 +35,43 @@ const holderReadyFd = 3
 // and never returns when it was started as such (argv[0] is protocol.HolderArg0); otherwise it
 // returns at once. Call it first thing in main.
 func RunHolderIfRequested() {
-	if len(os.Args) != 3 || os.Args[0] != protocol.HolderArg0 {
+	if len(os.Args) != 4 || os.Args[0] != protocol.HolderArg0 {
 		return
 	}
+	hostname, ownNetwork := os.Args[2], os.Args[3] == protocol.HolderOwnNetwork
 	switch os.Args[1] {
 	case protocol.HolderStart:
-		if err := startHolder(os.Args[2]); err != nil {
+		if err := startHolder(hostname, ownNetwork); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
 		os.Exit(0)
 	case protocol.HolderRun:
-		runHolder(os.Args[2])
+		runHolder(hostname, ownNetwork)
 	}
 	os.Exit(2)
 }
 
 // startHolder starts the holder and reports it on stdout.
-func startHolder(hostname string) error {
+func startHolder(hostname string, ownNetwork bool) error {
 	ready, readyW, err := os.Pipe()
 	if err != nil {
 		return err
 	}
 	defer ready.Close()
+	flags := uintptr(unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS)
+	if ownNetwork {
+		flags |= unix.CLONE_NEWNET
+	}
 	cmd := &exec.Cmd{
 		Path:       "/proc/self/exe",
-		Args:       []string{protocol.HolderArg0, protocol.HolderRun, hostname},
+		Args:       []string{protocol.HolderArg0, protocol.HolderRun, hostname, os.Args[3]},
 		Env:        os.Environ(),
 		Dir:        "/",
 		ExtraFiles: []*os.File{readyW}, // fd 3: holderReadyFd
 		SysProcAttr: &syscall.SysProcAttr{
 			Setsid:     true,
-			Cloneflags: unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS,
+			Cloneflags: flags,
 		},
 	}
 	err = cmd.Start()
@@ -86,15 +91,22 @@ func startHolder(hostname string) error {
 	return json.NewEncoder(os.Stdout).Encode(protocol.HolderReport{Pid: cmd.Process.Pid, PidStartTime: st.StartTime})
 }
 
-// runHolder is the holder: it sets the hostname, says it is ready, and reaps until it is
-// killed.
-func runHolder(hostname string) {
+// runHolder is the holder: it sets the hostname, brings up the loopback of a network
+// namespace of its own (the pod network's plugins make the rest), says it is ready, and reaps
+// until it is killed.
+func runHolder(hostname string, ownNetwork bool) {
 	unix.CloseOnExec(holderReadyFd)
 	ready := os.NewFile(holderReadyFd, "ready")
 	// It holds nothing of the agent's: its working directory is /, its stdio /dev/null.
 	if err := unix.Sethostname([]byte(hostname)); err != nil {
 		_, _ = fmt.Fprintf(ready, "set the hostname %q: %v", hostname, err)
 		os.Exit(1)
+	}
+	if ownNetwork {
+		if err := loopbackUp(); err != nil {
+			_, _ = fmt.Fprintf(ready, "bring up the pod's loopback: %v", err)
+			os.Exit(1)
+		}
 	}
 	children := make(chan os.Signal, 1)
 	signal.Notify(children, syscall.SIGCHLD)
@@ -112,4 +124,23 @@ func runHolder(hostname string) {
 		}
 		<-children
 	}
+}
+
+// loopbackUp brings up lo, which a new network namespace has down: a pod's containers talk to
+// each other on 127.0.0.1.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }

@@ -51,6 +51,9 @@ func enterSandbox(sb *records.Sandbox) error {
 	if sb.JoinUTS {
 		kinds = append(kinds, nsKind{"uts", unix.CLONE_NEWUTS})
 	}
+	if sb.JoinNet {
+		kinds = append(kinds, nsKind{"net", unix.CLONE_NEWNET})
+	}
 	if sb.JoinPID {
 		kinds = append(kinds, nsKind{"pid", unix.CLONE_NEWPID})
 	}

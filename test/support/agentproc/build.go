@@ -44,12 +44,17 @@ func BuildAgentWithSupervisor(dir string) (string, error) {
 	return agent, buildSupervisor(dir)
 }
 
+// PodVisibleTempDirs is where tests make the directories that a process-provider agent's pods
+// must see, such as the programs they run: not /tmp or /var/tmp, which an API pod has empty ones
+// of its own over, and a tmpfs on most hosts, emptied at boot.
+const PodVisibleTempDirs = "/run"
+
 // BuildInTemp builds the agent — with vk-static-supervisor beside it when withSupervisor — into
-// a new temporary directory, for a test package's TestMain, and returns the agent's path and a
-// function that removes the directory. The directory is readable by all: containers running as
-// nobody execute what a test puts there.
+// a new temporary directory under PodVisibleTempDirs, for a test package's TestMain, and returns
+// the agent's path and a function that removes the directory. The directory is readable by all:
+// containers running as nobody execute what a test puts there.
 func BuildInTemp(withSupervisor bool) (agent string, remove func(), err error) {
-	dir, err := os.MkdirTemp("", "vk-static-bin-")
+	dir, err := os.MkdirTemp(PodVisibleTempDirs, "vk-static-bin-")
 	if err != nil {
 		return "", nil, err
 	}

@@ -20,12 +20,15 @@ const (
 const InitArg0 = "vk-static-init"
 
 // HolderArg0 is the argv[0] of a supervisor binary started as a pod's namespace holder
-// (package supervisor, holder.go): HolderStart, the pod's hostname after it, starts the holder
-// and prints a HolderReport on stdout; HolderRun is the holder itself.
+// (package supervisor, holder.go): HolderStart, the pod's hostname and HolderOwnNetwork or
+// HolderHostNetwork after it, starts the holder and prints a HolderReport on stdout;
+// HolderRun, with the same arguments, is the holder itself.
 const (
-	HolderArg0  = "vk-static-pod"
-	HolderStart = "start"
-	HolderRun   = "run"
+	HolderArg0        = "vk-static-pod"
+	HolderStart       = "start"
+	HolderRun         = "run"
+	HolderOwnNetwork  = "own-network"
+	HolderHostNetwork = "host-network"
 )
 
 // HolderReport is what starting a holder prints: the holder's pid and start time.

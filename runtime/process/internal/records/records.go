@@ -61,12 +61,15 @@ type Sandbox struct {
 	Masked []string `json:"masked,omitempty"`
 	// Holder is the pod's namespace holder, whose namespaces the container joins as Join says.
 	Holder *Holder `json:"holder,omitempty"`
-	// JoinPID, JoinIPC and JoinUTS say which of the holder's namespaces the container joins.
+	// JoinPID, JoinIPC, JoinUTS and JoinNet say which of the holder's namespaces the container
+	// joins.
 	// A restricted container that does not join the holder's PID namespace gets one of its own
 	// (the workload is its PID 1), unless HostPID.
 	JoinPID bool `json:"joinPid,omitempty"`
 	JoinIPC bool `json:"joinIpc,omitempty"`
 	JoinUTS bool `json:"joinUts,omitempty"`
+	// JoinNet joins the holder's network namespace: the pod's, on the node's pod network.
+	JoinNet bool `json:"joinNet,omitempty"`
 	HostPID bool `json:"hostPid,omitempty"`
 }
 
