@@ -25,6 +25,9 @@ import (
 // namespace holder (holder.go), whose PID, IPC and UTS namespaces its containers join. Every
 // pod's processes share the host's network.
 func (r *Runtime) RunSandbox(ctx context.Context, cfg *lifecycle.SandboxConfig) (string, error) {
+	if _, err := r.ownNetwork(cfg.Pod); err != nil {
+		return "", fmt.Errorf("sandbox: %w", err) // before anything is made: it waits for the network
+	}
 	id := newID()
 	dir := r.sandboxDir(id)
 	if err := os.Mkdir(dir, 0o700); err != nil {

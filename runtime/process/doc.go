@@ -125,8 +125,8 @@
 //
 // # Pods and security
 //
-// Processes share the host's network (SandboxStatus.IPs is empty: the pod has the node's
-// addresses). Trust follows the source:
+// A trusted pod's processes share the host's network (SandboxStatus.IPs is empty: the pod has
+// the node's addresses). Trust follows the source:
 // a static pod (file or HTTP source) is the node administrator's and runs as its manifest says,
 // root when it names no user, as the kubelet runs it with an image's default user; an API pod
 // runs as Config.DefaultUser when it names none. Admit refuses, naming the field and the rules
@@ -157,6 +157,14 @@
 // one, of which the workload is PID 1, without shareProcessNamespace — and execs join the same.
 // hostPID, hostIPC and hostNetwork (the node's hostname) keep the host's. Any container with
 // allowPrivilegeEscalation: false gets no_new_privs.
+//
+// A restricted pod that does not ask for hostNetwork is on the node's pod network (Config.CNI,
+// package internal/podnet): its holder is in a new network namespace with lo up, which
+// RunSandbox attaches with the CNI plugins (ADD: the pod's addresses, recorded and reported by
+// SandboxIPs; its host ports) and StopSandbox detaches (DEL) before the holder goes; its
+// containers join it. Without a pod network RunSandbox fails with ErrNetworkNotReady — the pod
+// waits, as a kubelet's on a node whose network plugin is not ready — unless
+// Config.AllowHostNetwork puts it on the host's.
 //
 // A container's terminationMessagePath gets no file: the container's filesystem is the host's,
 // where the default /dev/termination-log does not exist, and the runtime creates no path on

@@ -46,7 +46,8 @@ func (r *Runtime) containerSandbox(sb *sandboxRecord, pod *corev1.Pod, c *corev1
 }
 
 // admitNamespaces refuses a restricted pod that asks for the host's PID or IPC namespace,
-// unless Config.AllowHostNamespaces, or for its network, unless Config.AllowHostNetwork.
+// unless Config.AllowHostNamespaces, or for its network, unless Config.AllowHostNetwork. One
+// that needs the pod network on a node without one is admitted, and waits (ownNetwork).
 func (r *Runtime) admitNamespaces(pod *corev1.Pod) error {
 	if !r.restricted(pod) {
 		return nil // the host's are what it gets anyway: trusted, or without root no sandbox

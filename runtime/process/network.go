@@ -16,8 +16,10 @@ var ErrNetworkNotReady = errors.New("network is not ready")
 
 // ownNetwork decides whether a restricted pod gets a network namespace of its own on the pod
 // network: one that does not ask for hostNetwork, when the node has a pod network. Without one
-// it runs on the host's network with Config.AllowHostNetwork, and otherwise waits
-// (ErrNetworkNotReady) until the node has one.
+// it runs on the host's network with Config.AllowHostNetwork, and otherwise waits: RunSandbox
+// fails (ErrNetworkNotReady), the lifecycle says so in a FailedCreatePodSandBox event and
+// tries again, as a kubelet's pods wait on a node whose network plugin is not ready — until a
+// CNI configuration appears (a network DaemonSet writes it).
 func (r *Runtime) ownNetwork(pod *corev1.Pod) (bool, error) {
 	if !r.restricted(pod) || pod.Spec.HostNetwork {
 		return false, nil
@@ -31,7 +33,7 @@ func (r *Runtime) ownNetwork(pod *corev1.Pod) (bool, error) {
 	if r.cfg.AllowHostNetwork {
 		return false, nil
 	}
-	return false, fmt.Errorf("%w: %w; %s needs a pod network, or --process-allow-host-network to run on the host's", ErrNetworkNotReady, why, whose(pod))
+	return false, fmt.Errorf("%w (%w): %s needs a pod network, or the agent's --process-allow-host-network to run on the host's", ErrNetworkNotReady, why, whose(pod))
 }
 
 // attach puts the sandbox's network namespace (its holder's) on the pod network, and records

@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/test/support/netns"
 )
 
@@ -186,9 +187,9 @@ func mustSandbox(t *testing.T, r *Runtime, id string) *sandboxRecord {
 }
 
 // TestNetworkNotReady: without a pod network, a restricted pod that does not ask for
-// hostNetwork waits, as on a kubelet's node whose network plugin is not ready, unless
-// --process-allow-host-network puts it on the host's; one that asks for hostNetwork is refused
-// without that flag.
+// hostNetwork gets no sandbox, as a kubelet's pods wait on a node whose network plugin is not
+// ready, unless --process-allow-host-network puts it on the host's; one that asks for
+// hostNetwork is refused without that flag. A trusted static pod runs on the host's network.
 func TestNetworkNotReady(t *testing.T) {
 	requireRoot(t)
 	for _, cni := range []*CNI{nil, {ConfDir: t.TempDir(), BinDirs: cniPluginDirs}} {
@@ -199,11 +200,21 @@ func TestNetworkNotReady(t *testing.T) {
 		require.NoError(t, r.Admit(pod))
 		_, err = r.RunSandbox(context.Background(), &lifecycle.SandboxConfig{PodUID: pod.UID, Namespace: pod.Namespace, Name: pod.Name, Pod: pod})
 		require.ErrorIs(t, err, ErrNetworkNotReady)
-		assert.Contains(t, err.Error(), "--process-allow-host-network")
+		assert.Contains(t, err.Error(), "network is not ready (no ")
+		assert.Contains(t, err.Error(), "the agent's --process-allow-host-network")
+		sbs, err := r.ListSandboxes(context.Background())
+		require.NoError(t, err)
+		assert.Empty(t, sbs, "nothing is left of the sandbox")
 
 		pod.Spec.HostNetwork = true
 		err = r.Admit(pod)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "spec.hostNetwork: true is not allowed for an API pod")
+
+		trusted := restrictedPod("trusted", map[string]string{podutil.ConfigSourceAnnotationKey: podutil.FileSource})
+		require.NoError(t, r.Admit(trusted))
+		id, err := r.RunSandbox(context.Background(), &lifecycle.SandboxConfig{PodUID: trusted.UID, Namespace: trusted.Namespace, Name: trusted.Name, Pod: trusted})
+		require.NoError(t, err, "a trusted static pod is on the host's network")
+		require.NoError(t, r.RemoveSandbox(context.Background(), id))
 	}
 }
