@@ -53,7 +53,7 @@ func (r *Runtime) admitNamespaces(pod *corev1.Pod) error {
 		return nil // the host's are what it gets anyway: trusted, or without root no sandbox
 	}
 	for _, f := range []struct {
-		field, flag string
+		field, flag  string
 		set, allowed bool
 	}{
 		{"spec.hostPID", "--process-allow-host-namespaces", pod.Spec.HostPID, r.cfg.AllowHostNamespaces},
