@@ -14,18 +14,24 @@ import (
 // StartContainer of a one-container pod running sleep, until StartContainer returns (the
 // workload runs), then its stop and removal (not timed). "trusted" is a static pod, which runs
 // as before the sandbox; "restricted" the same pod under --process-restrict-static-pods: its
-// namespace holder, the hardened view, the init helper and a PID namespace of its own. Run
-// with -count N: each count runs both, one after the other, so that they pair by round.
+// namespace holder, the hardened view, the init helper and a PID namespace of its own. The
+// supervisor is bin/vk-static-supervisor (make build), as the agent runs it, else this binary.
+// One run measures both, one after the other: for rounds, run it again (-count would run
+// each kind's rounds together, and they would not pair).
 func BenchmarkPodStart(b *testing.B) {
 	if os.Geteuid() != 0 {
 		b.Skip("needs root")
+	}
+	supervisor, _ := filepath.Abs("../../bin/vk-static-supervisor")
+	if _, err := os.Stat(supervisor); err != nil {
+		supervisor = ""
 	}
 	for _, kind := range []struct {
 		name string
 		cfg  Config
 	}{{"trusted", Config{}}, {"restricted", Config{RestrictStaticPods: true}}} {
 		b.Run(kind.name, func(b *testing.B) {
-			kind.cfg.StateDir, kind.cfg.AllowHostNetwork = b.TempDir(), true
+			kind.cfg.StateDir, kind.cfg.AllowHostNetwork, kind.cfg.SupervisorPath = b.TempDir(), true, supervisor
 			r, err := New(kind.cfg)
 			if err != nil {
 				b.Fatal(err)
