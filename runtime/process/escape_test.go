@@ -223,12 +223,11 @@ func TestEscapeAgentState(t *testing.T) {
 }
 
 // outsideTmp is a world-readable directory, removed at the end of the test, that is not under
-// /tmp: beside the test's package.
+// /tmp (a restricted pod has its own): under /run, as test/support/agentproc's
+// PodVisibleTempDirs.
 func outsideTmp(t *testing.T) string {
 	t.Helper()
-	wd, err := os.Getwd()
-	require.NoError(t, err)
-	dir, err := os.MkdirTemp(wd, ".escape-test-")
+	dir, err := os.MkdirTemp("/run", "vk-static-escape-test-")
 	require.NoError(t, err)
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	require.NoError(t, os.Chmod(dir, 0o755))
