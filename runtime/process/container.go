@@ -180,6 +180,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, sandboxID string, cfg *li
 		LogMaxFiles:    r.cfg.LogMaxFiles,
 	}
 	rec.Config.User = nil // User is the decided one
+	rec.Config.Mounts = append(r.resolvConfMount(sb), cfg.Mounts...)
 	rec.Sandbox = r.containerSandbox(sb, cfg.Pod, cfg.Container)
 	if rec.Cgroups, err = r.containerCgroup(sb, id, cfg); err != nil {
 		os.RemoveAll(dir)

@@ -353,3 +353,31 @@ func TestSandboxTTY(t *testing.T) {
 	assert.Regexp(t, `^/dev/pts/[0-9]+\r?$`, out[0])
 	assert.Equal(t, "terminal", strings.TrimSpace(out[1]))
 }
+
+// TestSandboxAfterAgentRestart: a restricted pod outlives the agent as every pod does — its
+// holder and supervisors are nobody's children — and the next agent takes it up: its sandbox
+// is ready, and an exec joins its namespaces.
+func TestSandboxAfterAgentRestart(t *testing.T) {
+	requireRoot(t)
+	r := newTestRuntime(t, Config{})
+	p := startPod(t, r, restrictedPod("restarted", nil), []string{"sleep", "1000"}, nil)
+	require.NoError(t, r.Close())
+
+	r2 := newTestRuntime(t, Config{StateDir: r.cfg.StateDir})
+	sbs, err := r2.ListSandboxes(context.Background())
+	require.NoError(t, err)
+	require.Len(t, sbs, 1)
+	assert.Equal(t, lifecycle.SandboxReady, sbs[0].State)
+	stdout := &syncbuf.Buffer{}
+	require.NoError(t, r2.Exec(context.Background(), p.container, []string{"sh", "-c", "hostname; echo $$"}, &testAttachIO{stdout: stdout, stderr: &syncbuf.Buffer{}}))
+	lines := strings.Fields(stdout.String())
+	require.Len(t, lines, 2, "%q", stdout.String())
+	assert.Equal(t, "restarted", lines[0])
+	n, err := strconv.Atoi(lines[1])
+	require.NoError(t, err)
+	assert.Less(t, n, 100, "the exec's pid is of the container's PID namespace")
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	require.NoError(t, r2.StopContainer(ctx, p.container, 0))
+	require.NoError(t, r2.StopSandbox(ctx, p.sandbox))
+}

@@ -90,7 +90,11 @@ func (r *Runtime) isolate(ctx context.Context, rec *sandboxRecord) error {
 		return err
 	}
 	if own {
-		if err := r.attach(ctx, rec); err != nil {
+		err := r.writeResolvConf(rec.ID)
+		if err == nil {
+			err = r.attach(ctx, rec)
+		}
+		if err != nil {
 			_ = killHolder(rec.Holder)
 			return err
 		}

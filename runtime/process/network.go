@@ -1,12 +1,19 @@
 package process
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/vk-static/vk-static/lifecycle"
 	"github.com/vk-static/vk-static/runtime/process/internal/podnet"
 )
 
@@ -86,4 +93,62 @@ func protocolName(p string) string {
 		return "sctp"
 	}
 	return p
+}
+
+// The resolver configuration of a pod on the pod network. A host's /etc/resolv.conf may name a
+// resolver on the host's loopback — systemd-resolved's 127.0.0.53 — which the pod's network
+// namespace cannot reach; then the pod gets the servers that resolver forwards to, as the
+// kubelet's documentation has a node on such a host use (--resolv-conf).
+const (
+	hostResolvConf     = "/etc/resolv.conf"
+	resolvedResolvConf = "/run/systemd/resolve/resolv.conf"
+	resolvConfFile     = "resolv.conf" // in the sandbox's directory
+)
+
+// podResolvConf is the resolver configuration for a pod on the pod network: host's, unless it
+// names a loopback server and upstream (systemd-resolved's list of the servers it uses)
+// exists.
+func podResolvConf(host, upstream string) ([]byte, error) {
+	data, err := os.ReadFile(host)
+	if err != nil {
+		return nil, fmt.Errorf("the host's resolver configuration: %w", err)
+	}
+	if loopbackNameserver(data) {
+		if up, err := os.ReadFile(upstream); err == nil {
+			return up, nil
+		}
+	}
+	return data, nil
+}
+
+func loopbackNameserver(conf []byte) bool {
+	sc := bufio.NewScanner(bytes.NewReader(conf))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) >= 2 && f[0] == "nameserver" {
+			if ip, err := netip.ParseAddr(f[1]); err == nil && ip.IsLoopback() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// writeResolvConf writes the sandbox's resolver configuration, which its containers see as
+// /etc/resolv.conf (resolvConfMount).
+func (r *Runtime) writeResolvConf(id string) error {
+	data, err := podResolvConf(hostResolvConf, resolvedResolvConf)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(r.sandboxDir(id), resolvConfFile), data, 0o644)
+}
+
+// resolvConfMount is the mount of the sandbox's resolver configuration, first among a
+// container's: a volume the pod mounts there goes over it.
+func (r *Runtime) resolvConfMount(sb *sandboxRecord) []lifecycle.Mount {
+	if !sb.Network {
+		return nil
+	}
+	return []lifecycle.Mount{{HostPath: filepath.Join(r.sandboxDir(sb.ID), resolvConfFile), ContainerPath: hostResolvConf, ReadOnly: true}}
 }

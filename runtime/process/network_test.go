@@ -20,6 +20,7 @@ import (
 	"github.com/vk-static/vk-static/lifecycle"
 	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/test/support/netns"
+	"github.com/vk-static/vk-static/test/support/syncbuf"
 )
 
 // cniPluginDirs are where distributions put the CNI plugins: Debian's
@@ -154,6 +155,13 @@ func TestPodNetwork(t *testing.T) {
 	_, err = r.dialPod(context.Background(), mustSandbox(t, r, p.sandbox), int32(host.Addr().(*net.TCPAddr).Port))
 	assert.Error(t, err, "port-forward to the host's service through the pod")
 
+	// The resolver configuration is the host's (no loopback server in it here).
+	want, err := podResolvConf(hostResolvConf, resolvedResolvConf)
+	require.NoError(t, err)
+	stdout := &syncbuf.Buffer{}
+	require.NoError(t, r.Exec(context.Background(), p.container, []string{"cat", "/etc/resolv.conf"}, &testAttachIO{stdout: stdout, stderr: &syncbuf.Buffer{}}))
+	assert.Equal(t, string(want), stdout.String(), "the pod's /etc/resolv.conf")
+
 	attacker := startPod(t, r, restrictedPod("attacker", nil), perlConnect(host.Addr().String()), nil)
 	out := attacker.output(t, r)
 	assert.Contains(t, out, "refused", "a pod reached a service on the host's loopback")
@@ -217,4 +225,30 @@ func TestNetworkNotReady(t *testing.T) {
 		require.NoError(t, err, "a trusted static pod is on the host's network")
 		require.NoError(t, r.RemoveSandbox(context.Background(), id))
 	}
+}
+
+// A host whose resolver is on its loopback (systemd-resolved's stub) gives a pod on the pod
+// network the servers that resolver forwards to: the stub is not reachable from the pod's
+// namespace.
+func TestPodResolvConf(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		return p
+	}
+	stub := write("stub", "nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch example.org\n")
+	plain := write("plain", "nameserver 192.0.2.53\n")
+	upstream := write("upstream", "nameserver 192.0.2.1\nnameserver 192.0.2.2\nsearch example.org\n")
+	for _, tc := range []struct{ host, upstream, want string }{
+		{stub, upstream, "nameserver 192.0.2.1\nnameserver 192.0.2.2\nsearch example.org\n"},
+		{plain, upstream, "nameserver 192.0.2.53\n"},
+		{stub, filepath.Join(dir, "none"), "nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch example.org\n"},
+	} {
+		got, err := podResolvConf(tc.host, tc.upstream)
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, string(got))
+	}
+	_, err := podResolvConf(filepath.Join(dir, "none"), upstream)
+	assert.Error(t, err)
 }
