@@ -162,7 +162,8 @@
 // package internal/podnet): its holder is in a new network namespace with lo up, which
 // RunSandbox attaches with the CNI plugins (ADD: the pod's addresses, recorded and reported by
 // SandboxIPs; its host ports) and StopSandbox detaches (DEL) before the holder goes; its
-// containers join it. Without a pod network RunSandbox fails with ErrNetworkNotReady — the pod
+// containers join it, and see the sandbox's resolv.conf (the host's, or systemd-resolved's
+// upstream list when the host's names a loopback server) as /etc/resolv.conf. Without a pod network RunSandbox fails with ErrNetworkNotReady — the pod
 // waits, as a kubelet's on a node whose network plugin is not ready — unless
 // Config.AllowHostNetwork puts it on the host's.
 //
