@@ -38,8 +38,10 @@ import (
 //   - without root, any runAsUser other than the agent's own uid (its supervisors can only
 //     map that one). Groups are not checked then: every container keeps the agent's own.
 //
-// allowPrivilegeEscalation, seccomp, AppArmor and SELinux options are not enforced (documented
-// in the package doc); hostPID, hostIPC and hostNetwork are what every process pod gets anyway.
+// And for a restricted pod (an untrusted one, the agent root): hostPID and hostIPC unless
+// Config.AllowHostNamespaces, hostNetwork unless Config.AllowHostNetwork (admitNamespaces).
+// Seccomp, AppArmor and SELinux options are not enforced (documented in the package doc);
+// allowPrivilegeEscalation: false is, by no_new_privs (containerSandbox).
 func (r *Runtime) Admit(pod *corev1.Pod) error {
 	if err := r.admitNamespaces(pod); err != nil {
 		return err
