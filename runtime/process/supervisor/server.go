@@ -104,7 +104,7 @@ func (s *supervisor) exec(conn *net.UnixConn, req protocol.Request, files []*os.
 		}
 	}
 	s.mu.Lock()
-	if s.exited {
+	if s.exited || s.execsRefused != nil {
 		s.mu.Unlock()
 		closeFiles()
 		writeReply(conn, protocol.Reply{Error: "the container is not running"})

@@ -46,6 +46,9 @@ type supervisor struct {
 	// state.json, and a watch connection is closed at once.
 	exited   bool
 	recorded bool
+	// execsRefused says why no exec may run: the launcher could not join the PID namespace
+	// of the workload, which would leave an exec in the host's.
+	execsRefused error
 	watchers map[net.Conn]struct{}
 	attached map[*attachment]struct{}
 	execs    map[int]struct{} // process groups of running execs
@@ -206,11 +209,13 @@ func (s *supervisor) start() (*exec.Cmd, *sync.WaitGroup, error) {
 		return nil, nil, err
 	}
 	if ownPIDNamespace(&s.rec.Sandbox) {
-		// Execs join the namespace the workload is PID 1 of. Should the workload be gone
-		// already, it ends the container and no exec comes.
-		if st, err := procfs.ReadStat(cmd.Process.Pid); err == nil {
-			_ = s.launch.do(func() error { return joinOwnPIDNamespace(cmd.Process.Pid, st.StartTime) })
+		// Execs join the namespace the workload is PID 1 of; should the workload be gone
+		// already, none may run.
+		st, err := procfs.ReadStat(cmd.Process.Pid)
+		if err == nil {
+			err = s.launch.do(func() error { return joinOwnPIDNamespace(cmd.Process.Pid, st.StartTime) })
 		}
+		s.execsRefused = err
 	}
 	go s.serve(listener)
 	return cmd, outputs, nil
