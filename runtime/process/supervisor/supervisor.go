@@ -49,9 +49,9 @@ type supervisor struct {
 	// execsRefused says why no exec may run: the launcher could not join the PID namespace
 	// of the workload, which would leave an exec in the host's.
 	execsRefused error
-	watchers map[net.Conn]struct{}
-	attached map[*attachment]struct{}
-	execs    map[int]struct{} // process groups of running execs
+	watchers     map[net.Conn]struct{}
+	attached     map[*attachment]struct{}
+	execs        map[int]struct{} // process groups of running execs
 	// stdin is the workload's stdin as the supervisor writes it (a pipe, or the pty master);
 	// nil without Config.Stdin or once closed (StdinOnce).
 	stdin *os.File
