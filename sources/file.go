@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -439,22 +440,62 @@ func (s *FileSource) reject(logger klog.Logger, path string, f *manifestFile, ke
 
 var errIsDirectory = errors.New("is a directory")
 
+// ErrNotRegular: a manifest name that is not a regular file — a FIFO, a device, a socket, or a
+// symbolic link to one — is not read: a FIFO's open or read blocks until a writer comes, and
+// opening a device can act on it (a watchdog arms when opened).
+var ErrNotRegular = errors.New("not a regular file")
+
 // readLimited reads at most MaxManifestBytes+1 bytes, so an oversized file is an error from
-// DecodeManifest and never an out-of-memory.
+// DecodeManifest and never an out-of-memory. Only a regular file is opened (ErrNotRegular), and
+// without blocking: should a FIFO take the file's place between the look and the open, the
+// open returns at once and the descriptor tells.
 func readLimited(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := regular(path, info); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
+	if info, err = f.Stat(); err != nil {
 		return nil, err
 	}
-	if info.IsDir() {
-		return nil, errIsDirectory
+	if err := regular(path, info); err != nil {
+		return nil, err
 	}
 	return io.ReadAll(io.LimitReader(f, MaxManifestBytes+1))
+}
+
+// regular says why path, described by info, is not a manifest to read; like os.Open's errors,
+// the error names the file.
+func regular(path string, info fs.FileInfo) error {
+	switch {
+	case info.IsDir():
+		return errIsDirectory
+	case !info.Mode().IsRegular():
+		return fmt.Errorf("%s: %w (%s): a manifest is read from a regular file only", path, ErrNotRegular, fileType(info.Mode()))
+	}
+	return nil
+}
+
+// fileType names a mode's type for a person.
+func fileType(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return m.Type().String()
 }
 
 // samePods reports whether two snapshots hold the very same pod objects in the same order

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -551,4 +552,38 @@ func TestFileSourceUnlistableDirectoryKeepsPods(t *testing.T) {
 	p := h.problem(observeWithin)
 	assert.ErrorIs(t, p.Err, os.ErrPermission)
 	h.quiet(200 * time.Millisecond)
+}
+
+// A FIFO in the manifest directory blocked the source in its open, for good: from then on
+// nothing in the directory was acted on. What is not a regular file — a FIFO, or a symbolic
+// link to a device — is a problem that names it, and the rest is read as ever.
+func TestFileSourceSkipsWhatIsNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "zz.yaml")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	device := filepath.Join(dir, "null.yaml")
+	require.NoError(t, os.Symlink("/dev/null", device))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(podYAML("a", 1)), 0o644))
+	h := startFileSource(t, dir)
+	h.expect(observeWithin, "RECONCILE file unreadable="+device+","+fifo, "ADD file a-node-a")
+	seen := map[string]error{}
+	for range 2 {
+		p := h.problem(observeWithin)
+		seen[p.Location] = p.Err
+	}
+	for path, kind := range map[string]string{fifo: "a named pipe", device: "a character device"} {
+		require.ErrorIs(t, seen[path], ErrNotRegular, path)
+		assert.Contains(t, seen[path].Error(), kind)
+	}
+
+	// The source still acts on the directory.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.yaml"), []byte(podYAML("b", 1)), 0o644))
+	h.expect(observeWithin, "ADD file b-node-a")
+}
+
+func TestReadManifestFileNotRegular(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "pod.yaml")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	_, err := ReadManifestFile(fifo, "node-a")
+	require.ErrorIs(t, err, ErrNotRegular)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -198,6 +199,29 @@ func TestValidateSubcommand(t *testing.T) {
 	}
 	if code := Run([]string{"validate"}, &out, &errOut); code != 2 {
 		t.Errorf("no arguments: exit %d, want 2", code)
+	}
+}
+
+// A FIFO beside a good manifest made validate hang in its open until it was killed: it is a
+// problem that names it, and the good manifest is checked.
+func TestValidateNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "zz.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c, image: i}]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := Run([]string{"validate", "--hostname-override", "n1", dir}, &out, &errOut); code != 1 {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), fifo+": not a regular file (a named pipe)") {
+		t.Errorf("no line for the FIFO in:\n%s", out.String())
+	}
+	if !strings.Contains(errOut.String(), "1 problem(s); 1 pod(s) valid") {
+		t.Errorf("the good manifest was not checked:\n%s", errOut.String())
 	}
 }
 
