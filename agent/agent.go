@@ -59,6 +59,12 @@ func New(cfg Config) (_ *Agent, err error) {
 	if cfg.EventClient == nil {
 		cfg.EventClient = cfg.Client
 	}
+	if cfg.HeartbeatClient == nil {
+		cfg.HeartbeatClient = cfg.Client
+	}
+	if cfg.ReviewClient == nil {
+		cfg.ReviewClient = cfg.Client
+	}
 	if cfg.Registerer == nil {
 		cfg.Registerer = prometheus.NewRegistry() // registered nowhere anyone scrapes
 	}
@@ -172,9 +178,9 @@ func (a *Agent) configuredNode() *corev1.Node {
 func (a *Agent) apiServer(n *corev1.Node) (*api.Server, error) {
 	c := *a.cfg.API
 	c.NodeName = a.cfg.NodeName
-	if a.cfg.Client != nil && c.TokenReviews == nil && c.SubjectAccessReviews == nil {
-		c.TokenReviews = a.cfg.Client.TokenReviews()
-		c.SubjectAccessReviews = a.cfg.Client.SubjectAccessReviews()
+	if a.cfg.ReviewClient != nil && c.TokenReviews == nil && c.SubjectAccessReviews == nil {
+		c.TokenReviews = a.cfg.ReviewClient.TokenReviews()
+		c.SubjectAccessReviews = a.cfg.ReviewClient.SubjectAccessReviews()
 	}
 	c.Hosts = append([]string(nil), c.Hosts...)
 	for _, addr := range n.Status.Addresses {
@@ -192,7 +198,7 @@ func (a *Agent) nodeController(n *corev1.Node, nodes *nodeWatch) (*node.NodeCont
 		health = alwaysHealthy{}
 	}
 	opts := []node.NodeControllerOpt{
-		node.WithNodeEnableLeaseV1(cfg.Client.Leases(corev1.NamespaceNodeLease), cfg.NodeLeaseDurationSeconds),
+		node.WithNodeEnableLeaseV1(cfg.HeartbeatClient.Leases(corev1.NamespaceNodeLease), cfg.NodeLeaseDurationSeconds),
 		node.WithNodeGetter(nodes),
 	}
 	if cfg.NodeStatusUpdateFrequency > 0 {
@@ -204,7 +210,7 @@ func (a *Agent) nodeController(n *corev1.Node, nodes *nodeWatch) (*node.NodeCont
 	if cfg.NodeStatusMaxImages != nil {
 		opts = append(opts, node.WithNodeStatusMaxImages(*cfg.NodeStatusMaxImages))
 	}
-	return node.NewNodeController(health, n, cfg.Client.Nodes(), opts...)
+	return node.NewNodeController(health, n, cfg.HeartbeatClient.Nodes(), opts...)
 }
 
 // Ready is closed once the pod controller has adopted the provider's pods and runs, and the

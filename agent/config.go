@@ -30,6 +30,16 @@ type Config struct {
 	// EventClient posts events, with a rate limit of its own so that events never use up the
 	// status writes' budget (the kubelet's --event-qps); nil means Client.
 	EventClient kubeclient.Interface
+	// HeartbeatClient renews the Node's Lease and writes its status, as the kubelet's heartbeat
+	// client does: with no client-side rate limit, or one no other traffic shares, so that
+	// nothing else the agent does can hold the heartbeat back until the node is NotReady; nil
+	// means Client.
+	HeartbeatClient kubeclient.Interface
+	// ReviewClient makes the kubelet API's TokenReviews and SubjectAccessReviews, with a rate
+	// limit of its own: anyone who reaches the port can make it review (a made-up bearer token
+	// needs no credential, and each is a cache miss), and must use up no other traffic's
+	// budget; nil means Client.
+	ReviewClient kubeclient.Interface
 
 	// PodManifestPath is a directory of static pod manifests, or one file ("" for none).
 	PodManifestPath    string

@@ -29,9 +29,10 @@ const (
 // TokenReview (authentication.k8s.io/v1), as the kubelet's delegating authenticator does
 // (k8s.io/apiserver's token webhook behind its token cache, whose packages bring in CEL and the
 // webhook client machinery): no audiences, as the kubelet sets none; a token the API server does
-// not authenticate is no user, one it reports an error for is that error. Both answers are
-// reused for ttl (0: never) under the token's SHA-256, so that no token is kept in clear;
-// errors, an outage's, are never reused. Two requests missing the same token at once both ask.
+// not authenticate is no user, one it reports an error for is that error. Every answer — a
+// user, nobody, the API server's reason for refusing (tokenRefusal) — is reused for ttl (0:
+// never) under the token's SHA-256, so that no token is kept in clear, as the kubelet's token
+// cache keeps its failures; errors of the review itself, an outage's, are never reused. Two requests missing the same token at once both ask.
 type tokenReviewAuthenticator struct {
 	reviews TokenReviewClient
 	backoff wait.Backoff
@@ -39,11 +40,20 @@ type tokenReviewAuthenticator struct {
 	answers *cache.LRUExpireCache // [sha256.Size]byte → tokenAnswer
 }
 
-// tokenAnswer is what a TokenReview said of a token: who it is, or that it is nobody (ok false).
+// tokenAnswer is what a TokenReview said of a token: who it is, or that it is nobody (ok false),
+// with the API server's reason (err) when it gave one.
 type tokenAnswer struct {
 	resp *authenticator.Response
 	ok   bool
+	err  error
 }
+
+// tokenRefusal is the API server's own reason for not authenticating a token (its status.error,
+// "invalid bearer token"): an answer, cached as a refusal is, where an error of the review itself
+// (an outage's) is not.
+type tokenRefusal struct{ reason string }
+
+func (e *tokenRefusal) Error() string { return "TokenReview: " + e.reason }
 
 func newTokenReviewAuthenticator(reviews TokenReviewClient, ttl time.Duration, backoff wait.Backoff, clk clock.PassiveClock) *tokenReviewAuthenticator {
 	return &tokenReviewAuthenticator{reviews: reviews, backoff: backoff, ttl: ttl,
@@ -55,16 +65,16 @@ func (a *tokenReviewAuthenticator) AuthenticateToken(ctx context.Context, token 
 	key := sha256.Sum256([]byte(token))
 	if v, ok := a.answers.Get(key); ok {
 		answer := v.(tokenAnswer)
-		return answer.resp, answer.ok, nil
+		return answer.resp, answer.ok, answer.err
 	}
 	resp, ok, err := a.review(ctx, token)
-	if err != nil {
+	if err != nil && !errors.As(err, new(*tokenRefusal)) {
 		return nil, false, err
 	}
 	if a.ttl > 0 {
-		a.answers.Add(key, tokenAnswer{resp: resp, ok: ok}, a.ttl)
+		a.answers.Add(key, tokenAnswer{resp: resp, ok: ok, err: err}, a.ttl)
 	}
-	return resp, ok, nil
+	return resp, ok, err
 }
 
 // review asks the API server who token belongs to, retrying what is worth retrying.
@@ -84,7 +94,7 @@ func (a *tokenReviewAuthenticator) review(ctx context.Context, token string) (*a
 	status := result.Status
 	switch {
 	case !status.Authenticated && status.Error != "":
-		return nil, false, errors.New("TokenReview: " + status.Error)
+		return nil, false, &tokenRefusal{reason: status.Error}
 	case !status.Authenticated:
 		return nil, false, nil
 	}

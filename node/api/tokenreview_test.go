@@ -110,7 +110,9 @@ func TestTokenReviewCache(t *testing.T) {
 		{name: "authenticated", answer: tokenAPIAnswer{status: aliceStatus}, ttl: ttl, wantCalls: [5]int{1, 1, 1, 2, 3}},
 		{name: "not authenticated", answer: tokenAPIAnswer{}, ttl: ttl, wantCalls: [5]int{1, 1, 1, 2, 3}},
 		{name: "an error", answer: tokenAPIAnswer{err: errForbidden}, ttl: ttl, wantCalls: [5]int{1, 2, 3, 4, 5}},
-		{name: "the review's error", answer: tokenAPIAnswer{status: authenticationv1.TokenReviewStatus{Error: "expired"}}, ttl: ttl, wantCalls: [5]int{1, 2, 3, 4, 5}},
+		// The API server's reason for a refusal is an answer, kept as the kubelet's token cache
+		// keeps failures: a client sending the same bad token again costs no review.
+		{name: "the review's refusal", answer: tokenAPIAnswer{status: authenticationv1.TokenReviewStatus{Error: "expired"}}, ttl: ttl, wantCalls: [5]int{1, 1, 1, 2, 3}},
 		{name: "no cache", answer: tokenAPIAnswer{status: aliceStatus}, ttl: 0, wantCalls: [5]int{1, 2, 3, 4, 5}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -116,6 +116,15 @@ func agentConfig(ctx context.Context, o *options, registry prometheus.Registerer
 		if cfg.EventClient, err = newClient(base, o.EventQPS, o.EventBurst); err != nil {
 			return agent.Config{}, none, err
 		}
+		// The Lease and the Node's status without a client-side rate limit, as the kubelet's
+		// heartbeat client; the kubelet API's reviews with one of their own (--kube-api-qps),
+		// as a flood of made-up tokens must not starve the pods' status writes either.
+		if cfg.HeartbeatClient, err = newClient(base, -1, 0); err != nil {
+			return agent.Config{}, none, err
+		}
+		if cfg.ReviewClient, err = newClient(base, o.KubeAPIQPS, o.KubeAPIBurst); err != nil {
+			return agent.Config{}, none, err
+		}
 		if o.RotateServerCertificates && cfg.API != nil {
 			serving, err := nodecert.NewServingManager(ctx, cfg.Client.CertificateSigningRequests(), o.certDir(), nodeName, servingHosts(nodeName, n))
 			if err != nil {
