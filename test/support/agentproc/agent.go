@@ -50,6 +50,8 @@ type Agent struct {
 
 	binary    string
 	readyPath string
+	// logOffset is where this run's lines begin in LogPath (a restart appends).
+	logOffset int64
 	cmd       *exec.Cmd
 	exited    chan struct{}
 	http      *http.Client
@@ -117,6 +119,9 @@ func (a *Agent) start() error {
 	log, err := os.OpenFile(a.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644) // a restart appends
 	if err != nil {
 		return err
+	}
+	if fi, err := log.Stat(); err == nil {
+		a.logOffset = fi.Size()
 	}
 	a.cmd = exec.Command(a.binary, a.Args...)
 	a.cmd.Stdout, a.cmd.Stderr = log, log

@@ -25,10 +25,19 @@ const (
 // agent is stopped — an unclean exit or a data race in its log fails t —, whatever still runs
 // for its containers is killed and fails t (FailOnLeaks: with --provider process containers
 // outlive their agent), and if t failed the end of the agent's log is printed.
+//
+// An agent that exits at its start because a port Start picked was taken meanwhile (testenv's
+// FreePort closes its listener, and any connection's ephemeral port may land on it) is started
+// again on other ports, twice at most: the race is the harness's, not the agent's.
 func StartInTest(t testing.TB, cfg Config) *Agent {
 	t.Helper()
 	a, err := Start(cfg)
 	require.NoError(t, err)
+	for attempt := 1; attempt < portRaceAttempts && a.lostPortRace(); attempt++ {
+		t.Logf("agent %s exited at its start: a port it was given was taken meanwhile; starting it again on others", a.Node)
+		a, err = Start(cfg)
+		require.NoError(t, err)
+	}
 	t.Cleanup(func() {
 		if err := a.Stop(stopGrace); err != nil {
 			t.Error(err)
@@ -80,4 +89,24 @@ func NodeName(t testing.TB) string {
 func lastLines(s string, n int) string {
 	lines := strings.Split(s, "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// portRaceAttempts is how many times StartInTest starts an agent that loses a port race.
+const portRaceAttempts = 3
+
+// lostPortRace reports whether the agent exited before it was ready because one of its ports
+// was in use: it waits for it to be ready or gone, as RequireReady would.
+func (a *Agent) lostPortRace() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+	defer cancel()
+	if a.WaitReady(ctx) == nil {
+		return false
+	}
+	select {
+	case <-a.Exited():
+	default:
+		return false
+	}
+	data, err := os.ReadFile(a.LogPath)
+	return err == nil && int64(len(data)) >= a.logOffset && strings.Contains(string(data[a.logOffset:]), "bind: address already in use")
 }
