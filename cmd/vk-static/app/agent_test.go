@@ -36,7 +36,7 @@ func registeredNode(t *testing.T, args ...string) *corev1.Node {
 	require.NoError(t, err)
 	client := fake.NewClientset()
 	cfg.Client = kubeclienttest.Wrap(client)
-	cfg.EventClient = cfg.Client
+	cfg.EventClient, cfg.HeartbeatClient, cfg.ReviewClient = cfg.Client, cfg.Client, cfg.Client
 	a, err := agent.New(cfg)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
