@@ -43,22 +43,7 @@ func TestKubeletAPIThroughTheAPIServer(t *testing.T) {
 		},
 	})
 	require.NoError(t, err)
-	runCtx, cancel := context.WithCancel(ctx)
-	go func() { _ = a.Run(runCtx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-a.Done()
-		assert.NoError(t, a.Err())
-		verifyNoLeaks()
-		_ = env.Admin.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
-	})
-	select {
-	case <-a.API().Ready():
-	case <-a.Done():
-		t.Fatalf("agent stopped: %v", a.Err())
-	case <-time.After(10 * time.Second):
-		t.Fatal("kubelet API not listening")
-	}
+	runWithAPI(t, a, name, verifyNoLeaks)
 
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		n, err := env.Admin.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
@@ -87,4 +72,26 @@ type loggingProvider struct{ *instantProvider }
 func (p *loggingProvider) GetContainerLogs(ctx context.Context, namespace, podName, containerName string, _ provider.ContainerLogOpts) (io.ReadCloser, error) {
 	u, _ := api.UserFrom(ctx)
 	return io.NopCloser(strings.NewReader(fmt.Sprintf("logs of %s/%s/%s for %s", namespace, podName, containerName, u.GetName()))), nil
+}
+
+// runWithAPI runs a until the test ends — then it must stop cleanly, leaking nothing
+// (verifyNoLeaks), and its Node name is deleted — and waits until its kubelet API listens.
+func runWithAPI(t *testing.T, a *agent.Agent, name string, verifyNoLeaks func()) {
+	t.Helper()
+	runCtx, cancel := context.WithCancel(context.Background())
+	go func() { _ = a.Run(runCtx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-a.Done()
+		assert.NoError(t, a.Err())
+		verifyNoLeaks()
+		_ = env.Admin.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	select {
+	case <-a.API().Ready():
+	case <-a.Done():
+		t.Fatalf("agent stopped: %v", a.Err())
+	case <-time.After(10 * time.Second):
+		t.Fatal("kubelet API not listening")
+	}
 }

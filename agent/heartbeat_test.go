@@ -62,22 +62,7 @@ func TestLeaseRenewedUnderATokenReviewFlood(t *testing.T) {
 		API:                      &api.Config{Address: "127.0.0.1", Port: port, CertDirectory: t.TempDir()},
 	})
 	require.NoError(t, err)
-	runCtx, cancel := context.WithCancel(ctx)
-	go func() { _ = a.Run(runCtx) }()
-	t.Cleanup(func() {
-		cancel()
-		<-a.Done()
-		assert.NoError(t, a.Err())
-		verifyNoLeaks()
-		_ = env.Admin.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{})
-	})
-	select {
-	case <-a.API().Ready():
-	case <-a.Done():
-		t.Fatalf("agent stopped: %v", a.Err())
-	case <-time.After(10 * time.Second):
-		t.Fatal("kubelet API not listening")
-	}
+	runWithAPI(t, a, name, verifyNoLeaks)
 	renewed := func() time.Time {
 		l, err := env.Admin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, name, metav1.GetOptions{})
 		if err != nil || l.Spec.RenewTime == nil {
