@@ -30,6 +30,7 @@ var allowedPackages = []string{
 	"containerlog/logwriter",
 	"internal/crilog",
 	"internal/atomicfile",
+	"internal/mounts",
 }
 
 // TestImports keeps the binary small: the standard library, golang.org/x/sys and the

@@ -43,6 +43,10 @@ func Under(dir string) ([]string, error) {
 // options … - type source super-options").
 func under(mountinfo io.Reader, dir string) ([]string, error) {
 	dir = filepath.Clean(dir)
+	below := dir + "/"
+	if dir == "/" {
+		below = dir // every mount point is below the root
+	}
 	var points []string
 	s := bufio.NewScanner(mountinfo)
 	s.Buffer(make([]byte, 64<<10), 1<<20)
@@ -52,7 +56,7 @@ func under(mountinfo io.Reader, dir string) ([]string, error) {
 			continue
 		}
 		m := Unescape(fields[4])
-		if m == dir || strings.HasPrefix(m, dir+"/") {
+		if m == dir || strings.HasPrefix(m, below) {
 			points = append(points, m)
 		}
 	}

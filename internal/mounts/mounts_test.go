@@ -28,6 +28,17 @@ func TestUnder(t *testing.T) {
 	}, got)
 }
 
+// Under the root is every mount point.
+func TestUnderRoot(t *testing.T) {
+	const mountinfo = `22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/vda rw
+23 22 0:5 / /dev rw - devtmpfs udev rw
+24 23 0:6 / /dev/pts rw - devpts devpts rw
+`
+	got, err := under(strings.NewReader(mountinfo), "/")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/dev/pts", "/dev", "/"}, got)
+}
+
 func TestUnescape(t *testing.T) {
 	assert.Equal(t, `a b\c`, Unescape(`a\040b\134c`))
 	assert.Equal(t, `tail\04`, Unescape(`tail\04`))

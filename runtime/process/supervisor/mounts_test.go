@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vk-static/vk-static/internal/mounts"
 )
 
 // makeBeneath makes a mount point one component at a time and never follows a symbolic link:
@@ -67,14 +69,6 @@ func TestMakeBeneath(t *testing.T) {
 	}
 }
 
-func TestUnescapeMountinfo(t *testing.T) {
-	for in, want := range map[string]string{`/a\040b`: "/a b", `/plain`: "/plain", `/tab\011`: "/tab\t", `/x\09`: `/x\09`, `/end\`: `/end\`} {
-		if got := unescapeMountinfo(in); got != want {
-			t.Errorf("unescapeMountinfo(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // remountEachEnv makes the test binary, run in a mount namespace of its own, call remountEach
 // and print its mounts.
 const remountEachEnv = "SUPERVISOR_TEST_REMOUNT_EACH"
@@ -110,7 +104,7 @@ func TestRemountEach(t *testing.T) {
 	top := map[string]string{}
 	for _, line := range strings.Split(string(out), "\n") {
 		if fields := strings.Fields(line); len(fields) >= 6 {
-			top[unescapeMountinfo(fields[4])] = fields[5]
+			top[mounts.Unescape(fields[4])] = fields[5]
 		}
 	}
 	if len(top) < 2 {

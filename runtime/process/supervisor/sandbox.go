@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/vk-static/vk-static/internal/mounts"
 	"github.com/vk-static/vk-static/runtime/process/internal/procfs"
 	"github.com/vk-static/vk-static/runtime/process/internal/records"
 )
@@ -218,7 +218,7 @@ func noSuidNoDev() error {
 // remountEach is noSuidNoDev by a remount of each mount point, for kernels without
 // mount_setattr.
 func remountEach() error {
-	points, err := mountPoints()
+	points, err := mounts.Under("/")
 	if err != nil {
 		return err
 	}
@@ -232,50 +232,6 @@ func remountEach() error {
 		}
 	}
 	return nil
-}
-
-// mountPoints lists the mount points of the namespace, parents first.
-func mountPoints() ([]string, error) {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	var points []string
-	for _, line := range strings.Split(string(data), "\n") {
-		fields := strings.Fields(line)
-		if len(fields) > 4 {
-			points = append(points, unescapeMountinfo(fields[4]))
-		}
-	}
-	return points, nil
-}
-
-// unescapeMountinfo undoes mountinfo's octal escapes (\040 for a space, ...).
-func unescapeMountinfo(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			var v byte
-			ok := true
-			for _, c := range s[i+1 : i+4] {
-				if c < '0' || c > '7' {
-					ok = false
-					break
-				}
-				v = v*8 + byte(c-'0')
-			}
-			if ok {
-				b.WriteByte(v)
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }
 
 // remount adds flags to the mount at path, repeating the flags it has: a bind remount replaces
