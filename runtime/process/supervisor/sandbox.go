@@ -70,11 +70,7 @@ type nsKind struct {
 // checked after, so that a pid reused in between is noticed rather than joined.
 func joinNamespaces(pid int, startTime uint64, kinds []nsKind) error {
 	fds := make([]int, 0, len(kinds))
-	defer func() {
-		for _, fd := range fds {
-			unix.Close(fd)
-		}
-	}()
+	defer func() { closeAll(fds) }()
 	for _, k := range kinds {
 		fd, err := unix.Open(fmt.Sprintf("/proc/%d/ns/%s", pid, k.name), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
