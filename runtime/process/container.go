@@ -22,10 +22,11 @@ import (
 )
 
 // RunSandbox records a pod and makes its cgroup; for a restricted pod it starts the pod's
-// namespace holder (holder.go), whose PID, IPC and UTS namespaces its containers join. Every
-// pod's processes share the host's network.
+// namespace holder (holder.go), whose PID, IPC and UTS namespaces its containers join, and
+// puts it on the pod network unless the pod is on the host's (ownNetwork).
 func (r *Runtime) RunSandbox(ctx context.Context, cfg *lifecycle.SandboxConfig) (string, error) {
-	if _, err := r.ownNetwork(cfg.Pod); err != nil {
+	ownNetwork, err := r.ownNetwork(cfg.Pod)
+	if err != nil {
 		return "", fmt.Errorf("sandbox: %w", err) // before anything is made: it waits for the network
 	}
 	id := newID()
@@ -41,7 +42,7 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg *lifecycle.SandboxConfig) 
 	}
 	rec.Cgroups = cg
 	if r.restricted(cfg.Pod) {
-		if err := r.isolate(ctx, rec); err != nil {
+		if err := r.isolate(ctx, rec, ownNetwork); err != nil {
 			os.RemoveAll(dir)
 			return "", fmt.Errorf("sandbox: %w", err)
 		}

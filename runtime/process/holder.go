@@ -75,17 +75,14 @@ func netnsPath(h *records.Holder) string {
 	return fmt.Sprintf("/proc/%d/ns/net", h.Pid)
 }
 
-// isolate starts a restricted pod's holder and, when the pod gets a network of its own, puts
-// it on the pod network; nothing is left of either when it fails.
-func (r *Runtime) isolate(ctx context.Context, rec *sandboxRecord) error {
-	own, err := r.ownNetwork(rec.Config.Pod)
-	if err != nil {
-		return err
-	}
+// isolate starts a restricted pod's holder and, when the pod gets a network of its own (own),
+// puts it on the pod network; nothing is left of either when it fails.
+func (r *Runtime) isolate(ctx context.Context, rec *sandboxRecord, own bool) error {
 	hostname := rec.Config.Hostname
 	if hostname == "" {
 		hostname = rec.Config.Name
 	}
+	var err error
 	if rec.Holder, err = r.startHolder(hostname, own); err != nil {
 		return err
 	}
