@@ -3,7 +3,6 @@ package process
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/netip"
@@ -19,47 +18,27 @@ import (
 
 	"github.com/vk-static/vk-static/lifecycle"
 	"github.com/vk-static/vk-static/podutil"
+	"github.com/vk-static/vk-static/test/support/cnitest"
 	"github.com/vk-static/vk-static/test/support/netns"
 	"github.com/vk-static/vk-static/test/support/syncbuf"
 )
 
-// cniPluginDirs are where distributions put the CNI plugins: Debian's
-// containernetworking-plugins, and the upstream release's place.
-var cniPluginDirs = []string{"/usr/lib/cni", "/opt/cni/bin"}
-
 // podSubnet is the test's pod network.
 var podSubnet = netip.MustParsePrefix("10.245.0.0/24")
 
-// podNetwork writes the configuration of a bridge pod network — the bridge plugin, host-local
-// addresses, portmap's host ports — and returns the runtime's CNI settings and host-local's
-// data directory; it skips the test without the plugins.
+// podNetwork writes the configuration of a bridge pod network (cnitest.WriteBridge) and returns
+// the runtime's CNI settings and host-local's leases directory; it skips the test without the
+// plugins.
 func podNetwork(t *testing.T) (*CNI, string) {
 	t.Helper()
-	bin := ""
-	for _, d := range cniPluginDirs {
-		if _, err := os.Stat(filepath.Join(d, "bridge")); err == nil {
-			bin = d
-			break
-		}
-	}
+	bin := cnitest.PluginDir()
 	if bin == "" {
-		t.Skip("no CNI plugins (containernetworking-plugins) in", cniPluginDirs)
+		t.Skip("no CNI plugins (containernetworking-plugins) in", cnitest.PluginDirs)
 	}
-	conf, ipam := t.TempDir(), t.TempDir()
-	type obj = map[string]any
-	data, err := json.Marshal(obj{
-		"cniVersion": "1.0.0", "name": "pods",
-		"plugins": []obj{
-			{"type": "bridge", "bridge": "vkpod0", "isGateway": true, "hairpinMode": true, "ipam": obj{
-				"type": "host-local", "dataDir": ipam,
-				"ranges": [][]obj{{{"subnet": podSubnet.String()}}}, "routes": []obj{{"dst": "0.0.0.0/0"}},
-			}},
-			{"type": "portmap", "capabilities": obj{"portMappings": true}},
-		},
-	})
+	conf := t.TempDir()
+	leases, err := cnitest.WriteBridge(conf, "pods", "vkpod0", podSubnet, t.TempDir())
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "10-pods.conflist"), data, 0o644))
-	return &CNI{ConfDir: conf, BinDirs: []string{bin}, CacheDir: t.TempDir()}, filepath.Join(ipam, "pods")
+	return &CNI{ConfDir: conf, BinDirs: []string{bin}, CacheDir: t.TempDir()}, leases
 }
 
 // inNetworkNamespace runs the test again in a network namespace of its own (TestMain enters
@@ -200,7 +179,7 @@ func mustSandbox(t *testing.T, r *Runtime, id string) *sandboxRecord {
 // hostNetwork is refused without that flag. A trusted static pod runs on the host's network.
 func TestNetworkNotReady(t *testing.T) {
 	requireRoot(t)
-	for _, cni := range []*CNI{nil, {ConfDir: t.TempDir(), BinDirs: cniPluginDirs}} {
+	for _, cni := range []*CNI{nil, {ConfDir: t.TempDir(), BinDirs: cnitest.PluginDirs}} {
 		r, err := New(Config{StateDir: t.TempDir(), CNI: cni})
 		require.NoError(t, err)
 		t.Cleanup(func() { r.Close() })

@@ -3,7 +3,6 @@ package e2enetns
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/netip"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/vk-static/vk-static/test/support/agentproc"
 	"github.com/vk-static/vk-static/test/support/cgrouptest"
+	"github.com/vk-static/vk-static/test/support/cnitest"
 	"github.com/vk-static/vk-static/test/support/podwait"
 )
 
@@ -33,28 +33,14 @@ import (
 // host's loopback.
 func TestPodNetwork(t *testing.T) {
 	ctx := context.Background()
-	bin := ""
-	for _, d := range []string{"/usr/lib/cni", "/opt/cni/bin"} {
-		if _, err := os.Stat(filepath.Join(d, "bridge")); err == nil {
-			bin = d
-			break
-		}
-	}
+	bin := cnitest.PluginDir()
 	if bin == "" {
-		t.Skip("no CNI plugins (containernetworking-plugins)")
+		t.Skip("no CNI plugins (containernetworking-plugins) in", cnitest.PluginDirs)
 	}
 	subnet := netip.MustParsePrefix("10.246.0.0/24")
-	conf, ipam := t.TempDir(), t.TempDir()
-	type obj = map[string]any
-	data, err := json.Marshal(obj{"cniVersion": "1.0.0", "name": "e2e-pods", "plugins": []obj{
-		{"type": "bridge", "bridge": "vke2e0", "isGateway": true, "ipam": obj{
-			"type": "host-local", "dataDir": ipam,
-			"ranges": [][]obj{{{"subnet": subnet.String()}}}, "routes": []obj{{"dst": "0.0.0.0/0"}},
-		}},
-		{"type": "portmap", "capabilities": obj{"portMappings": true}},
-	}})
+	conf := t.TempDir()
+	leases, err := cnitest.WriteBridge(conf, "e2e-pods", "vke2e0", subnet, t.TempDir())
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(conf, "10-e2e.conflist"), data, 0o644))
 	a := startAgent(t, "node-pods", "--node-ip", NodeIP.String(), "--address", NodeIP.String(), "--provider", "process",
 		"--cni-conf-dir", conf, "--cni-bin-dir", bin, "--cni-cache-dir", t.TempDir(), "--cgroup-root", cgrouptest.Root(t))
 	ns := env.Namespace(t)
@@ -134,7 +120,7 @@ func TestPodNetwork(t *testing.T) {
 		procs, err := agentproc.ContainerProcesses(a.Dir)
 		require.NoError(c, err)
 		assert.Empty(c, procs)
-		_, err = os.Stat(filepath.Join(ipam, "e2e-pods", podIP.String()))
+		_, err = os.Stat(filepath.Join(leases, podIP.String()))
 		assert.True(c, os.IsNotExist(err), "the pod's address is still leased: %v", err)
 	}, 20*time.Second, 100*time.Millisecond, "the pods' processes end and the address is released")
 }

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/vk-static/vk-static/test/support/cnitest"
 )
 
 // ErrNotInstalled is wrapped by Start's error when containerd, its shim, ctr, runc or the CNI
@@ -17,10 +19,6 @@ var ErrNotInstalled = errors.New("containerd, runc or the CNI plugins not instal
 // sbinDirs are searched after PATH: runc is in /usr/sbin on Debian, which a user's PATH may
 // lack.
 var sbinDirs = []string{"/usr/local/sbin", "/usr/sbin", "/sbin"}
-
-// cniPluginDirs are where distributions put the CNI plugins: Debian's
-// containernetworking-plugins, and the upstream release's layout.
-var cniPluginDirs = []string{"/usr/lib/cni", "/opt/cni/bin"}
 
 // binaries are the programs an instance runs.
 type binaries struct {
@@ -52,14 +50,14 @@ func findBinaries(plugins []string) (binaries, error) {
 	b.runc = find("runc")
 	find("containerd-shim-runc-v2")
 	if len(plugins) > 0 {
-		for _, d := range cniPluginDirs {
+		for _, d := range cnitest.PluginDirs {
 			if hasAll(d, plugins) {
 				b.cniDir, b.cniPlugins = d, plugins
 				break
 			}
 		}
 		if b.cniDir == "" {
-			missing = append(missing, "the CNI plugins "+strings.Join(plugins, ", ")+" (in "+strings.Join(cniPluginDirs, " or ")+")")
+			missing = append(missing, "the CNI plugins "+strings.Join(plugins, ", ")+" (in "+strings.Join(cnitest.PluginDirs, " or ")+")")
 		}
 	}
 	if len(missing) > 0 {
