@@ -86,7 +86,11 @@ func TestCRIAgentStartsAndRemovesAPod(t *testing.T) {
 	require.Eventually(t, a.Ready, 10*time.Second, 10*time.Millisecond)
 
 	hostNetwork := manifest + "  hostNetwork: true\n"
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "web.yaml"), []byte(hostNetwork), 0o644))
+	// The floor reads a manifest once, when it appears: written in place, it could be read
+	// half-written; renamed in, it appears whole.
+	tmp := filepath.Join(dir, ".web.yaml.tmp")
+	require.NoError(t, os.WriteFile(tmp, []byte(hostNetwork), 0o644))
+	require.NoError(t, os.Rename(tmp, filepath.Join(dir, "web.yaml")))
 	var pod *corev1.Pod
 	require.Eventually(t, func() bool {
 		p, err := client.CoreV1().Pods("ns").Get(ctx, "web-node-a", metav1.GetOptions{})
