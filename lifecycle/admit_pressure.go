@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/vk-static/vk-static/eviction"
+	"github.com/vk-static/vk-static/podutil"
 )
 
 // ReasonEvicted is the kubelet's reason for a pod refused, or evicted, for the node's pressure.
@@ -25,31 +26,11 @@ func (p *Provider) pressureAdmit(pod *corev1.Pod) error {
 		return nil
 	}
 	if len(conditions) == 1 && conditions[0] == corev1.NodeMemoryPressure {
-		if !bestEffort(pod) || toleratesMemoryPressure(pod) {
+		if podutil.QOSClass(pod) != corev1.PodQOSBestEffort || toleratesMemoryPressure(pod) {
 			return nil
 		}
 	}
 	return &Refusal{Reason: ReasonEvicted, Message: fmt.Sprintf("The node had condition: %v. ", conditions)}
-}
-
-// bestEffort is the kubelet's QoS class BestEffort: no container (init ones included) requests
-// or limits CPU or memory.
-func bestEffort(pod *corev1.Pod) bool {
-	if pod.Status.QOSClass != "" {
-		return pod.Status.QOSClass == corev1.PodQOSBestEffort
-	}
-	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for _, c := range cs {
-			for _, l := range []corev1.ResourceList{c.Resources.Requests, c.Resources.Limits} {
-				for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-					if q, ok := l[name]; ok && !q.IsZero() {
-						return false
-					}
-				}
-			}
-		}
-	}
-	return true
 }
 
 // toleratesMemoryPressure is whether a toleration of the pod tolerates the NoSchedule taint

@@ -14,6 +14,8 @@ import (
 	"github.com/opencontainers/cgroups/fs"
 	"github.com/opencontainers/cgroups/fs2"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vk-static/vk-static/podutil"
 )
 
 // Config is the hierarchy: the kubelet's flags of the same names.
@@ -114,13 +116,13 @@ func (h *Hierarchy) qosPath(qos corev1.PodQOSClass) string {
 
 // PodPath is pod's cgroup, as the kubelet names it.
 func (h *Hierarchy) PodPath(pod *corev1.Pod) string {
-	return path.Join(h.qosPath(QOSClass(pod)), "pod"+string(pod.UID))
+	return path.Join(h.qosPath(podutil.QOSClass(pod)), "pod"+string(pod.UID))
 }
 
 // EnsurePod makes pod's cgroup (and its parents) with the pod's limits, or sets them on the one
 // there.
 func (h *Hierarchy) EnsurePod(pod *corev1.Pod) (Paths, error) {
-	qos := QOSClass(pod)
+	qos := podutil.QOSClass(pod)
 	return h.ensure(h.PodPath(pod), podResources(pod, qos, h.cfg.PodPidsLimit))
 }
 

@@ -59,12 +59,3 @@ func TestPodResources(t *testing.T) {
 	assert.EqualValues(t, 2, podResources(&corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{}}}}, corev1.PodQOSBestEffort, 0).CpuShares)
 	assert.Nil(t, podResources(&corev1.Pod{}, corev1.PodQOSBestEffort, -1).PidsLimit)
 }
-
-func TestQOSClass(t *testing.T) {
-	pod := func(cs ...corev1.Container) *corev1.Pod { return &corev1.Pod{Spec: corev1.PodSpec{Containers: cs}} }
-	assert.Equal(t, corev1.PodQOSBestEffort, QOSClass(pod(corev1.Container{})))
-	assert.Equal(t, corev1.PodQOSGuaranteed, QOSClass(pod(corev1.Container{Resources: res(list("1", "1Gi"), list("1", "1Gi"))})))
-	assert.Equal(t, corev1.PodQOSBurstable, QOSClass(pod(corev1.Container{Resources: res(nil, list("", "48Mi"))})))
-	assert.Equal(t, corev1.PodQOSBurstable, QOSClass(pod(corev1.Container{Resources: res(list("1", "1Gi"), list("2", "1Gi"))})))
-	assert.Equal(t, corev1.PodQOSBurstable, QOSClass(pod(corev1.Container{Resources: res(list("1", "1Gi"), list("1", "1Gi"))}, corev1.Container{})))
-}

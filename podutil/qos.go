@@ -1,4 +1,4 @@
-package cgroup
+package podutil
 
 import (
 	corev1 "k8s.io/api/core/v1"
