@@ -106,13 +106,14 @@ func writeRetryingEINTR(path string, data []byte) error {
 	}
 }
 
-// throughInit makes cmd start through the init helper when the container has a cgroup or a
-// /proc of its own to mount: the helper is this binary, the command and its user its argument;
-// it returns the read end of the helper's error pipe (nil when cmd is left as it is), for
-// startCommand.
-func (s *supervisor) throughInit(cmd *exec.Cmd) (*os.File, error) {
+// throughInit makes cmd start through the init helper when it has the container's cgroup to
+// join (join: cmd is not cloned into it) or a /proc of its own to mount: the helper is this
+// binary, the command and its user its argument; it returns the read end of the helper's error
+// pipe (nil when cmd is left as it is), for startCommand.
+func (s *supervisor) throughInit(cmd *exec.Cmd, join bool) (*os.File, error) {
 	proc := mountsProc(&s.rec.Sandbox)
-	if len(s.rec.Cgroups) == 0 && !proc {
+	join = join && len(s.rec.Cgroups) > 0
+	if !join && !proc {
 		return nil, nil
 	}
 	spec := initSpec{Path: cmd.Path, Argv: cmd.Args, Proc: proc}
@@ -122,7 +123,7 @@ func (s *supervisor) throughInit(cmd *exec.Cmd) (*os.File, error) {
 	}
 	seen := map[string]bool{}
 	for _, dir := range s.rec.Cgroups {
-		if !seen[dir] { // co-mounted v1 controllers share a directory
+		if join && !seen[dir] { // co-mounted v1 controllers share a directory
 			seen[dir] = true
 			spec.Cgroups = append(spec.Cgroups, dir)
 		}

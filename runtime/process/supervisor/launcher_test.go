@@ -12,9 +12,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/vk-static/vk-static/test/support/cgrouptest"
 )
 
 func TestMain(m *testing.M) {
@@ -25,33 +26,16 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// v1Cgroup makes a cgroup in the v1 pids hierarchy, removed at the end of the test.
-func v1Cgroup(t *testing.T) string {
+// testCgroup makes a cgroup with the pids controller, removed at the end of the test, and
+// returns it as a container's record holds it: its directory in the v1 pids hierarchy, or its
+// one v2 directory; dir is the directory whose cgroup.procs lists its processes.
+func testCgroup(t *testing.T) (cgroups map[string]string, dir string) {
 	t.Helper()
-	const mnt = "/sys/fs/cgroup/pids"
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
+	cgroups = cgrouptest.Dirs(t, cgrouptest.Root(t), "pids")
+	if d, ok := cgroups[""]; ok {
+		return cgroups, d
 	}
-	if _, err := os.Stat(filepath.Join(mnt, "tasks")); err != nil {
-		t.Skip("no cgroup v1 pids hierarchy at", mnt)
-	}
-	dir, err := os.MkdirTemp(mnt, "vk-static-launcher-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for deadline := time.Now().Add(10 * time.Second); ; {
-			err := os.Remove(dir)
-			if err == nil || time.Now().After(deadline) {
-				if err != nil {
-					t.Errorf("remove %s: %v", dir, err)
-				}
-				return
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	})
-	return dir
+	return cgroups, cgroups["pids"]
 }
 
 func readIDs(t *testing.T, path string) []string {
@@ -68,28 +52,35 @@ func stop(cmd *exec.Cmd) {
 	_ = cmd.Wait()
 }
 
-// When startInCgroup returns, the thread that joined the cgroup to fork the workload has left
-// it: the cgroup holds the workload only, never the supervisor's pid, which a stop (KillAll)
-// would read from cgroup.procs and kill. Repeated: without the wait for the thread's exit, it
-// is still there at the return often enough for some of the starts to see it.
-func TestStartInCgroupReturnsWithTheThreadGone(t *testing.T) {
-	dir := v1Cgroup(t)
-	l := newLauncher()
+// The workload starts in its container's cgroup without the init helper — forked by a thread
+// that joined the cgroup (v1), or cloned into it (v2) — and when startWorkload returns the
+// cgroup holds the workload only, never the supervisor's pid, which a stop (KillAll) would read
+// from cgroup.procs and kill. Repeated: on v1, without the wait for the thread's exit, the
+// thread is still there at the return often enough for some of the starts to see it.
+func TestStartWorkloadLeavesOnlyTheWorkloadInItsCgroup(t *testing.T) {
+	cgroups, dir := testCgroup(t)
+	s := &supervisor{launch: newLauncher()}
+	s.rec.Cgroups = cgroups
 	self := strconv.Itoa(os.Getpid())
 	seen := 0
 	for i := 0; i < 200; i++ {
 		cmd := exec.Command("/bin/sleep", "1000")
-		if err := l.startInCgroup(cmd, []string{dir}); err != nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // as command makes it
+		if err := s.startWorkload(cmd); err != nil {
 			t.Fatal(err)
 		}
 		procs := readIDs(t, filepath.Join(dir, "cgroup.procs"))
-		tasks := readIDs(t, filepath.Join(dir, "tasks"))
 		stop(cmd)
 		if slices.Contains(procs, self) {
 			seen++
 		}
-		if i == 0 && !slices.Equal(tasks, []string{strconv.Itoa(cmd.Process.Pid)}) {
-			t.Errorf("tasks %v: want the workload %d only", tasks, cmd.Process.Pid)
+		if i == 0 {
+			if cmd.Path != "/bin/sleep" {
+				t.Errorf("started as %s %q: want /bin/sleep itself, not through the init helper", cmd.Path, cmd.Args)
+			}
+			if !slices.Equal(procs, []string{strconv.Itoa(cmd.Process.Pid)}) {
+				t.Errorf("cgroup.procs %v: want the workload %d only", procs, cmd.Process.Pid)
+			}
 		}
 	}
 	if seen > 0 {
@@ -97,30 +88,32 @@ func TestStartInCgroupReturnsWithTheThreadGone(t *testing.T) {
 	}
 }
 
-// The thread that joined the cgroup counts under its pids.max (the pod's, hierarchically), so
-// forking from it needs a pid more than the init helper, which executes in its own place: with
-// room for one process, the fork is refused (EAGAIN), which is errNotJoined — nothing started,
-// cmd made anew — and the workload starts through the helper, in the cgroup, as it would have
-// without the thread.
-func TestStartInCgroupAtThePidsLimitFallsBackToTheInitHelper(t *testing.T) {
-	dir := v1Cgroup(t)
+// At the pids limit the workload still starts, alone in its cgroup. On v1 the thread that
+// joins the cgroup counts under its pids.max (the pod's, hierarchically), so forking from it
+// needs a pid more than the init helper, which executes in its own place: with room for one
+// process, the fork is refused (EAGAIN), which is errNotJoined — nothing started, cmd made
+// anew — and the workload starts through the helper, in the cgroup, as it would have without
+// the thread. On v2 the workload is cloned into the cgroup, the one process there.
+func TestStartWorkloadAtThePidsLimit(t *testing.T) {
+	cgroups, dir := testCgroup(t)
 	if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte("1"), 0); err != nil {
 		t.Fatal(err)
 	}
 	l := newLauncher()
-
-	cmd := exec.Command("/bin/sleep", "1000")
-	err := l.startInCgroup(cmd, []string{dir})
-	if !errors.Is(err, errNotJoined) || !errors.Is(err, syscall.EAGAIN) {
-		t.Fatalf("startInCgroup at the pids limit: %v, want errNotJoined from EAGAIN", err)
-	}
-	if cmd.Process != nil {
-		t.Fatal("the failed start left a process")
+	if v1 := cgroupV1Dirs(cgroups); len(v1) > 0 {
+		cmd := exec.Command("/bin/sleep", "1000")
+		err := l.startInCgroup(cmd, v1)
+		if !errors.Is(err, errNotJoined) || !errors.Is(err, syscall.EAGAIN) {
+			t.Fatalf("startInCgroup at the pids limit: %v, want errNotJoined from EAGAIN", err)
+		}
+		if cmd.Process != nil {
+			t.Fatal("the failed start left a process")
+		}
 	}
 
 	s := &supervisor{launch: l}
-	s.rec.Cgroups = map[string]string{"pids": dir}
-	cmd = exec.Command("/bin/sleep", "1000")
+	s.rec.Cgroups = cgroups
+	cmd := exec.Command("/bin/sleep", "1000")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true} // as command makes it
 	if err := s.startWorkload(cmd); err != nil {
 		t.Fatalf("startWorkload at the pids limit: %v", err)

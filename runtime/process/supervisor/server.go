@@ -110,10 +110,7 @@ func (s *supervisor) exec(conn *net.UnixConn, req protocol.Request, files []*os.
 		writeReply(conn, protocol.Reply{Error: "the container is not running"})
 		return
 	}
-	initErrors, err := s.throughInit(cmd) // into the container's cgroup, as runc exec
-	if err == nil {
-		err = s.startCommand(cmd, initErrors)
-	}
+	err = s.startInCgroup(cmd) // into the container's cgroup, as runc exec
 	if err == nil {
 		s.execs[cmd.Process.Pid] = struct{}{}
 	}

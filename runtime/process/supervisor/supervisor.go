@@ -222,7 +222,7 @@ func (s *supervisor) start() (*exec.Cmd, *sync.WaitGroup, error) {
 }
 
 // startWorkload starts the workload, in its container's cgroup: forked there by a thread that
-// joined it (launcher.startInCgroup, v1), else through the init helper.
+// joined it (launcher.startInCgroup, v1), else as startInCgroup starts any command.
 func (s *supervisor) startWorkload(cmd *exec.Cmd) error {
 	// The thread startInCgroup forks from is not the launcher's: it has neither the sandbox's
 	// no_new_privs nor its namespaces.
@@ -234,11 +234,7 @@ func (s *supervisor) startWorkload(cmd *exec.Cmd) error {
 	if ownPIDNamespace(&s.rec.Sandbox) {
 		cmd.SysProcAttr.Cloneflags |= unix.CLONE_NEWPID // the init helper is its PID 1, and executes the workload in its place
 	}
-	initErrors, err := s.throughInit(cmd) // into the container's cgroup first
-	if err == nil {
-		err = s.startCommand(cmd, initErrors)
-	}
-	return err
+	return s.startInCgroup(cmd)
 }
 
 // command builds an exec.Cmd for argv as the container runs things: its environment, working
