@@ -37,6 +37,10 @@ type ProviderConfig struct {
 	Node *corev1.Node
 	// NodeIPs are the Node's InternalIP addresses, as Config.Node gives them.
 	NodeIPs []string
+	// CurrentNode is the Node as the API server holds it now, from the agent's watch: the
+	// labels and taints an administrator set, the allocatable the agent reported. It returns
+	// nil while the watch does not have it, and always standalone (nil CurrentNode then).
+	CurrentNode func() *corev1.Node
 
 	// Objects reads the config maps and secrets API pods use.
 	Objects nodeobjects.ObjectGetter
@@ -64,6 +68,15 @@ func (a *Agent) newProvider(n *corev1.Node, recorder record.EventRecorder) (Prov
 	for _, addr := range n.Status.Addresses {
 		if addr.Type == corev1.NodeInternalIP {
 			pc.NodeIPs = append(pc.NodeIPs, addr.Address)
+		}
+	}
+	if a.nodes != nil {
+		pc.CurrentNode = func() *corev1.Node {
+			n, err := a.nodes.Get(cfg.NodeName)
+			if err != nil {
+				return nil
+			}
+			return n
 		}
 	}
 	if cfg.Client != nil {

@@ -40,11 +40,19 @@ func refusalReason(err error) string {
 }
 
 // kubeletAdmit refuses what the kubelet's own admission handlers refuse on a Linux node, with
-// their reasons and messages: a pod for another operating system (spec.os.name, or the
-// kubernetes.io/os label the kubelet checks against its node's), and sysctls outside the safe
-// set and Config.AllowedUnsafeSysctls. Nothing is started for such a pod; its status is the
+// their reasons and messages, before the node's predicates (nodeAdmitLocked): a pod the node's
+// pressure leaves no room for, sysctls outside the safe set and Config.AllowedUnsafeSysctls,
+// and a pod for another operating system (spec.os.name, or the kubernetes.io/os label the
+// kubelet checks against its node's). Nothing is started for such a pod; its status is the
 // kubelet's rejection: Failed, the reason, "Pod was rejected: <message>".
 func (p *Provider) kubeletAdmit(pod *corev1.Pod) error {
+	// The kubelet's order: its eviction manager's handler, the sysctls', then its predicates'.
+	if err := p.pressureAdmit(pod); err != nil {
+		return err
+	}
+	if err := p.sysctls.admit(pod); err != nil {
+		return err
+	}
 	if pod.Spec.OS != nil && string(pod.Spec.OS.Name) != goruntime.GOOS {
 		return &Refusal{Reason: ReasonPodOSNotSupported, Message: "Failed to admit pod as the OS field doesn't match node OS"}
 	}
@@ -52,10 +60,7 @@ func (p *Provider) kubeletAdmit(pod *corev1.Pod) error {
 		return &Refusal{Reason: ReasonPodOSSelectorNodeLabelDoesNotMatch,
 			Message: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"}
 	}
-	if err := p.pressureAdmit(pod); err != nil {
-		return err
-	}
-	return p.sysctls.admit(pod)
+	return nil
 }
 
 // kernelVersion is the running kernel's version, as the kubelet reads it for its safe

@@ -36,6 +36,11 @@ type Config struct {
 	ClusterDomain string
 	// Allocatable is what resourceFieldRef reports for a limit a container does not set.
 	Allocatable corev1.ResourceList
+	// Node is the Node that pods are admitted on (admit_node.go), as the kubelet admits them on
+	// its cached Node: its allocatable and pod count, labels and taints. NewProvider sets it to
+	// the Node as the API server holds it now (agent.ProviderConfig.CurrentNode), else as the
+	// agent registers it; nil admits pods without checking that they fit.
+	Node func() *corev1.Node
 	// Objects reads the config maps and secrets an API pod's env and volumes use, with the
 	// node's identity; nil without an API server (static pods cannot use them).
 	Objects nodeobjects.ObjectGetter

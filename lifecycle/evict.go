@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
+	"github.com/vk-static/vk-static/lifecycle/admission"
 	"github.com/vk-static/vk-static/podstatus"
 	"github.com/vk-static/vk-static/provider"
 )
@@ -41,6 +42,12 @@ const evictCleanupTimeout = 30 * time.Second
 // grace. It returns once they have stopped and its volumes are removed, ctx ends, or
 // evictCleanupTimeout after the grace period.
 func (p *Provider) evictPod(ctx context.Context, pod *corev1.Pod, grace time.Duration, message string) error {
+	return p.stopForNode(ctx, pod, grace, ReasonEvicted, message)
+}
+
+// stopForNode stops pod for the node's sake, as evictPod does, with reason (Evicted, or
+// Preempting for a pod a critical pod preempts) for its event and status.
+func (p *Provider) stopForNode(ctx context.Context, pod *corev1.Pod, grace time.Duration, reason, message string) error {
 	p.mu.Lock()
 	st, ok := p.pods[pod.UID]
 	if !ok {
@@ -48,12 +55,12 @@ func (p *Provider) evictPod(ctx context.Context, pod *corev1.Pod, grace time.Dur
 		return provider.NotFound("lifecycle: pod %s (UID %s)", klog.KObj(pod), pod.UID)
 	}
 	if st.evicted == "" && !st.deleting {
-		st.evicted, st.evictGrace = message, grace
+		st.evicted, st.evictedReason, st.evictGrace = message, reason, grace
 		st.evictedDone = make(chan struct{})
 		if err := p.savePod(st); err != nil {
 			klog.FromContext(ctx).Error(err, "Recording the pod's eviction", "pod", klog.KObj(pod))
 		}
-		p.cfg.Recorder.Event(st.pod, corev1.EventTypeWarning, ReasonEvicted, message)
+		p.cfg.Recorder.Event(st.pod, corev1.EventTypeWarning, reason, message)
 		p.kickLocked(pod.UID)
 	}
 	done := st.evictedDone
@@ -97,11 +104,23 @@ func (p *Provider) releaseEvicted(ctx context.Context, uid types.UID) {
 	p.mu.Unlock()
 }
 
-// evictedCondition is the kubelet's DisruptionTarget condition of an evicted pod; its
-// transition time is the first report's.
+// evictionReason is the status reason of an evicted or preempted pod.
+func (st *podState) evictionReason() string {
+	if st.evictedReason == "" {
+		return ReasonEvicted // the record of an agent that kept no reason
+	}
+	return st.evictedReason
+}
+
+// evictedCondition is the kubelet's DisruptionTarget condition of an evicted or preempted pod;
+// its transition time is the first report's.
 func evictedCondition(st *podState, now metav1.Time) corev1.PodCondition {
+	message := st.evicted
+	if st.evictionReason() == admission.ReasonPreempting {
+		message = admission.MessagePreemptedCondition
+	}
 	c := corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
-		Reason: reasonTerminationByKubelet, Message: st.evicted, LastTransitionTime: now}
+		Reason: reasonTerminationByKubelet, Message: message, LastTransitionTime: now}
 	if st.status != nil {
 		if prev, ok := podstatus.Find(st.status.Conditions, corev1.DisruptionTarget); ok {
 			c.LastTransitionTime = prev.LastTransitionTime

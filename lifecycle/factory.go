@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/vk-static/vk-static/agent"
 )
 
@@ -29,6 +31,9 @@ func NewProvider(ctx context.Context, cfg Config) agent.NewProviderFunc {
 		cfg.Recorder, cfg.Registerer = pc.Recorder, pc.Registerer
 		if pc.Node != nil && cfg.NodeName == "" {
 			cfg.NodeName = pc.Node.Name
+		}
+		if pc.Node != nil && cfg.Node == nil {
+			cfg.Node = currentNode(pc)
 		}
 		p, err := New(ctx, cfg)
 		if err != nil {
@@ -86,4 +91,20 @@ func (p *withRuntimeWork) Close() error {
 		<-stopped
 	}
 	return p.Provider.Close()
+}
+
+// currentNode is the Node pods are admitted on: as the API server holds it now, else (before
+// the agent's watch has it, or standalone) as the agent registers it, the kubelet's cached Node
+// and initial Node. The registered Node is copied as it is now, complete: the agent changes its
+// own afterwards.
+func currentNode(pc agent.ProviderConfig) func() *corev1.Node {
+	registered := pc.Node.DeepCopy()
+	return func() *corev1.Node {
+		if pc.CurrentNode != nil {
+			if n := pc.CurrentNode(); n != nil {
+				return n
+			}
+		}
+		return registered
+	}
 }

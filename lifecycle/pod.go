@@ -16,15 +16,21 @@ import (
 	"github.com/vk-static/vk-static/podutil"
 )
 
-// admit refuses a pod the runtime may not run as it is written, or that asks for what the
-// lifecycle does not do; the message names the field.
-func (p *Provider) admit(pod *corev1.Pod) error {
+// admitLocked refuses a pod the kubelet refuses (kubeletAdmit, nodeAdmitLocked), or that the
+// runtime may not run as it is written, or that asks for what the lifecycle does not do; the
+// message names the field. A critical pod that fits once others stop gets those others, to
+// preempt before it starts.
+func (p *Provider) admitLocked(ctx context.Context, pod *corev1.Pod) ([]*corev1.Pod, error) {
 	if err := p.kubeletAdmit(pod); err != nil {
-		return err
+		return nil, err
+	}
+	victims, err := p.nodeAdmitLocked(ctx, pod)
+	if err != nil {
+		return nil, err
 	}
 	// Ephemeral containers are not refused here: they arrive on a running pod, and each is
 	// admitted on its own before it starts (ephemeral.go).
-	return p.rt.Admit(pod)
+	return victims, p.rt.Admit(pod)
 }
 
 func (p *Provider) statusInput(st *podState) statusInput {

@@ -245,7 +245,15 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 		containers: map[string]*containerRecord{},
 		waiting:    map[string]waitingReason{},
 	}
-	if err := p.admit(st.pod); err != nil {
+	victims, err := p.admitLocked(ctx, st.pod)
+	if len(victims) > 0 && err == nil {
+		// The kubelet stops them before it admits the critical pod, so that it starts on what
+		// they held. CreatePod is called once at a time for a pod: nothing adds it meanwhile.
+		p.mu.Unlock()
+		p.preempt(ctx, pod, victims)
+		p.mu.Lock()
+	}
+	if err != nil {
 		st.refused, st.refusedReason = err.Error(), refusalReason(err)
 		p.cfg.Recorder.Event(pod, corev1.EventTypeWarning, st.refusedReason, st.refused)
 		klog.FromContext(ctx).Info("Refused a pod", "pod", klog.KObj(pod), "reason", st.refused)

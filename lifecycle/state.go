@@ -51,12 +51,14 @@ type podState struct {
 	grace    time.Duration
 	// deadlineExceeded is set when activeDeadlineSeconds has passed.
 	deadlineExceeded bool
-	// evicted is the eviction message of a pod the eviction manager evicted (evict.go): it is
-	// stopped within evictGrace, its volumes are removed, and it stays Failed with reason
-	// Evicted; evictedDone, when set, is closed once that is done.
-	evicted     string
-	evictGrace  time.Duration
-	evictedDone chan struct{}
+	// evicted is the eviction message of a pod the eviction manager evicted, or a critical pod
+	// preempted (evict.go): it is stopped within evictGrace, its volumes are removed, and it
+	// stays Failed with evictedReason (Evicted when empty, or Preempting); evictedDone, when
+	// set, is closed once that is done.
+	evicted       string
+	evictedReason string
+	evictGrace    time.Duration
+	evictedDone   chan struct{}
 	// stopped is set once every container has been stopped after deleting, the deadline or an
 	// eviction.
 	stopped bool

@@ -88,7 +88,7 @@ func podStatus(st *podState, in statusInput) *corev1.PodStatus {
 			out.Reason = reasonNotAdmitted // refused by an agent that kept no reason
 		}
 	case st.evicted != "":
-		out.Reason, out.Message = ReasonEvicted, st.evicted
+		out.Reason, out.Message = st.evictionReason(), st.evicted
 	case st.deadlineExceeded:
 		out.Reason, out.Message = reasonDeadlineExceeded, messageDeadlineExceeded
 	}

@@ -33,10 +33,11 @@ type savedPod struct {
 	// goes on stopping and cleaning up the pod rather than starting it again.
 	Deleting bool          `json:"deleting,omitempty"`
 	Grace    time.Duration `json:"grace,omitempty"`
-	// Evicted is the eviction message of an evicted pod, with its grace: a restarted agent
-	// keeps it Failed and stopped.
-	Evicted    string        `json:"evicted,omitempty"`
-	EvictGrace time.Duration `json:"evictGrace,omitempty"`
+	// Evicted is the eviction message of an evicted pod, with its grace and its reason
+	// (Evicted when empty, or Preempting): a restarted agent keeps it Failed and stopped.
+	Evicted       string        `json:"evicted,omitempty"`
+	EvictGrace    time.Duration `json:"evictGrace,omitempty"`
+	EvictedReason string        `json:"evictedReason,omitempty"`
 }
 
 // savePod writes the pod's file atomically and durably (atomicfile: a synced temporary file
@@ -72,7 +73,7 @@ func (p *Provider) encodePodLocked(st *podState) (*podRecord, error) {
 	pod := st.pod.DeepCopy()
 	pod.Status = corev1.PodStatus{}
 	data, err := json.Marshal(savedPod{Pod: pod, StartTime: st.startTime, Refused: st.refused, RefusedReason: st.refusedReason, Deleting: st.deleting, Grace: st.grace,
-		Evicted: st.evicted, EvictGrace: st.evictGrace})
+		Evicted: st.evicted, EvictGrace: st.evictGrace, EvictedReason: st.evictedReason})
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +150,7 @@ func (p *Provider) restore(ctx context.Context) error {
 		}
 		st := &podState{
 			pod: saved.Pod, startTime: saved.StartTime, refused: saved.Refused, refusedReason: saved.RefusedReason,
-			deleting: saved.Deleting, grace: saved.Grace, evicted: saved.Evicted, evictGrace: saved.EvictGrace,
+			deleting: saved.Deleting, grace: saved.Grace, evicted: saved.Evicted, evictGrace: saved.EvictGrace, evictedReason: saved.EvictedReason,
 			containers: map[string]*containerRecord{}, waiting: map[string]waitingReason{},
 		}
 		p.pods[saved.Pod.UID] = st

@@ -24,6 +24,9 @@ import (
 //     on all addresses);
 //   - a NoExecute taint of the node that the pod does not tolerate (not for a static pod,
 //     whose node is its administrator's).
+//
+// A node that declares no allocatable at all (a library user's provider that leaves it out)
+// is not short of anything: the kubelet's always declares some, pods among them.
 func Check(logger klog.Logger, pod *corev1.Pod, node *corev1.Node, admitted []*corev1.Pod) []Failure {
 	out := fitResources(pod, node, admitted)
 	if ok, err := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); !ok || err != nil {
@@ -50,6 +53,9 @@ func Check(logger klog.Logger, pod *corev1.Pod, node *corev1.Node, admitted []*c
 func fitResources(pod *corev1.Pod, node *corev1.Node, admitted []*corev1.Pod) []Failure {
 	var out []Failure
 	capacity := allocatable(node)
+	if len(capacity) == 0 {
+		return nil
+	}
 	if allowed := capacity[corev1.ResourcePods]; int64(len(admitted))+1 > allowed {
 		out = append(out, Failure{Resource: corev1.ResourcePods, Requested: 1, Used: int64(len(admitted)), Capacity: allowed})
 	}

@@ -84,6 +84,8 @@ func TestCheck(t *testing.T) {
 		admitted []*corev1.Pod
 		want     []Failure
 	}{
+		{name: "a node that declares no allocatable is short of nothing",
+			pod: requesting(8, 10), node: &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "machine1"}}, admitted: []*corev1.Pod{requesting(5, 19)}},
 		{name: "no resources/port/host requested always fits",
 			pod: &corev1.Pod{}, node: node(10, 20, 32), admitted: []*corev1.Pod{requesting(9, 19)}},
 		{name: "not enough cpu and memory resource",
@@ -119,7 +121,7 @@ func TestCheck(t *testing.T) {
 		{name: "an init container's hostport is not held",
 			pod: withPorts(corev1.ContainerPort{HostPort: 123}), node: node(10, 20, 32), admitted: []*corev1.Pod{initPort}},
 		{name: "taint/toleration match",
-			pod: &corev1.Pod{Spec: corev1.PodSpec{Tolerations: []corev1.Toleration{{Key: "foo"}, {Key: "bar"}}}},
+			pod:  &corev1.Pod{Spec: corev1.PodSpec{Tolerations: []corev1.Toleration{{Key: "foo"}, {Key: "bar"}}}},
 			node: tainted(node(10, 20, 32), corev1.Taint{Key: "foo", Effect: corev1.TaintEffectNoSchedule}, corev1.Taint{Key: "bar", Effect: corev1.TaintEffectNoExecute})},
 		{name: "NoSchedule taint/toleration not match",
 			pod: &corev1.Pod{}, node: tainted(node(10, 20, 32), corev1.Taint{Key: "foo", Effect: corev1.TaintEffectNoSchedule})},

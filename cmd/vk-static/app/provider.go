@@ -15,6 +15,7 @@ import (
 
 	"github.com/vk-static/vk-static/agent"
 	kubeletv1beta1 "github.com/vk-static/vk-static/cmd/vk-static/internal/kubeletconfig/v1beta1"
+	"github.com/vk-static/vk-static/eviction"
 	"github.com/vk-static/vk-static/internal/host"
 	"github.com/vk-static/vk-static/lifecycle"
 	"github.com/vk-static/vk-static/provider/mock"
@@ -205,7 +206,8 @@ func firstIP(ips []string) string {
 }
 
 // machineResources sets the Node's capacity from the machine and its allocatable, that less
-// --system-reserved and --kube-reserved, and returns the allocatable.
+// --system-reserved, --kube-reserved and the hard eviction thresholds (the kubelet's node
+// allocatable), and returns the allocatable.
 func machineResources(o *options, n *corev1.Node) (corev1.ResourceList, error) {
 	capacity, err := host.Capacity(o.RootDir, int64(o.MaxPods))
 	if err != nil {
@@ -213,7 +215,9 @@ func machineResources(o *options, n *corev1.Node) (corev1.ResourceList, error) {
 	}
 	system, _ := reservation(o.Process.SystemReserved) // validated
 	kube, _ := reservation(o.Process.KubeReserved)
-	n.Status.Capacity, n.Status.Allocatable = capacity, host.Allocatable(capacity, system, kube)
+	thresholds, _ := o.evictionThresholds() // validated
+	n.Status.Capacity = capacity
+	n.Status.Allocatable = host.Allocatable(capacity, system, kube, eviction.HardReservation(thresholds, capacity))
 	return n.Status.Allocatable, nil
 }
 
