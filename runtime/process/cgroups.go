@@ -20,10 +20,13 @@ type Cgroups struct {
 	PerQOS bool
 	// PodPidsLimit is --pod-pids-limit; zero or negative is no limit.
 	PodPidsLimit int64
+	// SingleProcessOOMKill is --single-process-oom-kill (the kubelet's singleProcessOOMKill):
+	// on cgroup v2 the OOM killer ends one process of a container, as on v1, not all of them.
+	SingleProcessOOMKill bool
 }
 
-// ReasonOOMKilled is the reason of a container the kernel's OOM killer ended, as CRI runtimes
-// report it.
+// ReasonOOMKilled is the reason of a container the kernel's OOM killer ended, as the kubelet
+// reports it (cgroup.EndedByOOMKill).
 const ReasonOOMKilled = "OOMKilled"
 
 // initCgroups opens the hierarchy, or keeps why it cannot be used (CgroupsUnavailable).
@@ -31,7 +34,8 @@ func (r *Runtime) initCgroups() {
 	if r.cfg.Cgroups == nil {
 		return
 	}
-	h, err := cgroup.New(cgroup.Config{Root: r.cfg.Cgroups.Root, PerQOS: r.cfg.Cgroups.PerQOS, PodPidsLimit: r.cfg.Cgroups.PodPidsLimit})
+	h, err := cgroup.New(cgroup.Config{Root: r.cfg.Cgroups.Root, PerQOS: r.cfg.Cgroups.PerQOS, PodPidsLimit: r.cfg.Cgroups.PodPidsLimit,
+		SingleProcessOOMKill: r.cfg.Cgroups.SingleProcessOOMKill})
 	if err != nil {
 		r.cgroupsErr = fmt.Errorf("cgroups cannot be used: %w", err)
 		return
@@ -85,7 +89,7 @@ func (r *Runtime) containerCgroup(sb *sandboxRecord, id string, cfg *lifecycle.C
 	if r.cgroups == nil || len(sb.Cgroups) == 0 {
 		return nil, nil
 	}
-	paths, err := r.cgroups.CreateContainer(sb.Cgroups, id, cfg.Container)
+	paths, err := r.cgroups.CreateContainer(sb.Cgroups, cfg.Pod, id, cfg.Container)
 	if err != nil {
 		return nil, fmt.Errorf("container cgroup: %w", err)
 	}
@@ -104,8 +108,8 @@ func (r *Runtime) killCgroup(ctx context.Context, rec *containerRecord) {
 }
 
 // concludeCgroup finishes the cgroup of a container that has ended: what is left in it is
-// killed, an OOM kill is recorded as the reason (ReasonOOMKilled, as the kubelet reports it),
-// and the cgroup is removed. A container whose cgroup is gone already is left as it is, so a
+// killed, an end that an OOM kill caused is recorded as the reason (ReasonOOMKilled,
+// cgroup.EndedByOOMKill), and the cgroup is removed. A container whose cgroup is gone already is left as it is, so a
 // restarted agent calls it again safely.
 func (r *Runtime) concludeCgroup(ctx context.Context, id string) {
 	if r.cgroups == nil {
@@ -125,9 +129,8 @@ func (r *Runtime) concludeCgroup(ctx context.Context, id string) {
 	if pids, err := r.cgroups.Pids(rec.Cgroups); err != nil || len(pids) > 0 {
 		r.killCgroup(ctx, rec)
 	}
-	// As containerd: any OOM kill in the container's cgroup is the reason, whatever the exit code
-	// (a shell whose child was killed may exit 0).
-	if ooms, err := r.cgroups.OOMKills(rec.Cgroups); err == nil && ooms > 0 && st.Reason == "" {
+	// Read after the kill above: it is the workload's end, recorded before, that tells.
+	if ooms, err := r.cgroups.OOMKills(rec.Cgroups); err == nil && cgroup.EndedByOOMKill(ooms, st.ExitCode) && st.Reason == "" {
 		st.Reason = ReasonOOMKilled
 		_ = r.recordEnd(ctx, id, st) // reported there when it fails
 		logger(ctx).V(2).Info("Container OOM-killed", "container", id, "name", rec.Config.Name, "oomKills", ooms, "exitCode", st.ExitCode)
@@ -157,6 +160,27 @@ func (r *Runtime) cgroupStats(rec *containerRecord) (*lifecycle.ContainerStats, 
 	}
 	return &lifecycle.ContainerStats{Timestamp: r.clock.Now(), CPUUsageCoreNanoSeconds: u.CPU, MemoryWorkingSetBytes: u.WorkingSet, MemoryUsageBytes: u.Memory,
 		Processes: uint64(max(u.Pids, 0))}, nil
+}
+
+// removeIdlePodCgroups removes the cgroup of every pod that nothing runs in, for Close: with
+// --stop-pods-on-exit the lifecycle has stopped every container (and their cgroups went as they
+// ended), and the agent leaves no pod cgroup behind. Pods whose containers run on keep theirs;
+// a pod whose cgroup went gets it back with its next container (cgroup.CreateContainer).
+func (r *Runtime) removeIdlePodCgroups() {
+	if r.cgroups == nil {
+		return
+	}
+	ids, err := r.listIDs(sandboxesDir)
+	if err != nil {
+		return
+	}
+	for _, id := range ids {
+		if rec, err := r.loadSandbox(id); err == nil && len(rec.Cgroups) > 0 {
+			if err := r.cgroups.RemoveIfEmpty(rec.Cgroups); err != nil {
+				logger(context.Background()).Error(err, "Removing the cgroup of a pod nothing runs in", "sandbox", id)
+			}
+		}
+	}
 }
 
 // removePodCgroup removes the cgroup of a removed sandbox's pod, unless another sandbox of the

@@ -2,6 +2,7 @@ package process
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -81,6 +82,89 @@ func TestCgroupMemoryLimitOOMKilled(t *testing.T) {
 	for _, dir := range rec.Cgroups {
 		require.Eventually(t, func() bool { _, err := os.Stat(dir); return os.IsNotExist(err) }, waitFor, tick, "the ended container's cgroup %s", dir)
 	}
+}
+
+// An OOM kill ends a container only when the kernel ended its workload: with a shell whose
+// child is killed, on cgroup v2 (memory.oom.group, as the kubelet sets it) the whole container
+// goes — exit code 137, reason OOMKilled, the shell never goes on — while on v1, or with
+// SingleProcessOOMKill, only the child goes and the shell's end is its own: it goes on and exits
+// 0, and no OOMKilled reason is invented for a container that completed.
+func TestCgroupOOMKillOfAChild(t *testing.T) {
+	for _, single := range []bool{false, true} {
+		t.Run(fmt.Sprintf("singleProcessOOMKill=%v", single), func(t *testing.T) {
+			root := cgrouptest.Root(t)
+			r := newTestRuntime(t, Config{Cgroups: &Cgroups{Root: root, PerQOS: true, SingleProcessOOMKill: single}})
+			require.NoError(t, r.CgroupsUnavailable())
+			_, id, _ := runInPod(t, r, limits("", "48Mi"), `dd if=/dev/zero of=/dev/null bs=200M count=1; echo survived`)
+			rec, err := r.loadContainer(id)
+			require.NoError(t, err)
+			group := r.CgroupVersion() == 2 && !single
+			if r.CgroupVersion() == 2 {
+				data, err := os.ReadFile(filepath.Join(rec.Cgroups[""], "memory.oom.group"))
+				require.NoError(t, err)
+				assert.Equal(t, map[bool]string{true: "1", false: "0"}[group], strings.TrimSpace(string(data)), "memory.oom.group")
+			}
+			waitExited(t, r, id)
+			for _, dir := range rec.Cgroups {
+				require.Eventually(t, func() bool { _, err := os.Stat(dir); return os.IsNotExist(err) }, waitFor, tick, "the ended container's cgroup %s, removed once concluded", dir)
+			}
+			s := status(t, r, id)
+			out := logContents(t, rec.Config.LogPath, "stdout")
+			if group {
+				assert.Equal(t, int32(137), s.ExitCode)
+				assert.Equal(t, ReasonOOMKilled, s.Reason)
+				assert.Empty(t, out, "the shell was killed with its child")
+			} else {
+				assert.Equal(t, int32(0), s.ExitCode)
+				assert.Empty(t, s.Reason, "a container that completed")
+				assert.Equal(t, []string{"survived"}, out)
+			}
+		})
+	}
+}
+
+// The agent leaves no cgroup behind for a pod nothing runs in: when the runtime closes (the
+// agent stops, with --stop-pods-on-exit after every container stopped) the pod's cgroup goes,
+// while a pod whose container runs on keeps its own. The pod's next container makes it again,
+// with the pod's limits.
+func TestCgroupIdlePodRemovedAtClose(t *testing.T) {
+	r, _ := cgroupRuntime(t, 0)
+	sandboxID, id, pod := runInPod(t, r, limits("", "64Mi"), `exit 0`)
+	_, busyID, busy := runInPod(t, r, limits("", ""), `exec sleep 1000`)
+	waitExited(t, r, id)
+	rec, err := r.loadContainer(id)
+	require.NoError(t, err)
+	for _, dir := range rec.Cgroups {
+		require.Eventually(t, func() bool { _, err := os.Stat(dir); return os.IsNotExist(err) }, waitFor, tick, "the ended container's cgroup %s", dir)
+	}
+	require.True(t, cgrouptest.Exists(r.cgroups.PodPath(pod)))
+
+	require.NoError(t, r.Close())
+	assert.False(t, cgrouptest.Exists(r.cgroups.PodPath(pod)), "the idle pod's cgroup is gone")
+	assert.True(t, cgrouptest.Exists(r.cgroups.PodPath(busy)), "the busy pod's cgroup stays")
+
+	r2 := newTestRuntime(t, Config{StateDir: r.cfg.StateDir, Cgroups: r.cfg.Cgroups})
+	cfg := &lifecycle.ContainerConfig{Name: "c2", Command: []string{"sh", "-c", "exec sleep 1000"}, Env: []string{testPath},
+		LogPath: filepath.Join(t.TempDir(), "c2.log"), Pod: pod, Container: &pod.Spec.Containers[0]}
+	id2, err := r2.CreateContainer(context.Background(), sandboxID, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		// r is closed: r2, which took up the busy container, stops it.
+		ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+		defer cancel()
+		_ = r2.StopContainer(ctx, busyID, 0)
+		_ = r2.RemoveContainer(ctx, id2)
+	})
+	sb, err := r2.loadSandbox(sandboxID)
+	require.NoError(t, err)
+	limit := map[int]string{1: "memory.limit_in_bytes", 2: "memory.max"}[r2.CgroupVersion()]
+	dir := sb.Cgroups[""]
+	if dir == "" {
+		dir = sb.Cgroups["memory"]
+	}
+	data, err := os.ReadFile(filepath.Join(dir, limit))
+	require.NoError(t, err, "the pod's cgroup, made again")
+	assert.Equal(t, strconv.Itoa(64<<20), strings.TrimSpace(string(data)), "with the pod's limit")
 }
 
 // A CPU limit is a CFS quota: a busy loop under 100m is throttled, as the cgroup's stats show.

@@ -69,11 +69,12 @@
 //     the leader of a new session and process group; with a cgroup, forked inside it: on v1 by
 //     a thread of the supervisor that joined it alone and ends after the fork (the start
 //     returns once it has exited, so the supervisor's pid is never among the cgroup's when
-//     the runtime sees the start), else (v2, and
-//     every exec) through the init helper (the supervisor binary re-executed as
-//     vk-static-init), which joins the container's cgroup, then drops to the user and executes
-//     the command in its own place — nothing the workload does runs outside the cgroup, and
-//     the supervisor itself stays out of it;
+//     the runtime sees the start), on v2 (and every exec on v2) cloned straight into it
+//     (CLONE_INTO_CGROUP), else (every exec on v1, a kernel without CLONE_INTO_CGROUP) through
+//     the init helper (the supervisor binary re-executed as vk-static-init), which joins the
+//     container's cgroup, then drops to the user and executes the command in its own place —
+//     nothing the workload does runs outside the cgroup, and the supervisor itself stays out of
+//     it;
 //   - writes state.json (pid and its start time from /proc/<pid>/stat, which tells the
 //     workload from a later process with the same pid) and reports on fd 3, which stays open as
 //     the runtime's watch connection;
@@ -96,13 +97,16 @@
 // cgroupfs driver (package internal/cgroup, through the cgroup library the kubelet uses; v1 and
 // v2): RunSandbox makes the pod's cgroup (<root>/kubepods[/burstable|/besteffort]/pod<UID>,
 // the pod's limits and --pod-pids-limit), CreateContainer the container's inside it (its memory
-// limit, CPU quota and shares), and both paths are recorded (sandbox.json, config.json) so that
+// limit, CPU quota and shares; on v2 memory.oom.group=1, as the kubelet sets it, unless
+// Cgroups.SingleProcessOOMKill), and both paths are recorded (sandbox.json, config.json) so that
 // a restarted agent finds them again. The kernel enforces the limits; ContainerStats reads the
 // cgroup (every process in it, a setsid child and an exec'd command included); StopContainer's
 // SIGKILL also kills everything in the cgroup (freezer on v1, cgroup.kill on v2), and so does
-// the container's end; an ended container OOM-killed in its cgroup gets Reason "OOMKilled" (its
-// exit code 137 is the kernel's SIGKILL) and its cgroup is removed; RemoveSandbox removes the
-// pod's. Where cgroups cannot be used (not root, none mounted), CgroupsUnavailable says why,
+// the container's end; a container that the OOM killer ended (its workload killed, exit code
+// 137, and an OOM kill counted in its cgroup: not a shell that outlived its killed child) gets
+// Reason "OOMKilled", and its cgroup is removed; RemoveSandbox removes the pod's, and Close
+// removes the cgroup of every pod nothing runs in (CreateContainer makes it again, with the
+// pod's limits). Where cgroups cannot be used (not root, none mounted), CgroupsUnavailable says why,
 // and the lifecycle warns each pod with limits (LimitsNotEnforced).
 //
 // A supervisor that died without recording the workload's end (killed) is noticed by its watch

@@ -132,7 +132,8 @@ func New(cfg Config) (*Runtime, error) {
 }
 
 // Close stops watching containers. It does not stop them: their supervisors keep them running
-// and the next Runtime on the same StateDir takes them up again.
+// and the next Runtime on the same StateDir takes them up again. The cgroups of pods nothing
+// runs in are removed (removeIdlePodCgroups).
 func (r *Runtime) Close() error {
 	r.mu.Lock()
 	r.closed = true
@@ -144,6 +145,8 @@ func (r *Runtime) Close() error {
 	r.mu.Unlock()
 	r.wg.Wait()
 	if lock != nil {
+		// While the state directory is still this Runtime's.
+		r.removeIdlePodCgroups()
 		return lock.Close() // releases the flock
 	}
 	return nil

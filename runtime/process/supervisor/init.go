@@ -25,7 +25,9 @@ import (
 // the start would leave a moment in which the command could fork outside the cgroup; moving the
 // supervisor itself in would charge its memory to the container and kill it with the container.
 // A failure before the exec is written to fd 3, a close-on-exec pipe whose EOF means the
-// command runs. On cgroup v1 the workload itself is started without it (launcher.startInCgroup).
+// command runs. On cgroup v1 the workload itself is started without it (launcher.startInCgroup);
+// on v2 every command is cloned straight into the cgroup (startInCgroup), and the helper runs
+// only to mount a /proc, or where the kernel refuses the clone.
 
 // initSpec is the helper's argument.
 type initSpec struct {

@@ -28,6 +28,10 @@ type Config struct {
 	// PodPidsLimit is --pod-pids-limit: the most processes and threads a pod's cgroup holds;
 	// zero or negative is no limit.
 	PodPidsLimit int64
+	// SingleProcessOOMKill is the kubelet's singleProcessOOMKill: on cgroup v2 the OOM killer
+	// ends only the process it chose, as on v1, instead of the container's every process
+	// (memory.oom.group, which the kubelet sets on each container's cgroup by default).
+	SingleProcessOOMKill bool
 }
 
 // Paths are a cgroup's directories as the library gives them (Manager.GetPaths): by
@@ -39,6 +43,9 @@ type Paths map[string]string
 type Hierarchy struct {
 	cfg Config
 	v2  bool
+	// oomGroup: containers' cgroups get memory.oom.group=1 (v2, a kernel that has it, and not
+	// Config.SingleProcessOOMKill).
+	oomGroup bool
 	// mounts are the mount points of the v1 hierarchies cgroups are made in (v1Controllers
 	// that are mounted), by controller; none on v2.
 	mounts map[string]string
@@ -79,8 +86,13 @@ func New(cfg Config) (*Hierarchy, error) {
 		}
 	}
 	// Making the QoS cgroups proves that the hierarchy is there and writable.
-	if _, err := h.ensure(h.qosPath(corev1.PodQOSBurstable), &cgroups.Resources{}); err != nil {
+	burstable, err := h.ensure(h.qosPath(corev1.PodQOSBurstable), &cgroups.Resources{})
+	if err != nil {
 		return nil, err
+	}
+	if h.v2 && !cfg.SingleProcessOOMKill {
+		// Any cgroup below one with the memory controller has the file (Linux 4.19 and later).
+		h.oomGroup = cgroups.PathExists(path.Join(burstable[""], "memory.oom.group"))
 	}
 	if cfg.PerQOS {
 		if _, err := h.ensure(h.qosPath(corev1.PodQOSBestEffort), &cgroups.Resources{CpuShares: minShares}); err != nil {
@@ -126,17 +138,30 @@ func (h *Hierarchy) EnsurePod(pod *corev1.Pod) (Paths, error) {
 	return h.ensure(h.PodPath(pod), podResources(pod, qos, h.cfg.PodPidsLimit))
 }
 
-// CreateContainer makes the cgroup of container id of a pod whose cgroup is podPaths, with the
-// container's limits: a directory id in each of the pod's.
-func (h *Hierarchy) CreateContainer(podPaths Paths, id string, c *corev1.Container) (Paths, error) {
+// CreateContainer makes the cgroup of container id of pod, whose cgroup is podPaths, with the
+// container's limits: a directory id in each of the pod's. A pod's cgroup that is gone (its
+// containers had all ended when the agent stopped: RemoveIfEmpty) is made again first, with the
+// pod's limits: the container's would otherwise be made without them.
+func (h *Hierarchy) CreateContainer(podPaths Paths, pod *corev1.Pod, id string, c *corev1.Container) (Paths, error) {
 	if len(podPaths) == 0 {
 		return nil, errors.New("no pod cgroup recorded")
+	}
+	if !h.Exists(podPaths) && pod != nil {
+		if _, err := h.create(maps.Clone(podPaths), podResources(pod, podutil.QOSClass(pod), h.cfg.PodPidsLimit)); err != nil {
+			return nil, err
+		}
 	}
 	paths := Paths{}
 	for name, dir := range podPaths {
 		paths[name] = path.Join(dir, id)
 	}
-	return h.create(paths, containerResources(c))
+	res := containerResources(c)
+	if h.oomGroup {
+		// As the kubelet: the container's processes are OOM-killed together, never one of them
+		// left behind, and the container ends as a whole (exit code 137).
+		res.Unified = map[string]string{"memory.oom.group": "1"}
+	}
+	return h.create(paths, res)
 }
 
 // ensure makes the cgroup at the cgroup path p with res: in the unified hierarchy (v2), else
@@ -259,7 +284,8 @@ func (h *Hierarchy) Stats(paths Paths) (*Usage, error) {
 	return u, nil
 }
 
-// OOMKills is how many processes of the cgroup the kernel's OOM killer ended.
+// OOMKills is how many processes of the cgroup the kernel's OOM killer ended: memory.events'
+// oom_kill on v2, memory.oom_control's on v1 (Linux 4.13 and later).
 func (h *Hierarchy) OOMKills(paths Paths) (uint64, error) {
 	m, err := h.load(paths)
 	if err != nil {
@@ -316,6 +342,33 @@ func (h *Hierarchy) KillAll(paths Paths) error {
 		}
 	}
 	return err
+}
+
+// EndedByOOMKill reports whether a container ended because the kernel's OOM killer killed it:
+// its workload was killed (exit code 137, SIGKILL's) and its cgroup counts an OOM kill
+// (oomKills, OOMKills). An OOM kill of another process of the container — possible on v1 and
+// with Config.SingleProcessOOMKill, where the killer takes one process — does not end it: a
+// shell whose child was killed may go on and exit 0, and its end is its own. (containerd
+// reports any OOM kill in the container as its reason; the kubelet on v2, where the whole
+// container goes, reports OOMKilled with 137.)
+func EndedByOOMKill(oomKills uint64, exitCode int32) bool {
+	return oomKills > 0 && exitCode == oomKilledExitCode
+}
+
+// oomKilledExitCode is the exit code of a process SIGKILL ended: 128 + 9.
+const oomKilledExitCode = 128 + int32(syscall.SIGKILL)
+
+// RemoveIfEmpty removes the cgroup when nothing is in it: no process, no cgroup below it. A
+// cgroup in use stays as it is (rmdir refuses it: EBUSY), and one gone already is no error.
+func (h *Hierarchy) RemoveIfEmpty(paths Paths) error {
+	var errs []error
+	for _, dir := range paths {
+		err := syscall.Rmdir(dir)
+		if err != nil && !errors.Is(err, syscall.EBUSY) && !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, syscall.ENOENT) {
+			errs = append(errs, fmt.Errorf("remove cgroup %s: %w", dir, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Destroy removes the cgroup (its processes must have ended).

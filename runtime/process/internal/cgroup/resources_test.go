@@ -59,3 +59,11 @@ func TestPodResources(t *testing.T) {
 	assert.EqualValues(t, 2, podResources(&corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{}}}}, corev1.PodQOSBestEffort, 0).CpuShares)
 	assert.Nil(t, podResources(&corev1.Pod{}, corev1.PodQOSBestEffort, -1).PidsLimit)
 }
+
+// Only a workload the kernel killed (137) in a cgroup that counts an OOM kill ended by it.
+func TestEndedByOOMKill(t *testing.T) {
+	assert.True(t, EndedByOOMKill(1, 137))
+	assert.False(t, EndedByOOMKill(1, 0), "a child was killed, the shell completed")
+	assert.False(t, EndedByOOMKill(2, 1), "a child was killed, the shell failed on its own")
+	assert.False(t, EndedByOOMKill(0, 137), "killed by someone else")
+}
