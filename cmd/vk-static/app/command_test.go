@@ -54,7 +54,7 @@ maxPods: 50
 kubeAPIQPS: 20
 registerWithTaints:
 - {key: dedicated, value: edge, effect: NoSchedule}
-cgroupDriver: systemd
+cgroupDriver: cgroupfs
 `)
 	o, err := parse(t, "--config", cfg, "--max-pods", "70")
 	if err != nil {
@@ -144,6 +144,7 @@ func TestInvalidFlagsNameTheFlag(t *testing.T) {
 		{[]string{"--node-status-max-images", "-2"}, "--node-status-max-images"},
 		{[]string{"--memory-limit", "lots"}, "--memory-limit"},
 		{[]string{"--memory-limit", "-5Mi"}, "--memory-limit"},
+		{[]string{"--cgroup-driver", "systemd"}, "--cgroup-driver: systemd is not supported by --provider process: use cgroupfs"},
 	} {
 		_, err := parse(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -152,6 +153,11 @@ func TestInvalidFlagsNameTheFlag(t *testing.T) {
 	}
 	if _, err := parse(t); err != nil {
 		t.Errorf("defaults are invalid: %v", err)
+	}
+	// A CRI runtime makes its own cgroups with its own driver: a kubelet's configuration that
+	// names systemd is taken as it is.
+	if _, err := parse(t, "--provider", "cri", "--cgroup-driver", "systemd"); err != nil {
+		t.Errorf("--provider cri --cgroup-driver systemd: %v", err)
 	}
 }
 

@@ -67,6 +67,7 @@ func (o *options) kubeletConfiguration() kubeletv1beta1.KubeletConfiguration {
 		CgroupsPerQOS:             ptr.To(o.Process.Cgroups.CgroupsPerQOS),
 		CgroupDriver:              o.Process.Cgroups.CgroupDriver,
 		PodPidsLimit:              ptr.To(o.Process.Cgroups.PodPidsLimit),
+		SingleProcessOOMKill:      ptr.To(o.Process.Cgroups.SingleProcessOOMKill),
 
 		ContainerRuntimeEndpoint:    o.CRI.RuntimeEndpoint,
 		ImageServiceEndpoint:        o.CRI.ImageEndpoint,

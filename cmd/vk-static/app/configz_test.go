@@ -27,7 +27,7 @@ var configzArgs = []string{
 	"--container-runtime-endpoint", "unix:///c.sock", "--image-service-endpoint", "unix:///i.sock",
 	"--image-gc-high-threshold", "90", "--image-gc-low-threshold", "70", "--minimum-image-ttl-duration", "5m0s",
 	"--cluster-domain", "cluster.example",
-	"--cgroup-root", "/vk", "--cgroups-per-qos=false", "--cgroup-driver", "systemd", "--pod-pids-limit", "100",
+	"--cgroup-root", "/vk", "--cgroups-per-qos=false", "--cgroup-driver", "cgroupfs", "--pod-pids-limit", "100", "--single-process-oom-kill",
 	"--allowed-unsafe-sysctls", "kernel.msg*,net.core.somaxconn",
 	"--eviction-hard", "memory.available<1Gi", "--eviction-soft", "memory.available<2Gi", "--eviction-soft-grace-period", "memory.available=1m",
 	"--eviction-minimum-reclaim", "memory.available=100Mi", "--eviction-pressure-transition-period", "1m",

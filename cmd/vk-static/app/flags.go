@@ -44,6 +44,7 @@ var kubeletConfigFields = map[string]string{
 	"cgroups-per-qos":              "cgroupsPerQOS",
 	"cgroup-driver":                "cgroupDriver",
 	"pod-pids-limit":               "podPidsLimit",
+	"single-process-oom-kill":      "singleProcessOOMKill",
 	"pod-manifest-path":            "staticPodPath",
 	"manifest-url":                 "staticPodURL",
 	"manifest-url-header":          "staticPodURLHeader",

@@ -79,6 +79,7 @@ func TestKubeletConfigFieldsAreTheOnesApplied(t *testing.T) {
 		"cgroupsPerQOS":             "cgroupsPerQOS: false",
 		"cgroupDriver":              "cgroupDriver: systemd",
 		"podPidsLimit":              "podPidsLimit: 100",
+		"singleProcessOOMKill":      "singleProcessOOMKill: true",
 		"staticPodURL":              "staticPodURL: http://x/m",
 		"staticPodURLHeader":        "staticPodURLHeader: {A: [b]}",
 		"fileCheckFrequency":        "fileCheckFrequency: 3s",

@@ -220,6 +220,7 @@ func (o *options) validate() error {
 	o.validateSysctls(bad)
 	o.validateNodeHealth(bad)
 	o.validateClusterDomain(bad)
+	o.validateCgroupDriver(bad)
 	o.validateCertificates(bad)
 	if o.RootDir == "" {
 		bad("root-dir", "must not be empty")

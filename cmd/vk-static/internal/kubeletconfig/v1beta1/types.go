@@ -47,6 +47,7 @@ type KubeletConfiguration struct {
 	CgroupDriver                     string                `json:"cgroupDriver,omitempty"`
 	MaxPods                          int32                 `json:"maxPods,omitempty"`
 	PodPidsLimit                     *int64                `json:"podPidsLimit,omitempty"`
+	SingleProcessOOMKill             *bool                 `json:"singleProcessOOMKill,omitempty"`
 	NodeStatusMaxImages              *int32                `json:"nodeStatusMaxImages,omitempty"`
 	KubeAPIQPS                       *int32                `json:"kubeAPIQPS,omitempty"`
 	KubeAPIBurst                     int32                 `json:"kubeAPIBurst,omitempty"`
@@ -86,7 +87,6 @@ type KubeletConfiguration struct {
 	KubeletCgroups                            json.RawMessage `json:"kubeletCgroups,omitempty"`
 	SystemCgroups                             json.RawMessage `json:"systemCgroups,omitempty"`
 	CPUManagerPolicy                          json.RawMessage `json:"cpuManagerPolicy,omitempty"`
-	SingleProcessOOMKill                      json.RawMessage `json:"singleProcessOOMKill,omitempty"`
 	CPUManagerPolicyOptions                   json.RawMessage `json:"cpuManagerPolicyOptions,omitempty"`
 	CPUManagerReconcilePeriod                 json.RawMessage `json:"cpuManagerReconcilePeriod,omitempty"`
 	MemoryManagerPolicy                       json.RawMessage `json:"memoryManagerPolicy,omitempty"`
