@@ -39,6 +39,7 @@ func TestSystemdUnit(t *testing.T) {
 	require.NoError(t, err)
 	for key, want := range map[string]string{
 		"Service.KillMode":           "process", // containers outlive the agent
+		"Service.Delegate":           "yes",     // and systemd leaves their supervisors alone
 		"Service.Restart":            "always",
 		"Install.WantedBy":           "multi-user.target",
 		"Unit.StartLimitIntervalSec": "0",
