@@ -82,8 +82,12 @@ func TestProcessProviderNodeHasTheMachinesCapacity(t *testing.T) {
 	assert.Equal(t, int64(runtime.NumCPU()), capacity.Cpu().Value())
 	assert.Equal(t, int64(20), capacity.Pods().Value())
 	assert.Equal(t, capacity.Cpu().MilliValue()-100, allocatable.Cpu().MilliValue())
-	assert.Equal(t, capacity.Memory().Value()-128<<20, allocatable.Memory().Value())
+	// As the kubelet's: the reservations, and what the default hard eviction thresholds keep
+	// back (memory.available<100Mi, nodefs.available<10%, taken as a float32 fraction).
+	assert.Equal(t, capacity.Memory().Value()-128<<20-100<<20, allocatable.Memory().Value())
 	assert.Positive(t, capacity.StorageEphemeral().Value())
+	disk := capacity.StorageEphemeral().Value()
+	assert.Equal(t, disk-int64(float64(disk)*float64(float32(0.1))), allocatable.StorageEphemeral().Value())
 	assert.Empty(t, registered.Spec.Taints)
 }
 
