@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/vk-static/vk-static/internal/mounts"
 	"github.com/vk-static/vk-static/provider"
 )
 
@@ -198,4 +199,32 @@ func gaugeValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	}
 	t.Fatalf("no metric %s", name)
 	return 0
+}
+
+// A subPath is mounted from a mount point of the pod's own (volume-subpaths), which goes with
+// the pod, after an agent restart too: nothing stays mounted below the pod's directory, and the
+// directory is removed.
+func TestSubPathMountsGoWithThePod(t *testing.T) {
+	requireMount(t)
+	h := newHarness(t)
+	pod := testPod("cu5", corev1.RestartPolicyAlways, ctr("app", "sleep"))
+	pod.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "scratch", MountPath: "/data", SubPath: "data"}}
+	require.NoError(t, h.p.CreatePod(context.Background(), pod))
+	h.eventually(pod.UID, "running", func(s *corev1.PodStatus) bool { return mainState(s, 0).Running != nil })
+	podDir := filepath.Join(h.root, "pods", string(pod.UID))
+	target := filepath.Join(podDir, "volume-subpaths", "scratch", "app", "0")
+	assert.Equal(t, target, h.rt.config("app").Mounts[0].HostPath)
+	points, err := mounts.Under(podDir)
+	require.NoError(t, err)
+	assert.Equal(t, []string{target}, points)
+
+	h.stop()
+	h.start()
+	h.deleteUntilStopped(pod)
+	require.Eventually(t, func() bool { return !h.known(pod) }, 10*time.Second, 5*time.Millisecond, "forgotten")
+	assert.NoDirExists(t, podDir)
+	points, err = mounts.Under(h.root)
+	require.NoError(t, err)
+	assert.Empty(t, points)
 }

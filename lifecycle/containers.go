@@ -377,7 +377,7 @@ func (p *Provider) containerConfig(ctx context.Context, pod *corev1.Pod, c *core
 	for _, v := range res.Env {
 		lookup[v.Name] = v.Value
 	}
-	mounts, err := volume.Mounts(pod, c, vols, func(s string) string {
+	mounts, err := p.volumes.Mounts(pod, c, vols, func(s string) string {
 		return env.Expand(s, func(name string) (string, bool) { v, ok := lookup[name]; return v, ok })
 	})
 	if err != nil {

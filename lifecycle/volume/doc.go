@@ -1,8 +1,9 @@
 // Package volume prepares a pod's volumes on the host and resolves each container's
 // volumeMounts to host paths, for the lifecycle backends: the process backend's supervisor
 // bind-mounts each Mount in the container's private mount namespace, the CRI backend passes
-// the same paths as CRI Mounts. The package itself mounts nothing into containers; the only
-// mount it makes is tmpfs on the host, where the kubelet makes one.
+// the same paths as CRI Mounts. The package itself mounts nothing into containers; the mounts
+// it makes are on the host, where the kubelet makes them: tmpfs, and the bind mount of each
+// subPath.
 //
 // Layout and behaviour are the kubelet's (v1.36):
 //
@@ -57,6 +58,19 @@
 //     kubelet's; a subPath (or expanded subPathExpr) is resolved inside its volume, symlinks
 //     followed only while they stay in it, and created as a directory when missing, with the
 //     volume root's mode including its setgid and sticky bits (the kubelet's SafeMakeDir).
+//     What was resolved is then opened beneath the volume without following any symlink
+//     (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, or one O_NOFOLLOW openat per component
+//     on kernels without it) and bind-mounted, through its descriptor, at
+//     <PodsDir>/<uid>/volume-subpaths/<volume>/<container>/<index>, the kubelet's
+//     doBindSubPath: the runtime mounts that path, which no container can reach, so a
+//     container sharing the volume that swaps a checked directory for a symlink to / is
+//     refused (ErrOutsideVolume) or too late (CVE-2017-1002101, CVE-2021-25741). The same
+//     container again reuses its mount, or replaces it when the subPath is another file by
+//     then; mounts never stack. Teardown detaches them (MNT_DETACH) and removes their mount
+//     points only once nothing is mounted below volume-subpaths; a mount there that is not at
+//     a mount point of a subPath is not Teardown's, and keeps the directory, with an error.
+//     Without the right to mount (Config.CanMount false) the checked path itself is returned,
+//     and the window until the runtime opens it stays.
 //
 // Refused, each with a *FieldError naming the field and saying what to do: every other volume
 // kind (persistentVolumeClaim, csi, nfs, ephemeral, image, ...), projected clusterTrustBundle
@@ -81,7 +95,7 @@
 //		CanMount:         os.Geteuid() == 0,
 //	})
 //	vols, warnings, err := m.Setup(ctx, pod, facts, allocatable) // warnings: the pod's Events
-//	mounts, err := volume.Mounts(pod, &pod.Spec.Containers[0], vols, expand)
+//	mounts, err := m.Mounts(pod, &pod.Spec.Containers[0], vols, expand)
 //	// ... run the container with mounts; on each periodic sync:
 //	changed, err := m.Refresh(ctx, pod, facts, allocatable)
 //	// ... when the pod is gone:

@@ -39,8 +39,10 @@ type Config struct {
 	// Clock names the timestamped data directories of projected volumes and ages the cached
 	// tokens. Nil: the real clock.
 	Clock clock.Clock
-	// CanMount says whether tmpfs can be mounted here (root in the initial user namespace).
-	// When false, an emptyDir with medium Memory is a plain directory, with a warning.
+	// CanMount says whether tmpfs and bind mounts can be made here (root in the initial user
+	// namespace). When false, an emptyDir with medium Memory is a plain directory, with a
+	// warning, and a subPath is handed to the runtime as its checked path, not bound at a
+	// mount point of the pod's own (Mounts).
 	CanMount bool
 }
 

@@ -13,15 +13,17 @@ import (
 
 // Mount is one of a container's volume mounts, resolved on the host.
 type Mount struct {
-	// HostPath is what to bind-mount: the volume's directory, or with SubPath the file or
-	// directory inside it, symlinks resolved (and checked to stay inside the volume).
+	// HostPath is what to bind-mount: the volume's directory, or with SubPath a mount point
+	// in the pod's volume-subpaths directory on which the file or directory inside the volume
+	// is bound (see Manager.Mounts), a path that no container can redirect.
 	HostPath string
 	// ContainerPath is the mountPath, absolute and clean.
 	ContainerPath string
 	// ReadOnly is the mount's readOnly, and always true for configMap, secret, downwardAPI and
 	// projected volumes, which the kubelet mounts read-only.
 	ReadOnly bool
-	// SubPath says HostPath is a file or directory inside the volume (subPath or subPathExpr).
+	// SubPath says HostPath is a file or directory inside the volume (subPath or subPathExpr),
+	// bound at a mount point of the pod's own, which Teardown removes.
 	SubPath bool
 }
 
@@ -36,10 +38,19 @@ var ErrOutsideVolume = errors.New("subPath leads outside the volume")
 //
 // A subPath that does not exist in the volume is created as a directory with the volume
 // root's mode (the kubelet does the same, so that it does not appear later owned by the
-// runtime). Refusals are *FieldError naming the field (volumeDevices, mountPropagation other
-// than None, recursiveReadOnly Enabled, an absolute or ".." subPath); a subPath that escapes
-// through a symlink wraps ErrOutsideVolume.
-func Mounts(pod *corev1.Pod, c *corev1.Container, vols Volumes, expand func(string) string) ([]Mount, error) {
+// runtime). A subPath is then opened beneath its volume without following symlinks and bound
+// at <PodsDir>/<uid>/volume-subpaths/<volume>/<container>/<index>, which is what the runtime
+// mounts (subPath); calling Mounts again for the container reuses those mounts, and Teardown
+// removes them. Refusals are *FieldError naming the field (volumeDevices, mountPropagation
+// other than None, recursiveReadOnly Enabled, an absolute or ".." subPath); a subPath that
+// escapes through a symlink, there when it is checked or swapped in while it is opened,
+// wraps ErrOutsideVolume.
+func (m *Manager) Mounts(pod *corev1.Pod, c *corev1.Container, vols Volumes, expand func(string) string) ([]Mount, error) {
+	if err := checkUID(pod.UID); err != nil {
+		return nil, err
+	}
+	unlock := m.locks.lock(pod.UID)
+	defer unlock()
 	base := containerField(pod, c.Name)
 	if len(c.VolumeDevices) > 0 {
 		return nil, refuse(base+".volumeDevices[0]", c.VolumeDevices[0].Name,
@@ -80,19 +91,22 @@ func Mounts(pod *corev1.Pod, c *corev1.Container, vols Volumes, expand func(stri
 		if err != nil {
 			return nil, err
 		}
-		m := Mount{
+		mnt := Mount{
 			HostPath:      hostPath,
 			ContainerPath: filepath.Clean("/" + vm.MountPath),
 			ReadOnly:      vm.ReadOnly || readOnlyKinds[vm.Name],
 		}
 		if subPath != "" {
-			p, err := resolveSubPath(hostPath, subPath)
+			if !isPathElement(c.Name) {
+				return nil, refuse(base+".name", c.Name, "must be a DNS label (it names a directory)")
+			}
+			p, err := m.subPath(m.subPathTarget(pod.UID, vm.Name, c.Name, j), hostPath, subPath)
 			if err != nil {
 				return nil, fmt.Errorf("%s %q: %w", subField, subPath, err)
 			}
-			m.HostPath, m.SubPath = p, true
+			mnt.HostPath, mnt.SubPath = p, true
 		}
-		mounts = append(mounts, m)
+		mounts = append(mounts, mnt)
 	}
 	return mounts, nil
 }
@@ -133,15 +147,15 @@ func mountSubPath(vm corev1.VolumeMount, field string, expand func(string) strin
 // resolveSubPath walks rel below the volume root one element at a time, resolving each
 // symlink and checking that it stays inside the root (a configMap's "key -> ..data/key" does;
 // a link to / does not), and creates missing directories with the root's mode. It returns the
-// resolved path, so that the mount takes what was checked.
-func resolveSubPath(volumePath, rel string) (string, error) {
-	root, err := filepath.EvalSymlinks(volumePath)
+// root and the resolved path, symlinks resolved, for openBeneath to open what was checked.
+func resolveSubPath(volumePath, rel string) (root, resolved string, err error) {
+	root, err = filepath.EvalSymlinks(volumePath)
 	if err != nil {
-		return "", fmt.Errorf("resolving the volume: %w", err)
+		return "", "", fmt.Errorf("resolving the volume: %w", err)
 	}
 	rootInfo, err := os.Stat(root)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	cur := root
 	for _, elem := range strings.Split(filepath.Clean(rel), "/") {
@@ -154,36 +168,40 @@ func resolveSubPath(volumePath, rel string) (string, error) {
 		case errors.Is(err, fs.ErrNotExist):
 			// The root's mode with its setgid and sticky bits, as the kubelet's SafeMakeDir:
 			// an fsGroup volume's subPath is the group's, and group-writable, like the root.
+			// Made beneath its parent opened without following symlinks: a sibling container
+			// that swaps the parent for a symlink meanwhile gets a refusal, not a directory
+			// made where the symlink points.
 			perm := rootInfo.Mode() & (fs.ModePerm | fs.ModeSetgid | fs.ModeSetuid | fs.ModeSticky)
-			if err := os.Mkdir(next, perm.Perm()); err != nil {
-				return "", fmt.Errorf("creating %s: %w", next, err)
+			parent, err := filepath.Rel(root, cur)
+			if err != nil {
+				return "", "", err
 			}
-			if err := os.Chmod(next, perm); err != nil {
-				return "", err
+			if err := mkdirBeneath(root, parent, elem, perm); err != nil {
+				return "", "", fmt.Errorf("creating %s: %w", next, err)
 			}
 		case err != nil:
-			return "", err
+			return "", "", err
 		case info.Mode()&fs.ModeSymlink != 0:
 			resolved, err := filepath.EvalSymlinks(next)
 			if errors.Is(err, fs.ErrNotExist) {
 				// A dangling link: where it points may be outside; do not create it.
 				target, _ := os.Readlink(next)
-				return "", fmt.Errorf("%s is a symlink to %q, which does not exist", elem, target)
+				return "", "", fmt.Errorf("%s is a symlink to %q, which does not exist", elem, target)
 			}
 			if err != nil {
-				return "", err
+				return "", "", err
 			}
 			if !within(resolved, root) {
-				return "", ErrOutsideVolume
+				return "", "", ErrOutsideVolume
 			}
 			next = resolved
 		}
 		cur = next
 	}
 	if !within(cur, root) {
-		return "", ErrOutsideVolume
+		return "", "", ErrOutsideVolume
 	}
-	return cur, nil
+	return root, cur, nil
 }
 
 // containerField names container name in the pod spec: spec.containers[i],

@@ -15,7 +15,8 @@ import (
 func TestMounts(t *testing.T) {
 	hostDir := t.TempDir()
 	outside := t.TempDir()
-	te := newTestEnv(t, Config{AllowedHostPaths: []string{hostDir}}, configMap("cfg", map[string]string{"app.yaml": "x"}))
+	// As root, subPaths are bound at mount points of the pod's own (subpath_test.go).
+	te := newTestEnv(t, Config{AllowedHostPaths: []string{hostDir}, CanMount: os.Geteuid() == 0}, configMap("cfg", map[string]string{"app.yaml": "x"}))
 	pod := testPod(
 		vol("scratch", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}),
 		vol("conf", corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "cfg"}}}),
@@ -139,16 +140,22 @@ func TestMounts(t *testing.T) {
 			} else {
 				p.Spec.Containers = []corev1.Container{*c}
 			}
-			mounts, err := Mounts(p, c, vols, expand)
+			mounts, err := te.m.Mounts(p, c, vols, expand)
 			var fe *FieldError
 			switch tt.kind {
 			case ok:
 				require.NoError(t, err)
-				assert.Equal(t, []Mount{tt.want}, mounts)
+				require.Len(t, mounts, 1)
 				if tt.want.SubPath {
 					_, err := os.Stat(tt.want.HostPath)
 					assert.NoError(t, err, "the subPath exists")
 				}
+				if tt.want.SubPath && te.m.canMount {
+					assert.Equal(t, te.m.subPathTarget(p.UID, tt.vm.Name, c.Name, 0), mounts[0].HostPath)
+					assert.True(t, os.SameFile(stat(t, tt.want.HostPath), stat(t, mounts[0].HostPath)), "the subPath is mounted there")
+					mounts[0].HostPath = tt.want.HostPath
+				}
+				assert.Equal(t, []Mount{tt.want}, mounts)
 				return
 			case refusal:
 				assert.ErrorAs(t, err, &fe)
@@ -171,6 +178,7 @@ func TestMounts(t *testing.T) {
 }
 
 func TestMountsNamesTheContainersField(t *testing.T) {
+	te := newTestEnv(t, Config{})
 	pod := testPod()
 	pod.Spec.InitContainers = []corev1.Container{{Name: "init"}}
 	pod.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debug"}}}
@@ -178,7 +186,7 @@ func TestMountsNamesTheContainersField(t *testing.T) {
 		"app": "spec.containers[0]", "init": "spec.initContainers[0]", "debug": "spec.ephemeralContainers[0]", "gone": `container "gone"`,
 	} {
 		c := &corev1.Container{Name: name, VolumeMounts: []corev1.VolumeMount{{Name: "x", MountPath: "/x"}}}
-		_, err := Mounts(pod, c, Volumes{}, nil)
+		_, err := te.m.Mounts(pod, c, Volumes{}, nil)
 		assert.ErrorContains(t, err, want+`.volumeMounts[0].name "x": no volume of that name`)
 	}
 }
@@ -188,7 +196,7 @@ func TestMountsSubPathDirectoryTakesTheVolumeMode(t *testing.T) {
 	pod := testPod(vol("scratch", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}))
 	vols, _ := setup(t, te, pod)
 	c := &corev1.Container{Name: "app", VolumeMounts: []corev1.VolumeMount{{Name: "scratch", MountPath: "/x", SubPath: "a/b"}}}
-	mounts, err := Mounts(pod, c, vols, nil)
+	mounts, err := te.m.Mounts(pod, c, vols, nil)
 	require.NoError(t, err)
 	require.Len(t, mounts, 1)
 	assert.Equal(t, os.FileMode(0o777), mode(t, mounts[0].HostPath))

@@ -148,7 +148,7 @@ func TestFSGroupOnEmptyDir(t *testing.T) {
 	assert.EqualValues(t, testFSGroup, gid)
 
 	c := &corev1.Container{Name: "app", VolumeMounts: []corev1.VolumeMount{{Name: "scratch", MountPath: "/test-volume", SubPath: "test-sub"}}}
-	mounts, err := Mounts(pod, c, vols, nil)
+	mounts, err := te.m.Mounts(pod, c, vols, nil)
 	require.NoError(t, err)
 	_, gid, m = owner(t, mounts[0].HostPath)
 	assert.EqualValues(t, testFSGroup, gid)

@@ -179,10 +179,16 @@ func checkUID(uid types.UID) error {
 	if s == "" {
 		return errNoUID
 	}
-	if s == "." || s == ".." || strings.ContainsAny(s, "/\x00") {
+	if !isPathElement(s) {
 		return fmt.Errorf("volume: pod UID %q cannot name a directory", s)
 	}
 	return nil
+}
+
+// isPathElement reports whether s names one directory entry: not empty, not "." or "..", no
+// "/" and no NUL.
+func isPathElement(s string) bool {
+	return s != "" && s != "." && s != ".." && !strings.ContainsAny(s, "/\x00")
 }
 
 // checkVolumeNames refuses volume names that are not one safe path element (the API's DNS
@@ -193,7 +199,7 @@ func checkVolumeNames(pod *corev1.Pod) error {
 	for i, v := range pod.Spec.Volumes {
 		field := fmt.Sprintf("spec.volumes[%d].name", i)
 		switch {
-		case v.Name == "" || v.Name == "." || v.Name == ".." || strings.ContainsAny(v.Name, "/\x00"):
+		case !isPathElement(v.Name):
 			errs = append(errs, refuse(field, v.Name, "must be a DNS label (it names a directory)"))
 		case seen[v.Name]:
 			errs = append(errs, refuse(field, v.Name, "duplicate volume name"))

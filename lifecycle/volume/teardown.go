@@ -13,12 +13,13 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// Teardown unmounts and removes <PodsDir>/<uid>/volumes and everything in it. It never follows
-// a symlink (a link a container planted in an emptyDir is removed, not its target), never
-// descends into another file system (a mount it could not undo stops it, with an error,
-// before anything under the mount is touched), and never touches hostPath volumes, which are
-// not there. Tearing down a pod with no volumes directory is not an error. The pod's cached
-// service account tokens are forgotten.
+// Teardown unmounts and removes the pod's subPath mounts (<PodsDir>/<uid>/volume-subpaths),
+// then <PodsDir>/<uid>/volumes and everything in it. It never follows a symlink (a link a
+// container planted in an emptyDir is removed, not its target), never descends into another
+// file system (a mount it could not undo stops it, with an error, before anything under the
+// mount is touched), and never touches hostPath volumes, which are not there. Tearing down a
+// pod with no volumes directory is not an error. The pod's cached service account tokens are
+// forgotten.
 func (m *Manager) Teardown(ctx context.Context, uid types.UID) error {
 	if err := checkUID(uid); err != nil {
 		return err
@@ -29,6 +30,10 @@ func (m *Manager) Teardown(ctx context.Context, uid types.UID) error {
 	// DeleteServiceAccountToken). A pod set up again after a failed Teardown gets new ones.
 	m.tokens.forget(uid)
 
+	// The subPath mounts first: they show what is in the volumes.
+	if err := m.teardownSubPaths(ctx, uid); err != nil {
+		return fmt.Errorf("volume: tearing down pod %s: subPath mounts: %w", uid, err)
+	}
 	root := m.volumesDir(uid)
 	rootInfo, err := os.Lstat(root)
 	if errors.Is(err, fs.ErrNotExist) {

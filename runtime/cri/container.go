@@ -100,7 +100,9 @@ func containerConfig(cfg *lifecycle.ContainerConfig, sc *runtimeapi.PodSandboxCo
 }
 
 // mounts are the container's bind mounts, with the mountPropagation of the volume mount at
-// the same container path.
+// the same container path. A subPath's HostPath is the lifecycle's bind mount of what it
+// checked, at a path of the pod's own (lifecycle/volume), so that the runtime resolving it
+// again cannot be sent elsewhere by a container that shares the volume.
 func mounts(ms []lifecycle.Mount, specs []corev1.VolumeMount) []*runtimeapi.Mount {
 	propagation := map[string]runtimeapi.MountPropagation{}
 	for _, vm := range specs {

@@ -17,6 +17,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/lifecycle/env"
+	"github.com/vk-static/vk-static/lifecycle/volume"
 	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/provider"
 	"github.com/vk-static/vk-static/runtime/process/internal/procfs"
@@ -140,6 +142,43 @@ func TestEscapeSetuidThroughVolume(t *testing.T) {
 			out := p.output(t, r)
 			require.Contains(t, out, "end")
 			assert.NotContains(t, out, "uid=0", "su became root through the pod's PAM configuration")
+		})
+	}
+}
+
+// TestEscapeSubPathSwap: a container that shares a volume with another swapped the directory
+// the other mounts with subPath for a symlink to / after the agent checked it and before the
+// runtime mounted it (CVE-2017-1002101), and the other container got the host's root.
+func TestEscapeSubPathSwap(t *testing.T) {
+	requireRoot(t)
+	for _, kind := range untrustedKinds() {
+		t.Run(kind.name, func(t *testing.T) {
+			r := newTestRuntime(t, kind.cfg)
+			vm, err := volume.New(volume.Config{PodsDir: filepath.Join(t.TempDir(), "pods"), CanMount: true})
+			require.NoError(t, err)
+			pod := kind.pod("subpath")
+			pod.Spec.Volumes = []corev1.Volume{{Name: "shared", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+			pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "shared", MountPath: "/tmp/victim", SubPath: "sub"}}
+			ctx := context.Background()
+			vols, _, err := vm.Setup(ctx, pod, env.PodFacts{}, nil)
+			require.NoError(t, err)
+			t.Cleanup(func() { assert.NoError(t, vm.Teardown(context.Background(), pod.UID)) })
+			sub := filepath.Join(vols["shared"], "sub")
+			require.NoError(t, os.Mkdir(sub, 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(sub, "inside"), nil, 0o644))
+
+			ms, err := vm.Mounts(pod, &pod.Spec.Containers[0], vols, nil)
+			require.NoError(t, err)
+			// The sibling container's move, between the agent's check and the runtime's mount.
+			require.NoError(t, os.Rename(sub, sub+".old"))
+			require.NoError(t, os.Symlink("/", sub))
+
+			p := startPod(t, r, pod, []string{"sh", "-c", "ls /tmp/victim; echo end"}, nil,
+				lifecycle.Mount{HostPath: ms[0].HostPath, ContainerPath: ms[0].ContainerPath, ReadOnly: ms[0].ReadOnly})
+			out := p.output(t, r)
+			require.Contains(t, out, "end")
+			assert.Contains(t, out, "inside", "the directory that was checked")
+			assert.NotContains(t, out, "proc", "the host's root")
 		})
 	}
 }

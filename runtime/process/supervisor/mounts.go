@@ -37,7 +37,9 @@ func setupMounts(mounts []records.Mount, sb *records.Sandbox) error {
 		return fmt.Errorf("make / private in the container's mount namespace: %w", err)
 	}
 	// The volumes are opened before anything is mounted over the host's paths: a private /tmp
-	// would hide a volume whose directory is under the host's /tmp.
+	// would hide a volume whose directory is under the host's /tmp. Opening by name is safe: a
+	// subPath comes as the lifecycle's bind mount of what it checked, at a path of the pod's
+	// own that no container can reach (lifecycle/volume), never as a path into the volume.
 	sources := make([]int, len(mounts))
 	for i, m := range mounts {
 		fd, err := unix.Open(m.HostPath, unix.O_PATH|unix.O_CLOEXEC, 0)
