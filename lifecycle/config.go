@@ -13,6 +13,7 @@ import (
 
 	"github.com/vk-static/vk-static/agent"
 	"github.com/vk-static/vk-static/eviction"
+	"github.com/vk-static/vk-static/lifecycle/dns"
 	"github.com/vk-static/vk-static/lifecycle/env"
 	"github.com/vk-static/vk-static/nodeobjects"
 )
@@ -34,6 +35,10 @@ type Config struct {
 	// cluster.local): a pod with spec.subdomain is hostname.<subdomain>.<namespace>.svc.<it>
 	// in its /etc/hosts, and its hostname with setHostnameAsFQDN.
 	ClusterDomain string
+	// DNS makes each pod's resolver configuration (SandboxConfig.DNS) from its dnsPolicy and
+	// dnsConfig, as the kubelet's --cluster-dns, --cluster-domain and --resolv-conf do; its
+	// ClusterDomain, when empty, is ClusterDomain. Nil leaves the pods' DNS to the runtime.
+	DNS *dns.Configurer
 	// Allocatable is what resourceFieldRef reports for a limit a container does not set.
 	Allocatable corev1.ResourceList
 	// Node is the Node that pods are admitted on (admit_node.go), as the kubelet admits them on
@@ -127,6 +132,11 @@ func (c *Config) validate() error {
 	}
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
+	}
+	if c.DNS != nil && c.DNS.ClusterDomain == "" {
+		d := *c.DNS
+		d.ClusterDomain = c.ClusterDomain
+		c.DNS = &d
 	}
 	if c.VolumeRefresh <= 0 {
 		c.VolumeRefresh = DefaultVolumeRefresh

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 	utilexec "k8s.io/utils/exec"
 
+	"github.com/vk-static/vk-static/lifecycle/dns"
 	"github.com/vk-static/vk-static/provider"
 )
 
@@ -46,6 +47,8 @@ type fakeRuntime struct {
 	stopHold chan struct{}
 	// statusCalls counts ContainerStatus calls by container name.
 	statusCalls map[string]int
+	// sandboxDNS is the DNS each sandbox was run with, by pod name.
+	sandboxDNS map[string]*dns.Config
 }
 
 type fakeContainer struct {
@@ -88,6 +91,10 @@ func (f *fakeRuntime) RunSandbox(_ context.Context, cfg *SandboxConfig) (string,
 	f.nextID++
 	id := fmt.Sprintf("sb%d", f.nextID)
 	f.sandboxes[id] = &SandboxStatus{ID: id, PodUID: cfg.PodUID, Namespace: cfg.Namespace, Name: cfg.Name, Labels: cfg.Labels, CreatedAt: f.clock.Now()}
+	if f.sandboxDNS == nil {
+		f.sandboxDNS = map[string]*dns.Config{}
+	}
+	f.sandboxDNS[cfg.Name] = cfg.DNS
 	if f.podIP != "" && !cfg.HostNetwork {
 		f.sandboxes[id].IPs = []string{f.podIP}
 	}

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/vk-static/vk-static/lifecycle/dns"
 	"github.com/vk-static/vk-static/provider"
 )
 
@@ -122,6 +123,10 @@ type SandboxConfig struct {
 	// HostNetwork is spec.hostNetwork; a runtime that only has the host's network (processes)
 	// runs every pod there.
 	HostNetwork bool
+	// DNS is the pod's resolver configuration as the kubelet makes it (Config.DNS), which its
+	// containers see as /etc/resolv.conf, on the host's network or not; nil when the lifecycle
+	// has no DNS configurer: the runtime's default then.
+	DNS *dns.Config
 	// Ports are the ports the pod's containers declare.
 	Ports []PortMapping
 	// Labels identify the sandbox's pod for the lifecycle after an agent restart; the runtime

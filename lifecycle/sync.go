@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/vk-static/vk-static/backoff"
+	"github.com/vk-static/vk-static/lifecycle/dns"
 	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/provider"
 )
@@ -427,9 +428,12 @@ func (p *Provider) runSandbox(ctx context.Context, uid types.UID) bool {
 
 	cfg := sandboxConfig(pod, p.podLogDir(uid))
 	hostname, err := kernelHostname(pod, p.cfg.ClusterDomain)
-	var id string
 	if err == nil {
 		cfg.Hostname = hostname
+		cfg.DNS, err = p.podDNS(pod)
+	}
+	var id string
+	if err == nil {
 		id, err = p.rt.RunSandbox(ctx, cfg)
 	}
 	var ips []string
@@ -457,6 +461,20 @@ func (p *Provider) runSandbox(ctx context.Context, uid types.UID) bool {
 	}
 	st.sandboxID, st.podIPs = id, ips
 	return true
+}
+
+// podDNS is pod's resolver configuration (Config.DNS), nil without a configurer; what the
+// kubelet warns about as it makes it (cluster DNS missing, limits exceeded) is a Warning event
+// on the pod.
+func (p *Provider) podDNS(pod *corev1.Pod) (*dns.Config, error) {
+	if p.cfg.DNS == nil {
+		return nil, nil
+	}
+	cfg, warnings, err := p.cfg.DNS.PodDNS(pod)
+	for _, w := range warnings {
+		p.cfg.Recorder.Event(pod, corev1.EventTypeWarning, w.Reason, w.Message)
+	}
+	return cfg, err
 }
 
 // SandboxAddresser is a Runtime that reads one sandbox's addresses without listing every

@@ -12,14 +12,23 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/lifecycle/dns"
 )
 
 func TestPodSandboxConfig(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		pod   corev1.PodSpec
+		dns   *dns.Config
 		check func(t *testing.T, sc *runtimeapi.PodSandboxConfig)
 	}{{
+		name: "the lifecycle's DNS, on the host's network too",
+		pod:  corev1.PodSpec{HostNetwork: true, DNSPolicy: corev1.DNSClusterFirstWithHostNet},
+		dns:  &dns.Config{Servers: []string{"10.96.0.10"}, Searches: []string{"ns.svc.cluster.local"}, Options: []string{"ndots:5"}},
+		check: func(t *testing.T, sc *runtimeapi.PodSandboxConfig) {
+			assert.Equal(t, &runtimeapi.DNSConfig{Servers: []string{"10.96.0.10"}, Searches: []string{"ns.svc.cluster.local"}, Options: []string{"ndots:5"}}, sc.DnsConfig)
+		},
+	}, {
 		name: "host network: no hostname, no DNS, node namespace, every port",
 		pod:  corev1.PodSpec{HostNetwork: true, DNSConfig: &corev1.PodDNSConfig{Nameservers: []string{"1.1.1.1"}}},
 		check: func(t *testing.T, sc *runtimeapi.PodSandboxConfig) {
@@ -69,7 +78,7 @@ func TestPodSandboxConfig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u", Annotations: map[string]string{"a": "b"}}, Spec: tc.pod}
 			cfg := &lifecycle.SandboxConfig{
-				PodUID: "u", Namespace: "ns", Name: "p", Attempt: 2, Hostname: "h", HostNetwork: tc.pod.HostNetwork,
+				PodUID: "u", Namespace: "ns", Name: "p", Attempt: 2, Hostname: "h", HostNetwork: tc.pod.HostNetwork, DNS: tc.dns,
 				LogDirectory: "/logs", Labels: map[string]string{lifecycle.LabelPodUID: "u"}, Pod: pod,
 				Ports: []lifecycle.PortMapping{{Protocol: "TCP", ContainerPort: 80}, {Protocol: "UDP", ContainerPort: 53, HostPort: 5353}},
 			}

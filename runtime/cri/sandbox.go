@@ -133,6 +133,10 @@ func podSandboxConfig(cfg *lifecycle.SandboxConfig, seccompRoot string) *runtime
 		sc.Hostname = cfg.Hostname
 		sc.DnsConfig = dnsConfig(pod)
 	}
+	if d := cfg.DNS; d != nil {
+		// The kubelet's: the runtime writes it for a pod on the host's network too.
+		sc.DnsConfig = &runtimeapi.DNSConfig{Servers: d.Servers, Searches: d.Searches, Options: d.Options}
+	}
 	for _, p := range cfg.Ports {
 		if p.HostPort == 0 && !cfg.HostNetwork {
 			// The kubelet maps only ports with a host port.
@@ -156,10 +160,9 @@ func protocol(p string) runtimeapi.Protocol {
 	return runtimeapi.Protocol_TCP
 }
 
-// dnsConfig is the pod's DNS for a sandbox of its own network: spec.dnsConfig (nameservers,
-// searches, options) — the agent runs no cluster DNS of its own, so dnsPolicy ClusterFirst
-// falls back, as the kubelet without --cluster-dns, to the runtime's default (the host's
-// resolv.conf) unless dnsConfig says more.
+// dnsConfig is the pod's DNS for a sandbox of its own network when the lifecycle makes none
+// (SandboxConfig.DNS): spec.dnsConfig (nameservers, searches, options), else the runtime's
+// default (the host's resolv.conf).
 func dnsConfig(pod *corev1.Pod) *runtimeapi.DNSConfig {
 	d := pod.Spec.DNSConfig
 	if d == nil {

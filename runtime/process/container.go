@@ -35,6 +35,13 @@ func (r *Runtime) RunSandbox(ctx context.Context, cfg *lifecycle.SandboxConfig) 
 		return "", fmt.Errorf("sandbox: %w", err)
 	}
 	rec := &sandboxRecord{ID: id, Config: *cfg, CreatedAt: r.clock.Now()}
+	if cfg.DNS != nil || ownNetwork {
+		if err := writeResolvConf(dir, cfg.DNS); err != nil {
+			os.RemoveAll(dir)
+			return "", fmt.Errorf("sandbox: %w", err)
+		}
+		rec.ResolvConf = true
+	}
 	cg, err := r.podCgroup(cfg.Pod)
 	if err != nil {
 		os.RemoveAll(dir)

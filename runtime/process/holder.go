@@ -87,11 +87,7 @@ func (r *Runtime) isolate(ctx context.Context, rec *sandboxRecord, own bool) err
 		return err
 	}
 	if own {
-		err := r.writeResolvConf(rec.ID)
-		if err == nil {
-			err = r.attach(ctx, rec)
-		}
-		if err != nil {
+		if err := r.attach(ctx, rec); err != nil {
 			_ = killHolder(rec.Holder)
 			return err
 		}

@@ -1,19 +1,16 @@
 package process
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"os"
 	"path/filepath"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/lifecycle/dns"
 	"github.com/vk-static/vk-static/runtime/process/internal/podnet"
 )
 
@@ -95,59 +92,37 @@ func protocolName(p string) string {
 	return p
 }
 
-// The resolver configuration of a pod on the pod network. A host's /etc/resolv.conf may name a
-// resolver on the host's loopback — systemd-resolved's 127.0.0.53 — which the pod's network
-// namespace cannot reach; then the pod gets the servers that resolver forwards to, as the
-// kubelet's documentation has a node on such a host use (--resolv-conf).
+// The resolver configuration a sandbox's containers see as /etc/resolv.conf: the lifecycle's
+// (SandboxConfig.DNS), else, for a pod on the pod network, the host's as such a pod can use it:
+// systemd-resolved's list of upstream servers where the host names a resolver on its loopback
+// (127.0.0.53), which the pod's network namespace cannot reach, as the kubelet's documentation
+// has a node on such a host use (--resolv-conf).
 const (
 	hostResolvConf     = "/etc/resolv.conf"
 	resolvedResolvConf = "/run/systemd/resolve/resolv.conf"
 	resolvConfFile     = "resolv.conf" // in the sandbox's directory
 )
 
-// podResolvConf is the resolver configuration for a pod on the pod network: host's, unless it
-// names a loopback server and upstream (systemd-resolved's list of the servers it uses)
-// exists.
-func podResolvConf(host, upstream string) ([]byte, error) {
-	data, err := os.ReadFile(host)
-	if err != nil {
-		return nil, fmt.Errorf("the host's resolver configuration: %w", err)
-	}
-	if loopbackNameserver(data) {
-		if up, err := os.ReadFile(upstream); err == nil {
-			return up, nil
+// writeResolvConf writes the sandbox's resolver configuration into its directory: d, or the
+// host's for a pod on the pod network when the lifecycle made none.
+func writeResolvConf(dir string, d *dns.Config) error {
+	if d == nil {
+		var err error
+		host := &dns.Configurer{ResolvConf: hostResolvConf, UpstreamResolvConf: resolvedResolvConf}
+		if d, _, err = host.PodDNS(&corev1.Pod{Spec: corev1.PodSpec{DNSPolicy: corev1.DNSDefault}}); err != nil {
+			return err
 		}
 	}
-	return data, nil
-}
-
-func loopbackNameserver(conf []byte) bool {
-	sc := bufio.NewScanner(bytes.NewReader(conf))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) >= 2 && f[0] == "nameserver" {
-			if ip, err := netip.ParseAddr(f[1]); err == nil && ip.IsLoopback() {
-				return true
-			}
-		}
+	if err := os.WriteFile(filepath.Join(dir, resolvConfFile), d.ResolvConf(), 0o644); err != nil {
+		return fmt.Errorf("the pod's resolver configuration: %w", err)
 	}
-	return false
-}
-
-// writeResolvConf writes the sandbox's resolver configuration, which its containers see as
-// /etc/resolv.conf (resolvConfMount).
-func (r *Runtime) writeResolvConf(id string) error {
-	data, err := podResolvConf(hostResolvConf, resolvedResolvConf)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(r.sandboxDir(id), resolvConfFile), data, 0o644)
+	return nil
 }
 
 // resolvConfMount is the mount of the sandbox's resolver configuration, first among a
 // container's: a volume the pod mounts there goes over it.
 func (r *Runtime) resolvConfMount(sb *sandboxRecord) []lifecycle.Mount {
-	if !sb.Network {
+	if !sb.ResolvConf && !sb.Network {
 		return nil
 	}
 	return []lifecycle.Mount{{HostPath: filepath.Join(r.sandboxDir(sb.ID), resolvConfFile), ContainerPath: hostResolvConf, ReadOnly: true}}

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/vk-static/vk-static/lifecycle"
+	"github.com/vk-static/vk-static/lifecycle/dns"
 	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/test/support/cnitest"
 	"github.com/vk-static/vk-static/test/support/netns"
@@ -134,9 +134,11 @@ func TestPodNetwork(t *testing.T) {
 	_, err = r.dialPod(context.Background(), mustSandbox(t, r, p.sandbox), int32(host.Addr().(*net.TCPAddr).Port))
 	assert.Error(t, err, "port-forward to the host's service through the pod")
 
-	// The resolver configuration is the host's (no loopback server in it here).
-	want, err := podResolvConf(hostResolvConf, resolvedResolvConf)
+	// Without the lifecycle's DNS, the resolver configuration is the host's (no loopback
+	// server in it here).
+	hostDNS, _, err := (&dns.Configurer{ResolvConf: hostResolvConf}).PodDNS(&corev1.Pod{Spec: corev1.PodSpec{DNSPolicy: corev1.DNSDefault}})
 	require.NoError(t, err)
+	want := hostDNS.ResolvConf()
 	stdout := &syncbuf.Buffer{}
 	require.NoError(t, r.Exec(context.Background(), p.container, []string{"cat", "/etc/resolv.conf"}, &testAttachIO{stdout: stdout, stderr: &syncbuf.Buffer{}}))
 	assert.Equal(t, string(want), stdout.String(), "the pod's /etc/resolv.conf")
@@ -206,28 +208,30 @@ func TestNetworkNotReady(t *testing.T) {
 	}
 }
 
-// A host whose resolver is on its loopback (systemd-resolved's stub) gives a pod on the pod
-// network the servers that resolver forwards to: the stub is not reachable from the pod's
-// namespace.
-func TestPodResolvConf(t *testing.T) {
-	dir := t.TempDir()
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
-		return p
-	}
-	stub := write("stub", "nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch example.org\n")
-	plain := write("plain", "nameserver 192.0.2.53\n")
-	upstream := write("upstream", "nameserver 192.0.2.1\nnameserver 192.0.2.2\nsearch example.org\n")
-	for _, tc := range []struct{ host, upstream, want string }{
-		{stub, upstream, "nameserver 192.0.2.1\nnameserver 192.0.2.2\nsearch example.org\n"},
-		{plain, upstream, "nameserver 192.0.2.53\n"},
-		{stub, filepath.Join(dir, "none"), "nameserver 127.0.0.53\noptions edns0 trust-ad\nsearch example.org\n"},
+// The resolver configuration the lifecycle makes (SandboxConfig.DNS) is the container's
+// /etc/resolv.conf, on the host's network too (a ClusterFirstWithHostNet pod gets the
+// cluster's DNS, as the kubelet's), in the container's mount namespace: the host's is not
+// touched. Before, a pod on the host's network read the host's.
+func TestSandboxResolvConf(t *testing.T) {
+	before, err := os.ReadFile(hostResolvConf)
+	require.NoError(t, err)
+	for _, kind := range []struct {
+		name string
+		cfg  Config
+		pod  *corev1.Pod
+	}{
+		{"an API pod on the host's network", Config{AllowHostNetwork: true}, restrictedPod("dns", nil)},
+		{"a trusted static pod", Config{}, restrictedPod("dns", map[string]string{podutil.ConfigSourceAnnotationKey: podutil.FileSource})},
 	} {
-		got, err := podResolvConf(tc.host, tc.upstream)
-		require.NoError(t, err)
-		assert.Equal(t, tc.want, string(got))
+		t.Run(kind.name, func(t *testing.T) {
+			r := newTestRuntime(t, kind.cfg)
+			kind.pod.Spec.HostNetwork, kind.pod.Spec.DNSPolicy = true, corev1.DNSClusterFirstWithHostNet
+			d := &dns.Config{Servers: []string{"10.96.0.10"}, Searches: []string{"ns.svc.cluster.local", "svc.cluster.local", "cluster.local"}, Options: []string{"ndots:5"}}
+			p := startPodWith(t, r, kind.pod, &lifecycle.SandboxConfig{HostNetwork: true, DNS: d}, []string{"cat", "/etc/resolv.conf"}, nil)
+			assert.Contains(t, p.output(t, r), string(d.ResolvConf()))
+			after, err := os.ReadFile(hostResolvConf)
+			require.NoError(t, err)
+			assert.Equal(t, string(before), string(after), "the host's resolv.conf")
+		})
 	}
-	_, err := podResolvConf(filepath.Join(dir, "none"), upstream)
-	assert.Error(t, err)
 }

@@ -30,6 +30,9 @@ type sandboxRecord struct {
 	// still to do at the stop); IPs are the pod's addresses there.
 	Network bool     `json:"network,omitempty"`
 	IPs     []string `json:"ips,omitempty"`
+	// ResolvConf says the sandbox's directory holds the resolver configuration its containers
+	// see as /etc/resolv.conf (a record of an agent before it: Network says it).
+	ResolvConf bool `json:"resolvConf,omitempty"`
 }
 
 // containerRecord is config.json, written by CreateContainer: what to run, decided once. The

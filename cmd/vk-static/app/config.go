@@ -134,6 +134,12 @@ func applyConfigFile(path string, o *options, fs *pflag.FlagSet) error {
 	if cfg.ClusterDomain != "" {
 		set("cluster-domain", func() { o.ClusterDomain = cfg.ClusterDomain })
 	}
+	if len(cfg.ClusterDNS) > 0 {
+		set("cluster-dns", func() { o.ClusterDNS = cfg.ClusterDNS })
+	}
+	if cfg.ResolverConfig != nil {
+		set("resolv-conf", func() { o.ResolvConf = *cfg.ResolverConfig })
+	}
 	applyKubeletAPIConfig(&cfg, o, set)
 	applyCRIConfig(&cfg, o, set)
 	applyEvictionConfig(&cfg, o, set)

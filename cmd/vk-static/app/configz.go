@@ -75,6 +75,8 @@ func (o *options) kubeletConfiguration() kubeletv1beta1.KubeletConfiguration {
 		ImageGCLowThresholdPercent:  ptr.To(o.CRI.ImageGCLowThreshold),
 		ImageMinimumGCAge:           metav1.Duration{Duration: o.CRI.ImageMinimumGCAge},
 		ClusterDomain:               o.ClusterDomain,
+		ClusterDNS:                  o.ClusterDNS,
+		ResolverConfig:              ptr.To(o.ResolvConf),
 
 		EvictionHard:                     o.NodeHealth.EvictionHard,
 		EvictionSoft:                     o.NodeHealth.EvictionSoft,

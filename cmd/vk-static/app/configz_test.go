@@ -26,7 +26,7 @@ var configzArgs = []string{
 	"--streaming-connection-idle-timeout", "6m",
 	"--container-runtime-endpoint", "unix:///c.sock", "--image-service-endpoint", "unix:///i.sock",
 	"--image-gc-high-threshold", "90", "--image-gc-low-threshold", "70", "--minimum-image-ttl-duration", "5m0s",
-	"--cluster-domain", "cluster.example",
+	"--cluster-domain", "cluster.example", "--cluster-dns", "10.96.0.10,fd00::a", "--resolv-conf", "/run/resolv.conf",
 	"--cgroup-root", "/vk", "--cgroups-per-qos=false", "--cgroup-driver", "cgroupfs", "--pod-pids-limit", "100", "--single-process-oom-kill",
 	"--allowed-unsafe-sysctls", "kernel.msg*,net.core.somaxconn",
 	"--eviction-hard", "memory.available<1Gi", "--eviction-soft", "memory.available<2Gi", "--eviction-soft-grace-period", "memory.available=1m",

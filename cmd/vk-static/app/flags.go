@@ -90,6 +90,8 @@ var kubeletConfigFields = map[string]string{
 	"image-gc-low-threshold":                       "imageGCLowThresholdPercent",
 	"minimum-image-ttl-duration":                   "imageMinimumGCAge",
 	"cluster-domain":                               "clusterDomain",
+	"cluster-dns":                                  "clusterDNS",
+	"resolv-conf":                                  "resolvConf",
 	"allowed-unsafe-sysctls":                       "allowedUnsafeSysctls",
 	"eviction-hard":                                "evictionHard",
 	"eviction-soft":                                "evictionSoft",
@@ -123,7 +125,7 @@ func (o *options) flagSections() cliflag.NamedFlagSets {
 	add(sectionGeneral, o.addGeneralFlags)
 	add(sectionSources, o.addSourceFlags)
 	add(sectionNode, o.addNodeFlags)
-	add(sectionNode, o.addClusterDomainFlags)
+	add(sectionNode, o.addDNSFlags)
 	add(sectionNode, o.addNodeHealthFlags)
 	add(sectionClient, o.addClientFlags)
 	add(sectionKubeletAPI, o.addServingFlags)

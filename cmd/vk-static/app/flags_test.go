@@ -122,6 +122,8 @@ func TestKubeletConfigFieldsAreTheOnesApplied(t *testing.T) {
 		"imageGCLowThresholdPercent":                 "imageGCLowThresholdPercent: 70",
 		"imageMinimumGCAge":                          "imageMinimumGCAge: 5m",
 		"clusterDomain":                              "clusterDomain: cluster.local",
+		"clusterDNS":                                 "clusterDNS: [10.96.0.10]",
+		"resolvConf":                                 "resolvConf: /run/resolv.conf",
 		"allowedUnsafeSysctls":                       "allowedUnsafeSysctls: [kernel.msg*]",
 		"evictionHard":                               "evictionHard: {memory.available: 1Gi}",
 		"evictionSoft":                               "evictionSoft: {memory.available: 2Gi}",

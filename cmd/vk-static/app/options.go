@@ -59,6 +59,8 @@ type options struct {
 	CRI                       criOptions
 	AllowedUnsafeSysctls      []string
 	ClusterDomain             string
+	ClusterDNS                []string
+	ResolvConf                string
 	NodeHealth                nodeHealthOptions
 
 	// headerFiles are the --manifest-url-header-file files as validate read them
@@ -101,6 +103,7 @@ func defaultOptions() *options {
 		EventQPS:                  50,
 		EventBurst:                100,
 		MaxPods:                   110,
+		ResolvConf:                defaultResolvConf,
 		NodeStatusUpdateFrequency: 10 * time.Second, // the kubelet's; the node package's own default is for heartbeats through the Lease only
 		NodeStatusReportFrequency: node.DefaultStatusReportFrequency,
 		NodeLeaseDurationSeconds:  node.DefaultLeaseDurationSeconds,
@@ -219,7 +222,7 @@ func (o *options) validate() error {
 	o.validateProvider(bad)
 	o.validateSysctls(bad)
 	o.validateNodeHealth(bad)
-	o.validateClusterDomain(bad)
+	o.validateDNS(bad)
 	o.validateCgroupDriver(bad)
 	o.validateCertificates(bad)
 	if o.RootDir == "" {

@@ -302,6 +302,7 @@ func lifecycleConfig(o *options, nodeName string, allocatable corev1.ResourceLis
 		RootDir: o.RootDir,
 		// A pod's domain with spec.subdomain (its /etc/hosts, setHostnameAsFQDN).
 		ClusterDomain: o.ClusterDomain,
+		DNS:           o.dnsConfigurer(),
 		Allocatable:   allocatable,
 		// The kubelet's sysctl admission, whatever the runtime.
 		AllowedUnsafeSysctls: o.AllowedUnsafeSysctls,

@@ -35,6 +35,8 @@ type KubeletConfiguration struct {
 	HealthzPort                      *int32                `json:"healthzPort,omitempty"`
 	HealthzBindAddress               string                `json:"healthzBindAddress,omitempty"`
 	ClusterDomain                    string                `json:"clusterDomain,omitempty"`
+	ClusterDNS                       []string              `json:"clusterDNS,omitempty"`
+	ResolverConfig                   *string               `json:"resolvConf,omitempty"`
 	StreamingConnectionIdleTimeout   metav1.Duration       `json:"streamingConnectionIdleTimeout,omitempty"`
 	NodeStatusUpdateFrequency        metav1.Duration       `json:"nodeStatusUpdateFrequency,omitempty"`
 	NodeStatusReportFrequency        metav1.Duration       `json:"nodeStatusReportFrequency,omitempty"`
@@ -81,7 +83,6 @@ type KubeletConfiguration struct {
 	EnableDebuggingHandlers                   json.RawMessage `json:"enableDebuggingHandlers,omitempty"`
 	EnableContentionProfiling                 json.RawMessage `json:"enableContentionProfiling,omitempty"`
 	OOMScoreAdj                               json.RawMessage `json:"oomScoreAdj,omitempty"`
-	ClusterDNS                                json.RawMessage `json:"clusterDNS,omitempty"`
 	ImageMaximumGCAge                         json.RawMessage `json:"imageMaximumGCAge,omitempty"`
 	VolumeStatsAggPeriod                      json.RawMessage `json:"volumeStatsAggPeriod,omitempty"`
 	KubeletCgroups                            json.RawMessage `json:"kubeletCgroups,omitempty"`
@@ -97,7 +98,6 @@ type KubeletConfiguration struct {
 	RuntimeRequestTimeout                     json.RawMessage `json:"runtimeRequestTimeout,omitempty"`
 	HairpinMode                               json.RawMessage `json:"hairpinMode,omitempty"`
 	PodCIDR                                   json.RawMessage `json:"podCIDR,omitempty"`
-	ResolverConfig                            json.RawMessage `json:"resolvConf,omitempty"`
 	RunOnce                                   json.RawMessage `json:"runOnce,omitempty"`
 	CPUCFSQuota                               json.RawMessage `json:"cpuCFSQuota,omitempty"`
 	CPUCFSQuotaPeriod                         json.RawMessage `json:"cpuCFSQuotaPeriod,omitempty"`
