@@ -3,6 +3,7 @@ module github.com/vk-static/vk-static
 go 1.26.0
 
 require (
+	github.com/cavaliergopher/cpio v1.0.1
 	github.com/containernetworking/cni v1.2.3
 	github.com/fsnotify/fsnotify v1.9.0
 	github.com/go-logr/logr v1.4.3
