@@ -2,7 +2,8 @@
 // in a machine of package test/vm: it builds the test binaries (go test -c, with the race
 // detector) and the machine's init, boots the machine and runs them there, and exits non-zero,
 // saying why, when the machine cannot start or a test fails. `make test` runs it with the
-// kernel and busybox `make vm-testbin` installs.
+// kernel and busybox `make vm-testbin` installs. Run it from the repository's root (it builds
+// the packages by their relative paths):
 //
 //	go run ./test/vm/cmd/vk-static-vmtest -kernel vmlinuz -busybox busybox
 package main
