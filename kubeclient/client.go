@@ -9,6 +9,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -48,6 +49,7 @@ func New(config *rest.Config) (Interface, error) {
 		{&cs.authentication, authenticationv1.SchemeGroupVersion, "/apis"},
 		{&cs.authorization, authorizationv1.SchemeGroupVersion, "/apis"},
 		{&cs.certificates, certificatesv1.SchemeGroupVersion, "/apis"},
+		{&cs.node, nodev1.SchemeGroupVersion, "/apis"},
 	} {
 		gc := c
 		gc.GroupVersion = &g.gv
@@ -66,7 +68,7 @@ func New(config *rest.Config) (Interface, error) {
 // clientset is New's Interface: a REST client per group and the typed clients over them.
 type clientset struct {
 	codecs
-	core, coordination, authentication, authorization, certificates rest.Interface
+	core, coordination, authentication, authorization, certificates, node rest.Interface
 }
 
 var _ Interface = (*clientset)(nil)
@@ -115,6 +117,11 @@ func (c *clientset) CertificateSigningRequests() CertificateSigningRequestInterf
 		func() *certificatesv1.CertificateSigningRequestList {
 			return &certificatesv1.CertificateSigningRequestList{}
 		})
+}
+
+func (c *clientset) RuntimeClasses() RuntimeClassInterface {
+	return newResource(c, c.node, "runtimeclasses", "",
+		func() *nodev1.RuntimeClass { return &nodev1.RuntimeClass{} }, func() *nodev1.RuntimeClassList { return &nodev1.RuntimeClassList{} })
 }
 
 func (c *clientset) TokenReviews() TokenReviewInterface {

@@ -31,6 +31,6 @@ func TestSchemeHoldsOnlyTheAgentsGroups(t *testing.T) {
 	}
 	assert.Equal(t, map[string]bool{
 		"/v1": true, "coordination.k8s.io/v1": true, "authentication.k8s.io/v1": true,
-		"authorization.k8s.io/v1": true, "certificates.k8s.io/v1": true,
+		"authorization.k8s.io/v1": true, "certificates.k8s.io/v1": true, "node.k8s.io/v1": true,
 	}, groups)
 }

@@ -8,6 +8,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
@@ -27,6 +28,7 @@ type Interface interface {
 	TokenReviews() TokenReviewInterface
 	SubjectAccessReviews() SubjectAccessReviewInterface
 	CertificateSigningRequests() CertificateSigningRequestInterface
+	RuntimeClasses() RuntimeClassInterface
 
 	// CoreRESTClient is the REST client of the core/v1 group, for requests the typed clients
 	// cannot make as cheaply (a status patch whose answer is dropped unread). A client that has
@@ -63,6 +65,10 @@ type (
 	EventInterface     = Resource[*corev1.Event, *corev1.EventList]
 	ConfigMapInterface = Resource[*corev1.ConfigMap, *corev1.ConfigMapList]
 	SecretInterface    = Resource[*corev1.Secret, *corev1.SecretList]
+
+	// RuntimeClassInterface reads RuntimeClasses (node.k8s.io/v1), whose handler a pod's
+	// sandbox is run with; the Node authorizer lets a node get, list and watch them.
+	RuntimeClassInterface = Resource[*nodev1.RuntimeClass, *nodev1.RuntimeClassList]
 
 	CertificateSigningRequestInterface = ResourceWithStatus[*certificatesv1.CertificateSigningRequest, *certificatesv1.CertificateSigningRequestList]
 )

@@ -6,6 +6,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -28,9 +29,10 @@ func newCodecs() codecs {
 }
 
 // NewScheme returns a scheme holding the API groups this package's clients use (core/v1,
-// coordination/v1, authentication/v1, authorization/v1, certificates/v1) and the unversioned
-// meta/v1 options, as client-go's kubernetes/scheme does for every group. It is what an
-// event's object reference is resolved with (reference.GetReference) in place of client-go's.
+// coordination/v1, authentication/v1, authorization/v1, certificates/v1, node/v1) and the
+// unversioned meta/v1 options, as client-go's kubernetes/scheme does for every group. It is
+// what an event's object reference is resolved with (reference.GetReference) in place of
+// client-go's.
 func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	metav1.AddToGroupVersion(s, schema.GroupVersion{Version: "v1"})
@@ -40,6 +42,7 @@ func NewScheme() *runtime.Scheme {
 		authenticationv1.AddToScheme,
 		authorizationv1.AddToScheme,
 		certificatesv1.AddToScheme,
+		nodev1.AddToScheme,
 	} {
 		utilruntime.Must(add(s))
 	}

@@ -44,6 +44,9 @@ func (w wrapped) SubjectAccessReviews() kubeclient.SubjectAccessReviewInterface 
 func (w wrapped) CertificateSigningRequests() kubeclient.CertificateSigningRequestInterface {
 	return w.cs.CertificatesV1().CertificateSigningRequests()
 }
+func (w wrapped) RuntimeClasses() kubeclient.RuntimeClassInterface {
+	return w.cs.NodeV1().RuntimeClasses()
+}
 func (w wrapped) CoreRESTClient() rest.Interface { return w.cs.CoreV1().RESTClient() }
 
 // IsWatchListSemanticsUnSupported forwards cs's answer (client-go's fake says true).
