@@ -28,7 +28,8 @@ type NewProviderFunc func(ProviderConfig) (Provider, error)
 
 // ProviderConfig is what the agent gives its provider: everything node-scoped, read with the
 // node's own identity. The getters are nil without a Client (standalone: static pods cannot use
-// config maps, secrets, Services or service account tokens).
+// config maps, secrets, Services or service account tokens, and every sandbox has the runtime's
+// default handler).
 type ProviderConfig struct {
 	NodeName string
 	// Node is the Node the agent registers, which the provider completes in place before
@@ -49,6 +50,9 @@ type ProviderConfig struct {
 	Services *nodeobjects.ServiceWatch
 	// Tokens requests the service account tokens of API pods' projected volumes.
 	Tokens nodeobjects.TokenRequester
+	// RuntimeClasses reads the RuntimeClass a pod names (spec.runtimeClassName), whose handler
+	// its sandbox runs with.
+	RuntimeClasses nodeobjects.RuntimeClassGetter
 
 	// Recorder posts events about the pods (Killing, BackOff, Unhealthy, FailedMount); never
 	// nil: standalone, where there are no events, it drops them.
@@ -83,6 +87,7 @@ func (a *Agent) newProvider(n *corev1.Node, recorder record.EventRecorder) (Prov
 		pc.Objects = nodeobjects.NewClientGetter(cfg.Client)
 		pc.Services = nodeobjects.NewServiceWatch(cfg.Client)
 		pc.Tokens = nodeobjects.NewClientTokenRequester(cfg.Client)
+		pc.RuntimeClasses = nodeobjects.NewClientRuntimeClassGetter(cfg.Client)
 	}
 	return cfg.NewProvider(pc)
 }

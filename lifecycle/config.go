@@ -52,6 +52,11 @@ type Config struct {
 	// Tokens requests the service account tokens of API pods' projected volumes (their
 	// kube-api-access-* volume) with the node's identity; nil without an API server.
 	Tokens nodeobjects.TokenRequester
+	// RuntimeClasses reads the RuntimeClass a pod names (spec.runtimeClassName), whose handler
+	// its sandbox runs with (SandboxConfig.RuntimeHandler), with the node's identity; a
+	// RuntimeClass that does not exist fails the sandbox, as the kubelet's. Nil without an API
+	// server: every sandbox has the runtime's default handler, as a standalone kubelet's.
+	RuntimeClasses nodeobjects.RuntimeClassGetter
 	// AllowedHostPaths are the prefixes the hostPath volumes of API pods must be under;
 	// HostPathFlag is the flag that sets them, named in refusals. Static pods may use any host
 	// path, unless RestrictStaticPods holds them to AllowedHostPaths too (RestrictStaticPodsFlag

@@ -12,19 +12,19 @@ import (
 
 // NewProvider is the agent's provider factory (agent.Config.NewProvider) for the lifecycle on
 // cfg.Runtime: it completes cfg with what the agent gives every provider — the node's IPs (unless
-// cfg names them), its config map, secret, Service and token getters, the event recorder and
-// the metrics registry — builds the provider (New, with ctx) and fills in the Node's nodeInfo
-// (ConfigureNode). cfg holds the rest: the runtime, its name, RootDir and the policies. The agent
-// runs the provider (Run) with its other parts, and cfg.RuntimeWork beside it. cfg.Runtime is
-// the provider's once the factory is called (New): the provider's Close closes it, or New if
-// it fails; the agent, which called the factory, closes the provider (io.Closer) once: after
-// every part of its Run has stopped, or on its own error paths.
+// cfg names them), its config map, secret, Service, token and RuntimeClass getters, the event
+// recorder and the metrics registry — builds the provider (New, with ctx) and fills in the
+// Node's nodeInfo (ConfigureNode). cfg holds the rest: the runtime, its name, RootDir and the
+// policies. The agent runs the provider (Run) with its other parts, and cfg.RuntimeWork beside
+// it. cfg.Runtime is the provider's once the factory is called (New): the provider's Close
+// closes it, or New if it fails; the agent, which called the factory, closes the provider
+// (io.Closer) once: after every part of its Run has stopped, or on its own error paths.
 func NewProvider(ctx context.Context, cfg Config) agent.NewProviderFunc {
 	return func(pc agent.ProviderConfig) (agent.Provider, error) {
 		if len(cfg.NodeIPs) == 0 {
 			cfg.NodeIPs = pc.NodeIPs
 		}
-		cfg.Objects, cfg.Tokens = pc.Objects, pc.Tokens
+		cfg.Objects, cfg.Tokens, cfg.RuntimeClasses = pc.Objects, pc.Tokens, pc.RuntimeClasses
 		if pc.Services != nil { // not a nil *ServiceWatch in a non-nil interface
 			cfg.Services = pc.Services
 		}

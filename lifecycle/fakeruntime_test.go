@@ -49,6 +49,8 @@ type fakeRuntime struct {
 	statusCalls map[string]int
 	// sandboxDNS is the DNS each sandbox was run with, by pod name.
 	sandboxDNS map[string]*dns.Config
+	// sandboxHandlers are the runtime handlers the pod's sandboxes were run with, by pod name.
+	sandboxHandlers map[string][]string
 }
 
 type fakeContainer struct {
@@ -95,6 +97,10 @@ func (f *fakeRuntime) RunSandbox(_ context.Context, cfg *SandboxConfig) (string,
 		f.sandboxDNS = map[string]*dns.Config{}
 	}
 	f.sandboxDNS[cfg.Name] = cfg.DNS
+	if f.sandboxHandlers == nil {
+		f.sandboxHandlers = map[string][]string{}
+	}
+	f.sandboxHandlers[cfg.Name] = append(f.sandboxHandlers[cfg.Name], cfg.RuntimeHandler)
 	if f.podIP != "" && !cfg.HostNetwork {
 		f.sandboxes[id].IPs = []string{f.podIP}
 	}

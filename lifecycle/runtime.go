@@ -127,6 +127,11 @@ type SandboxConfig struct {
 	// containers see as /etc/resolv.conf, on the host's network or not; nil when the lifecycle
 	// has no DNS configurer: the runtime's default then.
 	DNS *dns.Config
+	// RuntimeHandler is the handler of the pod's RuntimeClass (spec.runtimeClassName), CRI's
+	// runtime_handler: "" for the runtime's default (a pod that names no RuntimeClass, or a
+	// lifecycle without an API server). A runtime that lacks the handler fails the sandbox
+	// with an error naming it, as a CRI runtime does.
+	RuntimeHandler string
 	// Ports are the ports the pod's containers declare.
 	Ports []PortMapping
 	// Labels identify the sandbox's pod for the lifecycle after an agent restart; the runtime

@@ -432,6 +432,9 @@ func (p *Provider) runSandbox(ctx context.Context, uid types.UID) bool {
 		cfg.Hostname = hostname
 		cfg.DNS, err = p.podDNS(pod)
 	}
+	if err == nil {
+		cfg.RuntimeHandler, err = p.runtimeHandler(ctx, pod)
+	}
 	var id string
 	if err == nil {
 		id, err = p.rt.RunSandbox(ctx, cfg)
