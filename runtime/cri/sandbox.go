@@ -16,7 +16,7 @@ import (
 // RunSandbox runs a CRI pod sandbox for cfg's pod.
 func (r *Runtime) RunSandbox(ctx context.Context, cfg *lifecycle.SandboxConfig) (string, error) {
 	sc := podSandboxConfig(cfg, r.cfg.SeccompProfileRoot)
-	id, err := r.rs.RunPodSandbox(ctx, sc, "")
+	id, err := r.rs.RunPodSandbox(ctx, sc, cfg.RuntimeHandler)
 	if err != nil {
 		return "", fmt.Errorf("run pod sandbox: %w", err)
 	}
