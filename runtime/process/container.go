@@ -25,6 +25,9 @@ import (
 // namespace holder (holder.go), whose PID, IPC and UTS namespaces its containers join, and
 // puts it on the pod network unless the pod is on the host's (ownNetwork).
 func (r *Runtime) RunSandbox(ctx context.Context, cfg *lifecycle.SandboxConfig) (string, error) {
+	if err := runtimeHandler(cfg); err != nil {
+		return "", err // before anything is made: the pod waits, as on a runtime without the handler
+	}
 	ownNetwork, err := r.ownNetwork(cfg.Pod)
 	if err != nil {
 		return "", fmt.Errorf("sandbox: %w", err) // before anything is made: it waits for the network
