@@ -37,5 +37,8 @@
 // After an agent restart, WithPriorStatus carries over the started and ready the API server
 // holds for an instance that was already running, as the kubelet does.
 //
-// Not done here: probe metrics (prober_probe_total, prober_probe_duration_seconds).
+// Metrics: with WithMetrics the Manager counts every attempt that reaches a verdict in the
+// kubelet's prober_probe_total and times the passing ones in prober_probe_duration_seconds
+// (Metrics, a prometheus.Collector, which the kubelet serves on /metrics/probes); the pod and
+// namespace labels come from Target.PodNamespace and Target.PodName.
 package probe

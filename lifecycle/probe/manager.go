@@ -18,6 +18,8 @@ type Manager struct {
 	clk      clock.WithTicker
 	onChange func(Update)
 	onEvent  func(Event)
+	// metrics, when set (WithMetrics), count and time the probes' attempts.
+	metrics *Metrics
 	// start is when the Manager was made: workers added within one period of it (the agent
 	// just started and finds containers running) wait a random part of the period first, so
 	// that the probes of all those containers do not run at once.
@@ -213,6 +215,9 @@ func (m *Manager) RemovePod(podUID types.UID) {
 			delete(m.instances, key)
 		}
 	}
+	if m.metrics != nil {
+		m.metrics.forget(podUID)
+	}
 }
 
 // StopLivenessAndStartup stops the liveness and startup probes of the pod's instances, as the
@@ -232,6 +237,9 @@ func (m *Manager) StopLivenessAndStartup(podUID types.UID) {
 				delete(inst.workers, k)
 			}
 		}
+	}
+	if m.metrics != nil {
+		m.metrics.forget(podUID, Liveness, Startup)
 	}
 }
 
@@ -322,6 +330,21 @@ func (m *Manager) record(w *worker, r Result, msg string) {
 	if readiness != nil {
 		readiness.triggerNow()
 	}
+}
+
+// count counts a worker's attempt that reached verdict r in d, unless the worker was removed or
+// stopped meanwhile: under the Manager's lock, so that no count brings back the series of a pod
+// that RemovePod has just forgotten.
+func (m *Manager) count(w *worker, r Result, d time.Duration) {
+	if m.metrics == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if inst, ok := m.instances[w.key]; !ok || inst.workers[w.kind] != w {
+		return
+	}
+	m.metrics.observe(w.kind, w.key.pod, podName{namespace: w.target.PodNamespace, name: w.target.PodName}, w.key.container, r, d)
 }
 
 // event reports one probe attempt the kubelet records as an event.

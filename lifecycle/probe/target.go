@@ -35,6 +35,9 @@ type Target struct {
 	// it (FormatPod), Container the container's name.
 	Pod       string
 	Container string
+	// PodNamespace and PodName are the instance's pod, for the labels of its probes' metrics
+	// (WithMetrics).
+	PodNamespace, PodName string
 	// Warn, if set, receives what the kubelet records as a Warning event on the pod while
 	// running a hook that still succeeds (reason LifecycleHTTPFallback).
 	Warn func(reason, message string)

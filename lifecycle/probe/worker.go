@@ -108,7 +108,9 @@ func (w *worker) doProbe(ctx context.Context) (keepGoing bool) {
 		return true
 	}
 
+	start := w.m.clk.Now()
 	o, msg, err := w.attempt(ctx)
+	took := w.m.clk.Since(start)
 	if ctx.Err() != nil {
 		// Stopped while probing: the attempt says nothing about the container.
 		return false
@@ -128,6 +130,7 @@ func (w *worker) doProbe(ctx context.Context) (keepGoing bool) {
 	}
 
 	result := o.result()
+	w.m.count(w, result, took)
 	if result == w.lastResult {
 		w.resultRun++
 	} else {
