@@ -88,11 +88,13 @@ func (p *Provider) factsLocked(st *podState) env.PodFacts {
 func (p *Provider) targetLocked(st *podState, c *corev1.Container, id string) probe.Target {
 	uid := st.pod.UID
 	t := probe.Target{
-		PodIP:     func() string { return p.podIP(uid) },
-		Pod:       probe.FormatPod(st.pod.Name, st.pod.Namespace, st.pod.UID),
-		Container: c.Name,
-		Ports:     c.Ports,
-		Env:       c.Env,
+		PodIP:        func() string { return p.podIP(uid) },
+		Pod:          probe.FormatPod(st.pod.Name, st.pod.Namespace, st.pod.UID),
+		PodNamespace: st.pod.Namespace,
+		PodName:      st.pod.Name,
+		Container:    c.Name,
+		Ports:        c.Ports,
+		Env:          c.Env,
 		Exec: func(ctx context.Context, cmd []string) ([]byte, int, error) {
 			return p.execCapture(ctx, id, cmd)
 		},

@@ -52,6 +52,9 @@ type Provider struct {
 	// containers and sandboxes, which are kept until the pod is created again (kept.go).
 	kept    map[types.UID]*keptPod
 	metrics *metrics
+	// probeMetrics are the kubelet's prober metrics, which the kubelet API serves on
+	// /metrics/probes (ProbeMetrics).
+	probeMetrics *probe.Metrics
 	// health follows the runtime's health for the Node's Ready condition (health.go); nil
 	// for a runtime that reports none.
 	health *health.Monitor
@@ -132,7 +135,8 @@ func New(ctx context.Context, cfg Config) (_ *Provider, err error) {
 	}
 	p.metrics = newMetrics() // restore counts cleanup failures already
 	p.eviction = newEvictionManager(cfg, p)
-	p.probes = probe.NewManager(cfg.Clock, p.onProbe, probe.WithEvents(p.onProbeEvent))
+	p.probeMetrics = probe.NewMetrics()
+	p.probes = probe.NewManager(cfg.Clock, p.onProbe, probe.WithEvents(p.onProbeEvent), probe.WithMetrics(p.probeMetrics))
 	p.close = sync.OnceValue(func() error {
 		p.probes.Close()
 		// The runtime stops watching (the process runtime's supervisor connections, the CRI
