@@ -113,8 +113,10 @@ func New(cfg Config) (_ *Agent, err error) {
 		if a.api, err = a.apiServer(desired); err != nil {
 			return nil, err
 		}
-		// The kubelet's routes, from the pods bound here and the provider running them.
-		api.Routes{Pods: a.podManager, Provider: a.provider, StreamIdleTimeout: cfg.API.StreamingConnectionIdleTimeout}.Register(a.api)
+		// The kubelet's routes, from the pods bound here, the provider running them and, for
+		// the machine metrics, the Node as registered.
+		api.Routes{Pods: a.podManager, Provider: a.provider, Node: desired.DeepCopy(),
+			StreamIdleTimeout: cfg.API.StreamingConnectionIdleTimeout}.Register(a.api)
 		a.components = append(a.components, a.api)
 	}
 	a.components = append(a.components, muxComponent{a.mux})
