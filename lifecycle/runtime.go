@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
 	"github.com/vk-static/vk-static/lifecycle/dns"
 	"github.com/vk-static/vk-static/provider"
@@ -324,4 +325,14 @@ type ContainerStats struct {
 	// Processes counts the container's processes (its cgroup's); 0 when the runtime cannot
 	// tell.
 	Processes uint64
+	// PSI is the container's pressure stall information; empty where the runtime has none
+	// (cgroup v1, no cgroups, a kernel without PSI).
+	PSI PSI
+}
+
+// PSI is the pressure stall information of a container or a pod (its cgroup v2 cpu.pressure,
+// memory.pressure and io.pressure), as the Summary API carries it and the kubelet fills it; nil
+// for a resource the runtime cannot tell.
+type PSI struct {
+	CPU, Memory, IO *statsv1alpha1.PSIStats
 }

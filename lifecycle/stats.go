@@ -11,14 +11,33 @@ import (
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
+// SandboxStatsReader is implemented by a Runtime that measures a pod as a whole (its cgroup),
+// for what cannot be summed from its containers: the pressure stall information, which the
+// Summary's pod CPU, memory and IO then carry, as the kubelet's do from the pod's cgroup.
+type SandboxStatsReader interface {
+	// SandboxStats measures the pod of a sandbox that has running containers.
+	SandboxStats(ctx context.Context, sandboxID string) (*SandboxStats, error)
+}
+
+// SandboxStats is a pod's resource use at one moment, as a whole.
+type SandboxStats struct {
+	Timestamp time.Time
+	// PSI is the pod's pressure stall information; empty where the runtime has none.
+	PSI PSI
+}
+
 // GetStatsSummary measures every running container through the runtime and sums them per pod;
 // CPU rates come from the previous call's samples (the first call reports none, as cAdvisor's
-// first sample does). The node's figures come from Config.NodeStats.
+// first sample does). The node's figures come from Config.NodeStats. Pressure stall
+// information (PSI) is the runtime's, where it has it: a container's in its CPU, memory and IO
+// stats, and a pod's, from a SandboxStatsReader, in the pod's — never summed from its
+// containers, as the kubelet does not. Without it those fields are left out, IO altogether.
 func (p *Provider) GetStatsSummary(ctx context.Context) (*statsv1alpha1.Summary, error) {
 	type running struct {
 		uid              types.UID
 		namespace, name  string
 		startTime        time.Time
+		sandboxID        string
 		container, id    string
 		containerStarted time.Time
 	}
@@ -28,7 +47,7 @@ func (p *Provider) GetStatsSummary(ctx context.Context) (*statsv1alpha1.Summary,
 		for name, rec := range st.containers {
 			if rec.running() {
 				all = append(all, running{uid: uid, namespace: st.pod.Namespace, name: st.pod.Name, startTime: st.startTime,
-					container: name, id: rec.current.ID, containerStarted: rec.current.StartedAt})
+					sandboxID: st.sandboxID, container: name, id: rec.current.ID, containerStarted: rec.current.StartedAt})
 			}
 		}
 	}
@@ -44,6 +63,7 @@ func (p *Provider) GetStatsSummary(ctx context.Context) (*statsv1alpha1.Summary,
 	}
 	pods := map[types.UID]*statsv1alpha1.PodStats{}
 	var order []types.UID
+	sandboxes := map[types.UID]string{}
 	for _, r := range all {
 		s, err := p.rt.ContainerStats(ctx, r.id)
 		if err != nil {
@@ -60,18 +80,39 @@ func (p *Provider) GetStatsSummary(ctx context.Context) (*statsv1alpha1.Summary,
 			}
 			pods[r.uid] = ps
 			order = append(order, r.uid)
+			sandboxes[r.uid] = r.sandboxID
 		}
 		cpu, mem := p.stats.cpuMemory(r.uid, r.id, s)
 		ps.Containers = append(ps.Containers, statsv1alpha1.ContainerStats{
 			Name: r.container, StartTime: metav1.NewTime(r.containerStarted), CPU: cpu, Memory: mem,
+			IO: ioStats(s.Timestamp, s.PSI.IO),
 		})
 		addCPU(ps.CPU, cpu)
 		addMemory(ps.Memory, mem)
 	}
+	reader, _ := p.rt.(SandboxStatsReader)
 	for _, uid := range order {
-		summary.Pods = append(summary.Pods, *pods[uid])
+		ps := pods[uid]
+		if id := sandboxes[uid]; reader != nil && id != "" {
+			if s, err := reader.SandboxStats(ctx, id); err != nil {
+				klog.FromContext(ctx).V(4).Info("No stats for a pod as a whole", "pod", klog.KRef(ps.PodRef.Namespace, ps.PodRef.Name), "sandboxID", id, "err", err)
+			} else {
+				ps.CPU.PSI, ps.Memory.PSI = s.PSI.CPU, s.PSI.Memory
+				ps.IO = ioStats(s.Timestamp, s.PSI.IO)
+			}
+		}
+		summary.Pods = append(summary.Pods, *ps)
 	}
 	return summary, nil
+}
+
+// ioStats is the IO stats of a container or a pod: only the pressure stall information, as
+// the kubelet's (IOStats has nothing else); nil without it (cgroup v1).
+func ioStats(t time.Time, psi *statsv1alpha1.PSIStats) *statsv1alpha1.IOStats {
+	if psi == nil {
+		return nil
+	}
+	return &statsv1alpha1.IOStats{Time: metav1.NewTime(t), PSI: psi}
 }
 
 func addCPU(sum, c *statsv1alpha1.CPUStats) {
@@ -105,8 +146,9 @@ type statsSamples struct {
 
 func (s *statsSamples) cpuMemory(uid types.UID, id string, now *ContainerStats) (*statsv1alpha1.CPUStats, *statsv1alpha1.MemoryStats) {
 	t := metav1.NewTime(now.Timestamp)
-	cpu := &statsv1alpha1.CPUStats{Time: t, UsageCoreNanoSeconds: &now.CPUUsageCoreNanoSeconds}
-	mem := &statsv1alpha1.MemoryStats{Time: t, WorkingSetBytes: &now.MemoryWorkingSetBytes, UsageBytes: &now.MemoryUsageBytes, RSSBytes: &now.MemoryWorkingSetBytes}
+	cpu := &statsv1alpha1.CPUStats{Time: t, UsageCoreNanoSeconds: &now.CPUUsageCoreNanoSeconds, PSI: now.PSI.CPU}
+	mem := &statsv1alpha1.MemoryStats{Time: t, WorkingSetBytes: &now.MemoryWorkingSetBytes, UsageBytes: &now.MemoryUsageBytes, RSSBytes: &now.MemoryWorkingSetBytes,
+		PSI: now.PSI.Memory}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.last == nil {
