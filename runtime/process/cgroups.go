@@ -152,14 +152,15 @@ func (r *Runtime) removeCgroup(ctx context.Context, rec *containerRecord) error 
 	return nil
 }
 
-// cgroupStats measures a container from its cgroup: every process in it, whatever its session.
-func (r *Runtime) cgroupStats(rec *containerRecord) (*lifecycle.ContainerStats, error) {
+// cgroupStats measures a container from its cgroup: every process in it, whatever its session;
+// on cgroup v2 with its pressure stall information.
+func (r *Runtime) cgroupStats(ctx context.Context, rec *containerRecord) (*lifecycle.ContainerStats, error) {
 	u, err := r.cgroups.Stats(rec.Cgroups)
 	if err != nil {
 		return nil, fmt.Errorf("container %s: cgroup stats: %w", rec.ID, err)
 	}
 	return &lifecycle.ContainerStats{Timestamp: r.clock.Now(), CPUUsageCoreNanoSeconds: u.CPU, MemoryWorkingSetBytes: u.WorkingSet, MemoryUsageBytes: u.Memory,
-		Processes: uint64(max(u.Pids, 0))}, nil
+		Processes: uint64(max(u.Pids, 0)), PSI: r.cgroupPressure(ctx, rec.Cgroups, "container", rec.ID)}, nil
 }
 
 // removeIdlePodCgroups removes the cgroup of every pod that nothing runs in, for Close: with

@@ -192,5 +192,8 @@
 // address it listens on, never another host service on the port: the agent's healthz and
 // metrics, a local etcd.
 // ContainerStats reads the container's cgroup; without one it sums CPU time and resident memory
-// over the workload's session (which an exec'd command or a setsid child is not in).
+// over the workload's session (which an exec'd command or a setsid child is not in). On cgroup
+// v2 it also reads the cgroup's pressure stall information (cpu.pressure, memory.pressure,
+// io.pressure), and SandboxStats the pod cgroup's, for the Summary API, as the kubelet
+// reports them; v1 has none, and the fields are left out.
 package process

@@ -15,6 +15,7 @@ import (
 	"github.com/opencontainers/cgroups/fs2"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/vk-static/vk-static/internal/psi"
 	"github.com/vk-static/vk-static/podutil"
 )
 
@@ -282,6 +283,22 @@ func (h *Hierarchy) Stats(paths Paths) (*Usage, error) {
 		u.Pids = len(pids)
 	}
 	return u, nil
+}
+
+// Pressure reads the cgroup's pressure stall information (cpu.pressure, memory.pressure,
+// io.pressure), as the kubelet reports it on cgroup v2; none on v1, which has no such files
+// (the kubelet's cAdvisor reports zeros there, which say nothing: they are left out). A file
+// that is missing (a kernel without PSI, PSI off) leaves its resource nil; one that is
+// malformed too, with the error returned.
+func (h *Hierarchy) Pressure(paths Paths) (psi.Resources, error) {
+	if !h.v2 {
+		return psi.Resources{}, nil
+	}
+	dir, ok := paths[""]
+	if !ok {
+		return psi.Resources{}, errors.New("no cgroup v2 directory recorded")
+	}
+	return psi.ReadAll(dir, ".pressure")
 }
 
 // OOMKills is how many processes of the cgroup the kernel's OOM killer ended: memory.events'

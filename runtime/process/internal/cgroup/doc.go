@@ -22,7 +22,9 @@
 // and records the paths (Paths) so that a restarted agent finds them again; the supervisor puts
 // the workload in its container's cgroup before it executes it. Stats, the OOM kill count, and
 // killing everything in a cgroup (freezer on v1, cgroup.kill on v2) read the cgroup, so a
-// process that calls setsid or double-forks escapes neither accounting nor a stop.
+// process that calls setsid or double-forks escapes neither accounting nor a stop. On v2
+// Pressure reads a pod's or a container's pressure stall information (package psi), which v1
+// does not have.
 //
 // New says why cgroups cannot be used here (not root, nothing mounted, not writable); the
 // runtime then runs containers without them, and says so.
