@@ -60,7 +60,7 @@ var fullClientsetPackages = []string{
 func unusedAPIGroups(t *testing.T) []string {
 	t.Helper()
 	used := map[string]bool{"core/v1": true, "coordination/v1": true, "authentication/v1": true,
-		"authorization/v1": true, "certificates/v1": true}
+		"authorization/v1": true, "certificates/v1": true, "node/v1": true}
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skipf("no go tool to list the API groups: %v", err)
