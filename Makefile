@@ -48,7 +48,7 @@ build:
 # make run ARGS=-v=4.
 ARGS ?= -v=2
 run: build
-	$(BIN)/vk-static --pod-manifest-path=examples/manifests --root-dir=$(CURDIR)/run --stop-pods-on-exit $(ARGS)
+	$(BIN)/vk-static --pod-manifest-path=examples/manifests --root-dir=$(CURDIR)/run --pod-logs-dir=$(CURDIR)/run/log/pods --stop-pods-on-exit $(ARGS)
 
 # demo starts the test control plane and the agent with a node identity on the example
 # manifests, and prints the kubectl commands to look at them (kubectl from `make kubectl`).

@@ -54,14 +54,14 @@ func (p *Provider) forget(ctx context.Context, uid types.UID) bool {
 			}
 		}
 	}
-	sandboxID := st.sandboxID
+	sandboxID, logDir := st.sandboxID, p.podLogDir(st.pod)
 	p.mu.Unlock()
 
 	if err := p.removeLeftovers(ctx, uid); err != nil {
 		p.cleanupFailed(ctx, uid, cleanupStepContainer, err)
 		return false
 	}
-	if step, err := p.removePodLeftovers(ctx, uid, ids, sandboxID); err != nil {
+	if step, err := p.removePodLeftovers(ctx, uid, ids, sandboxID, logDir); err != nil {
 		if ctx.Err() != nil {
 			return false
 		}
@@ -79,11 +79,11 @@ func (p *Provider) forget(ctx context.Context, uid types.UID) bool {
 }
 
 // removePodLeftovers removes the pod's containers, then its sandbox, then its volumes, then its
-// directory, and stops at the first step that fails, which it names.
-func (p *Provider) removePodLeftovers(ctx context.Context, uid types.UID, ids []string, sandboxID string) (step string, err error) {
+// log directory and its directory, and stops at the first step that fails, which it names.
+func (p *Provider) removePodLeftovers(ctx context.Context, uid types.UID, ids []string, sandboxID, logDir string) (step string, err error) {
 	var errs []error
 	for _, id := range ids {
-		if err := p.rt.RemoveContainer(ctx, id); err != nil && !provider.IsNotFound(err) {
+		if err := p.removeContainer(ctx, id); err != nil {
 			errs = append(errs, fmt.Errorf("removing container %s: %w", id, err))
 		}
 	}
@@ -103,8 +103,11 @@ func (p *Provider) removePodLeftovers(ctx context.Context, uid types.UID, ids []
 	if err := p.volumes.Teardown(ctx, uid); err != nil {
 		return cleanupStepVolumes, err
 	}
-	// Anything still mounted below the directory (by the runtime, a Bidirectional mount, an
+	// Anything still mounted below the directories (by the runtime, a Bidirectional mount, an
 	// operator) holds someone else's files: os.RemoveAll would delete through it.
+	if err := mounts.RemoveAll(logDir); err != nil {
+		return cleanupStepDirectory, err
+	}
 	if err := mounts.RemoveAll(filepath.Join(p.cfg.podsDir(), string(uid))); err != nil {
 		return cleanupStepDirectory, err
 	}

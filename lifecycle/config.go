@@ -25,9 +25,13 @@ type Config struct {
 	Runtime     Runtime
 	RuntimeName string
 	// RootDir holds the lifecycle's state: RootDir/pods/<uid>/ has the pod as it was given
-	// (pod.json, so that a restarted agent knows its pods), its volumes and its containers'
-	// logs.
+	// (pod.json, so that a restarted agent knows its pods) and its volumes.
 	RootDir string
+	// PodLogsDir is where the containers log, the kubelet's podLogsDir (logs.go):
+	// <PodLogsDir>/<namespace>_<name>_<uid>/<container>/<attempt>.log, with links to the logs
+	// of the containers there are in the directory "containers" beside it (/var/log/containers
+	// beside the kubelet's /var/log/pods). Default RootDir/logs/pods.
+	PodLogsDir string
 	// NodeIPs are the node's addresses: the pods' host IPs, and their pod IPs when the runtime
 	// reports none (pods on the host's network).
 	NodeIPs []string
@@ -138,6 +142,9 @@ func (c *Config) validate() error {
 	if c.Clock == nil {
 		c.Clock = clock.RealClock{}
 	}
+	if c.PodLogsDir == "" {
+		c.PodLogsDir = filepath.Join(c.RootDir, "logs", "pods")
+	}
 	if c.DNS != nil && c.DNS.ClusterDomain == "" {
 		d := *c.DNS
 		d.ClusterDomain = c.ClusterDomain
@@ -153,3 +160,8 @@ func (c *Config) validate() error {
 }
 
 func (c *Config) podsDir() string { return filepath.Join(c.RootDir, "pods") }
+
+// containerLogsDir holds the links to the containers' logs (logs.go).
+func (c *Config) containerLogsDir() string {
+	return filepath.Join(filepath.Dir(c.PodLogsDir), "containers")
+}

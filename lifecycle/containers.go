@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
-	"path/filepath"
 	"strconv"
 	"time"
 
@@ -122,6 +121,7 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 		return
 	}
 
+	p.linkContainerLog(ctx, pod, c.Name, id, cfg.LogPath)
 	p.mu.Lock()
 	delete(st.waiting, c.Name)
 	stale := rec.previous
@@ -143,7 +143,7 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 	p.mu.Unlock()
 	if stale != nil {
 		// The kubelet keeps one dead instance per container, for lastState and --previous.
-		if err := p.rt.RemoveContainer(ctx, stale.ID); err != nil && !provider.IsNotFound(err) {
+		if err := p.removeContainer(ctx, stale.ID); err != nil {
 			// Not forgotten: the pod's next syncs try again (leftovers.go).
 			logger.Error(err, "Removing an old container instance; tried again", "containerID", stale.ID)
 			p.mu.Lock()
@@ -273,7 +273,7 @@ func (p *Provider) ensureImage(ctx context.Context, uid types.UID, pod *corev1.P
 	}
 	p.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
 	start := p.cfg.Clock.Now()
-	sandbox := sandboxConfig(pod, p.podLogDir(uid))
+	sandbox := sandboxConfig(pod, p.podLogDir(pod))
 	for i := 0; ; i++ {
 		var auth *ImageAuth
 		if i < len(creds) {
@@ -399,7 +399,7 @@ func (p *Provider) containerConfig(ctx context.Context, pod *corev1.Pod, c *core
 		Stdin:      c.Stdin,
 		StdinOnce:  c.StdinOnce,
 		TTY:        c.TTY,
-		LogPath:    p.logPath(pod.UID, c.Name, attempt),
+		LogPath:    p.logPath(pod, c.Name, attempt),
 		StopSignal: stopSignal(c),
 		Labels: map[string]string{
 			LabelPodUID: string(pod.UID), LabelPodName: pod.Name, LabelPodNamespace: pod.Namespace, LabelContainerName: c.Name,
@@ -420,17 +420,6 @@ func (p *Provider) containerConfig(ctx context.Context, pod *corev1.Pod, c *core
 		cfg.Mounts = append(cfg.Mounts, m)
 	}
 	return cfg, nil
-}
-
-// logPath is where instance attempt of a container logs: the pod's directory, like the
-// kubelet's /var/log/pods/<pod>/<container>/<attempt>.log.
-func (p *Provider) logPath(uid types.UID, container string, attempt uint32) string {
-	return filepath.Join(p.podLogDir(uid), container, strconv.FormatUint(uint64(attempt), 10)+".log")
-}
-
-// podLogDir holds the logs of a pod's containers (the sandbox's log directory).
-func (p *Provider) podLogDir(uid types.UID) string {
-	return filepath.Join(p.cfg.podsDir(), string(uid), "logs")
 }
 
 // containerUser is who runs c: its securityContext over the pod's; nil when neither names a

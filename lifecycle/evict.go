@@ -153,6 +153,7 @@ func (p *Provider) evictionStats(ctx context.Context) ([]statsv1alpha1.PodStats,
 	type instance struct{ name, id string }
 	type podMeasure struct {
 		ref        statsv1alpha1.PodReference
+		logDir     string
 		containers []instance
 		volumes    map[string]string
 	}
@@ -162,7 +163,8 @@ func (p *Provider) evictionStats(ctx context.Context) ([]statsv1alpha1.PodStats,
 		if st.deleting || st.evicted != "" || st.stopped {
 			continue
 		}
-		m := podMeasure{ref: statsv1alpha1.PodReference{Name: st.pod.Name, Namespace: st.pod.Namespace, UID: string(uid)}, volumes: map[string]string{}}
+		m := podMeasure{ref: statsv1alpha1.PodReference{Name: st.pod.Name, Namespace: st.pod.Namespace, UID: string(uid)},
+			logDir: p.podLogDir(st.pod), volumes: map[string]string{}}
 		for name, rec := range st.containers {
 			id := ""
 			if rec.running() {
@@ -195,7 +197,7 @@ func (p *Provider) evictionStats(ctx context.Context) ([]statsv1alpha1.PodStats,
 					cs.Rootfs = &statsv1alpha1.FsStats{UsedBytes: &bytes, InodesUsed: &inodes}
 				}
 			}
-			bytes, inodes := dirUsage(filepath.Join(p.podLogDir(types.UID(m.ref.UID)), c.name))
+			bytes, inodes := dirUsage(filepath.Join(m.logDir, c.name))
 			cs.Logs = &statsv1alpha1.FsStats{UsedBytes: &bytes, InodesUsed: &inodes}
 			ps.Containers = append(ps.Containers, cs)
 		}
@@ -253,19 +255,19 @@ func dirUsage(dir string) (bytes, inodes uint64) {
 // runtime with its log files. The pod's status keeps what they were.
 func (p *Provider) reclaimContainers(ctx context.Context) error {
 	type dead struct {
-		uid  types.UID
-		name string
-		ids  []string
+		logDir string // the pod's
+		name   string
+		ids    []string
 	}
 	p.mu.Lock()
 	var all []dead
-	for uid, st := range p.pods {
+	for _, st := range p.pods {
 		terminated := st.stopped || podstatus.IsTerminal(st.status)
 		if !terminated || st.deleting {
 			continue
 		}
 		for name, rec := range st.containers {
-			d := dead{uid: uid, name: name}
+			d := dead{logDir: p.podLogDir(st.pod), name: name}
 			for _, inst := range []*ContainerStatus{rec.current, rec.previous} {
 				if inst != nil && inst.State == ContainerExited {
 					d.ids = append(d.ids, inst.ID)
@@ -281,13 +283,13 @@ func (p *Provider) reclaimContainers(ctx context.Context) error {
 	for _, d := range all {
 		removed := true
 		for _, id := range d.ids {
-			if err := p.rt.RemoveContainer(ctx, id); err != nil && !provider.IsNotFound(err) {
+			if err := p.removeContainer(ctx, id); err != nil {
 				errs = append(errs, err)
 				removed = false
 			}
 		}
 		if removed {
-			if err := os.RemoveAll(filepath.Join(p.podLogDir(d.uid), d.name)); err != nil {
+			if err := os.RemoveAll(filepath.Join(d.logDir, d.name)); err != nil {
 				errs = append(errs, err)
 			}
 		}

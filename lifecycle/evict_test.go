@@ -61,10 +61,10 @@ func TestEvictionUnderDiskPressure(t *testing.T) {
 	h.eventually(done.UID, "succeeded", func(s *corev1.PodStatus) bool { return s.Phase == corev1.PodSucceeded })
 	dir := h.volumePath(filler.UID, "scratch")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "data"), make([]byte, 1<<20), 0o600))
-	logs := filepath.Join(h.root, "pods", string(filler.UID), "logs", "fill")
+	logs := filepath.Join(h.root, "logs", "pods", "default_p-"+string(filler.UID)+"_"+string(filler.UID), "fill")
 	require.NoError(t, os.MkdirAll(logs, 0o750))
 	require.NoError(t, os.WriteFile(filepath.Join(logs, "0.log"), make([]byte, 64<<10), 0o600))
-	doneLogs := filepath.Join(h.root, "pods", string(done.UID), "logs", "once")
+	doneLogs := filepath.Join(h.p.podLogDir(done), "once")
 	require.NoError(t, os.MkdirAll(doneLogs, 0o750))
 	require.NoError(t, os.WriteFile(filepath.Join(doneLogs, "0.log"), []byte("done\n"), 0o600))
 

@@ -189,7 +189,7 @@ func (p *Provider) restore(ctx context.Context) error {
 		name := cs.Labels[LabelContainerName]
 		if !ok || containerSpec(st.pod, name) == nil || cs.SandboxID != st.sandboxID {
 			logger.Info("Removing a container of no pod", "containerID", cs.ID, "podUID", cs.Labels[LabelPodUID], "container", name)
-			p.removeContainer(ctx, cs)
+			p.removeOrphanContainer(ctx, cs)
 			continue
 		}
 		rec := st.containers[name]
@@ -197,7 +197,7 @@ func (p *Provider) restore(ctx context.Context) error {
 			p.addTerminationMessage(ctx, st.pod, name, cs)
 		}
 		if !adoptContainer(st, cs) {
-			p.removeContainer(ctx, cs)
+			p.removeOrphanContainer(ctx, cs)
 		}
 	}
 	for uid, st := range p.pods {
@@ -281,9 +281,9 @@ func (p *Provider) probeRestoredLocked(ctx context.Context) {
 	}
 }
 
-// removeContainer removes a container of no pod; a failure is logged, and the next agent's
-// restore finds it again.
-func (p *Provider) removeContainer(ctx context.Context, cs *ContainerStatus) {
+// removeOrphanContainer removes a container of no pod; a failure is logged, and the next
+// agent's restore finds it again.
+func (p *Provider) removeOrphanContainer(ctx context.Context, cs *ContainerStatus) {
 	if err := p.removeInstance(ctx, cs); err != nil {
 		klog.FromContext(ctx).Error(err, "Removing a container of no pod", "containerID", cs.ID)
 	}

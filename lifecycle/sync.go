@@ -426,7 +426,7 @@ func (p *Provider) runSandbox(ctx context.Context, uid types.UID) bool {
 	pod := st.pod
 	p.mu.Unlock()
 
-	cfg := sandboxConfig(pod, p.podLogDir(uid))
+	cfg := sandboxConfig(pod, p.podLogDir(pod))
 	hostname, err := kernelHostname(pod, p.cfg.ClusterDomain)
 	if err == nil {
 		cfg.Hostname = hostname

@@ -83,7 +83,11 @@ func (p *Provider) addTerminationMessage(ctx context.Context, pod *corev1.Pod, n
 		msg, checkLogs = readTerminationMessage(p.terminationMessageFile(pod.UID, name, cs.Attempt), fallbackToLogs)
 	}
 	if checkLogs {
-		msg = lastLogLines(ctx, p.logPath(pod.UID, name, cs.Attempt))
+		logPath := cs.LogPath
+		if logPath == "" {
+			logPath = p.logPath(pod, name, cs.Attempt)
+		}
+		msg = lastLogLines(ctx, logPath)
 	}
 	if msg == "" {
 		return

@@ -62,7 +62,8 @@ func run(agent, kubectl, manifests, dir, node string) error {
 	cmd := exec.CommandContext(ctx, agent,
 		"--kubeconfig", nodeKubeconfig, "--hostname-override", node,
 		"--node-ip", "127.0.0.1", "--address", "127.0.0.1",
-		"--pod-manifest-path", manifests, "--root-dir", filepath.Join(dir, "root"), "-v", "2")
+		"--pod-manifest-path", manifests, "--root-dir", filepath.Join(dir, "root"),
+		"--pod-logs-dir", filepath.Join(dir, "log", "pods"), "-v", "2")
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	if err := cmd.Start(); err != nil {

@@ -166,6 +166,6 @@ func touch(t *testing.T, path string) {
 
 // logFiles lists the container log files of the agent's pods.
 func (a *agent) logFiles() []string {
-	m, _ := filepath.Glob(filepath.Join(a.Dir, "root", "pods", "*", "logs", "*", "*.log"))
+	m, _ := filepath.Glob(filepath.Join(a.Dir, "log", "pods", "*", "*", "*.log"))
 	return m
 }

@@ -57,6 +57,9 @@ func applyConfigFile(path string, o *options, fs *pflag.FlagSet) error {
 	if cfg.HTTPCheckFrequency.Duration != 0 {
 		set("http-check-frequency", func() { o.HTTPCheckFrequency = cfg.HTTPCheckFrequency.Duration })
 	}
+	if cfg.PodLogsDir != "" {
+		set("pod-logs-dir", func() { o.PodLogsDir = cfg.PodLogsDir })
+	}
 	if cfg.SyncFrequency.Duration != 0 {
 		set("sync-frequency", func() { o.SyncFrequency = cfg.SyncFrequency.Duration })
 	}

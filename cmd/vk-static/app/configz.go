@@ -40,6 +40,7 @@ func (o *options) kubeletConfiguration() kubeletv1beta1.KubeletConfiguration {
 		FileCheckFrequency: metav1.Duration{Duration: o.FileCheckFrequency},
 		HTTPCheckFrequency: metav1.Duration{Duration: o.HTTPCheckFrequency},
 		SyncFrequency:      metav1.Duration{Duration: o.SyncFrequency},
+		PodLogsDir:         o.PodLogsDir,
 
 		Address:                o.listenAddress(),
 		Port:                   o.Port,

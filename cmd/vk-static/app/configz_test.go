@@ -15,7 +15,7 @@ import (
 // default (TestConfigzRoundTrip checks that none is missing).
 var configzArgs = []string{
 	"--pod-manifest-path", "/m", "--manifest-url", "http://x/m", "--manifest-url-header", "Authorization:Bearer secret-token",
-	"--file-check-frequency", "3s", "--http-check-frequency", "4s", "--sync-frequency", "5s",
+	"--pod-logs-dir", "/run/pod-logs", "--file-check-frequency", "3s", "--http-check-frequency", "4s", "--sync-frequency", "5s",
 	"--address", "10.0.0.1", "--port", "1234", "--healthz-bind-address", "10.0.0.2", "--healthz-port", "1235", "--profiling",
 	"--kube-api-qps", "3", "--kube-api-burst", "4", "--event-qps", "5", "--event-burst", "6", "--max-pods", "7",
 	"--node-status-update-frequency", "8s", "--node-status-report-frequency", "10s", "--node-lease-duration-seconds", "9", "--register-with-taints", "k=v:NoSchedule",

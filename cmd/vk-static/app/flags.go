@@ -51,6 +51,7 @@ var kubeletConfigFields = map[string]string{
 	"file-check-frequency":         "fileCheckFrequency",
 	"http-check-frequency":         "httpCheckFrequency",
 	"sync-frequency":               "syncFrequency",
+	"pod-logs-dir":                 "podLogsDir",
 	"address":                      "address",
 	"port":                         "port",
 	"healthz-bind-address":         "healthzBindAddress",

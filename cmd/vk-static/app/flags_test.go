@@ -122,6 +122,7 @@ func TestKubeletConfigFieldsAreTheOnesApplied(t *testing.T) {
 		"imageGCLowThresholdPercent":                 "imageGCLowThresholdPercent: 70",
 		"imageMinimumGCAge":                          "imageMinimumGCAge: 5m",
 		"clusterDomain":                              "clusterDomain: cluster.local",
+		"podLogsDir":                                 "podLogsDir: /run/pod-logs",
 		"clusterDNS":                                 "clusterDNS: [10.96.0.10]",
 		"resolvConf":                                 "resolvConf: /run/resolv.conf",
 		"allowedUnsafeSysctls":                       "allowedUnsafeSysctls: [kernel.msg*]",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -41,6 +42,7 @@ type options struct {
 	SyncFrequency             time.Duration
 	Provider                  string
 	RootDir                   string
+	PodLogsDir                string
 	KubeAPIQPS                float32
 	KubeAPIBurst              int32
 	EventQPS                  float32
@@ -98,6 +100,7 @@ func defaultOptions() *options {
 		CRI:                       defaultCRIOptions(),
 		NodeHealth:                defaultNodeHealthOptions(),
 		RootDir:                   "/var/lib/vk-static",
+		PodLogsDir:                "/var/log/pods",
 		KubeAPIQPS:                50,
 		KubeAPIBurst:              100,
 		EventQPS:                  50,
@@ -133,6 +136,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 func (o *options) addGeneralFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Config, "config", o.Config, "A kubelet.config.k8s.io/v1beta1 KubeletConfiguration file; flags given on the command line win over it. Its fields that vk-static reads are named beside the flags below; an unknown field is an error, a kubelet field vk-static does not use is logged and ignored.")
 	fs.StringVar(&o.RootDir, "root-dir", o.RootDir, "Directory for the agent's and the provider's state.")
+	fs.StringVar(&o.PodLogsDir, "pod-logs-dir", o.PodLogsDir, "Directory the containers log under, as the kubelet's: DIR/NAMESPACE_NAME_UID/CONTAINER/RESTARTS.log, with links to the current logs as POD_NAMESPACE_CONTAINER-ID.log in the directory containers beside it (/var/log/containers for the default), where log shippers read them.")
 	fs.DurationVar(&o.SyncFrequency, "sync-frequency", o.SyncFrequency, "How often every pod is synced again without an event asking for it (spread by up to half of it): the safety net that repairs what a lost or misleading answer left wrong.")
 	fs.IntVar(&o.PodSyncWorkers, "pod-sync-workers", o.PodSyncWorkers, "Pods synced in parallel.")
 }
@@ -227,6 +231,9 @@ func (o *options) validate() error {
 	o.validateCertificates(bad)
 	if o.RootDir == "" {
 		bad("root-dir", "must not be empty")
+	}
+	if !filepath.IsAbs(o.PodLogsDir) {
+		bad("pod-logs-dir", "%q is not an absolute path", o.PodLogsDir)
 	}
 	if o.KubeAPIQPS <= 0 && o.KubeAPIQPS != -1 {
 		bad("kube-api-qps", "must be positive (or -1 for no client-side limit), got %v", o.KubeAPIQPS)

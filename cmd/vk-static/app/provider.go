@@ -299,7 +299,8 @@ func maskedPaths(o *options) []string {
 // gives it the rest: lifecycle.NewProvider).
 func lifecycleConfig(o *options, nodeName string, allocatable corev1.ResourceList) lifecycle.Config {
 	cfg := lifecycle.Config{
-		RootDir: o.RootDir,
+		RootDir:    o.RootDir,
+		PodLogsDir: o.PodLogsDir,
 		// A pod's domain with spec.subdomain (its /etc/hosts, setHostnameAsFQDN).
 		ClusterDomain: o.ClusterDomain,
 		DNS:           o.dnsConfigurer(),

@@ -91,6 +91,8 @@ func Start(cfg Config) (*Agent, error) {
 		"--healthz-bind-address", "127.0.0.1", "--healthz-port", strconv.Itoa(healthzPort),
 		"--pod-manifest-path", a.ManifestDir,
 		"--root-dir", filepath.Join(cfg.Dir, "root"),
+		// Not the machine's /var/log/pods (and /var/log/containers beside it).
+		"--pod-logs-dir", filepath.Join(cfg.Dir, "log", "pods"),
 		// The simulator unless the test asks for another provider (Args): most tests are
 		// about the agent, not about what runs the pods.
 		"--provider", "mock",

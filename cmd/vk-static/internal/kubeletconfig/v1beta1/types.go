@@ -35,6 +35,7 @@ type KubeletConfiguration struct {
 	HealthzPort                      *int32                `json:"healthzPort,omitempty"`
 	HealthzBindAddress               string                `json:"healthzBindAddress,omitempty"`
 	ClusterDomain                    string                `json:"clusterDomain,omitempty"`
+	PodLogsDir                       string                `json:"podLogsDir,omitempty"`
 	ClusterDNS                       []string              `json:"clusterDNS,omitempty"`
 	ResolverConfig                   *string               `json:"resolvConf,omitempty"`
 	StreamingConnectionIdleTimeout   metav1.Duration       `json:"streamingConnectionIdleTimeout,omitempty"`
@@ -71,7 +72,6 @@ type KubeletConfiguration struct {
 
 	// Not used by vk-static.
 	EnableServer                              json.RawMessage `json:"enableServer,omitempty"`
-	PodLogsDir                                json.RawMessage `json:"podLogsDir,omitempty"`
 	ReadOnlyPort                              json.RawMessage `json:"readOnlyPort,omitempty"`
 	TLSCurvePreferences                       json.RawMessage `json:"tlsCurvePreferences,omitempty"`
 	RotateCertificates                        json.RawMessage `json:"rotateCertificates,omitempty"`
