@@ -365,7 +365,7 @@ func redactArgs(args []string) []string {
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
 		switch args[i] {
-		case "--kubeconfig", "--pod-manifest-path", "--root-dir", "--port", "--healthz-port", "--hostname-override", "--client-ca-file", "--admin-kubeconfig", "--kwok",
+		case "--kubeconfig", "--pod-manifest-path", "--root-dir", "--pod-logs-dir", "--port", "--healthz-port", "--hostname-override", "--client-ca-file", "--admin-kubeconfig", "--kwok",
 			"--kubelet", "--container-runtime-endpoint":
 			i++
 			continue
