@@ -29,7 +29,7 @@ FUZZTIME_API ?= 10s
 
 export VK_STATIC_TESTBIN := $(TESTBIN)
 
-.PHONY: all build test fuzz testbin cri-testbin vm-testbin test-cgroupv2 kubectl lint run demo bench bench-full bench-cri bench-heap clean
+.PHONY: all build test fuzz testbin cri-testbin dbus-testbin vm-testbin test-cgroupv2 kubectl lint run demo bench bench-full bench-cri bench-heap clean
 
 all: build
 
@@ -113,7 +113,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./sources
 	$(GO) test -run '^$$' -fuzz '^FuzzHandlers$$' -fuzztime $(FUZZTIME_API) ./node/api
 
-testbin: $(APISERVER) $(CONTROLLER_MANAGER) $(ETCD) $(KUBECTL) cri-testbin
+testbin: $(APISERVER) $(CONTROLLER_MANAGER) $(ETCD) $(KUBECTL) cri-testbin dbus-testbin
 
 # cri-testbin: the CRI provider's tests start a throwaway containerd of their own
 # (test/support/testcontainerd) that runs containers with runc, is driven by ctr (it comes with
@@ -136,6 +136,20 @@ cri-testbin:
 	echo "apt-get install $(CRI_PACKAGES)"; \
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CRI_PACKAGES) >/dev/null || exit 1; \
 	complete || { echo "containerd, ctr, runc or the CNI loopback plugin still missing after installing $(CRI_PACKAGES)"; exit 1; }
+
+# dbus-testbin: the node shutdown tests (nodeshutdown, lifecycle) start a private D-Bus daemon
+# with a fake logind on it (test/support/fakelogind). Debian's dbus-daemon; installed as
+# cri-testbin installs its packages.
+DBUS_PACKAGES := dbus-daemon
+dbus-testbin:
+	@command -v dbus-daemon >/dev/null && exit 0; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+		echo "the node shutdown tests need dbus-daemon: install the package $(DBUS_PACKAGES) (as root: apt-get install -y $(DBUS_PACKAGES))"; \
+		exit 1; \
+	fi; \
+	echo "apt-get install $(DBUS_PACKAGES)"; \
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DBUS_PACKAGES) >/dev/null || exit 1; \
+	command -v dbus-daemon >/dev/null || { echo "dbus-daemon still missing after installing $(DBUS_PACKAGES)"; exit 1; }
 
 $(APISERVER):
 	cd hack/tools && CGO_ENABLED=0 $(GO) build -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/kube-apiserver
