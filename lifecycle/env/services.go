@@ -32,6 +32,18 @@ var masterServices = map[string]bool{"kubernetes": true}
 // (when enableServiceLinks) and of the master service "kubernetes" in "default" (always),
 // FromServices' names to values; Services without a cluster IP (headless) give none.
 func ServiceEnv(services []*corev1.Service, namespace string, enableServiceLinks bool) map[string]string {
+	out := map[string]string{}
+	for _, e := range FromServices(PodServices(services, namespace, enableServiceLinks)) {
+		out[e.Name] = e.Value
+	}
+	return out
+}
+
+// PodServices are the Services among services whose variables a pod of namespace gets
+// (ServiceEnv): those of namespace when enableServiceLinks, and the master service
+// "kubernetes" in "default", each with a cluster IP; a Service of namespace hides a master
+// service of the same name. In no particular order.
+func PodServices(services []*corev1.Service, namespace string, enableServiceLinks bool) []*corev1.Service {
 	byName := map[string]*corev1.Service{}
 	for _, s := range services {
 		if !serviceIPSet(s) {
@@ -49,11 +61,7 @@ func ServiceEnv(services []*corev1.Service, namespace string, enableServiceLinks
 	for _, s := range byName {
 		picked = append(picked, s)
 	}
-	out := map[string]string{}
-	for _, e := range FromServices(picked) {
-		out[e.Name] = e.Value
-	}
-	return out
+	return picked
 }
 
 func serviceIPSet(s *corev1.Service) bool {
