@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/vk-static/vk-static/nodeobjects"
@@ -32,6 +33,11 @@ type Config struct {
 	// Objects reads the ConfigMaps and Secrets that volumes project, with the node's identity;
 	// nil when there is no API server, and then volumes that need one are refused.
 	Objects nodeobjects.ObjectGetter
+	// ObjectsFor, when set, gives the ObjectGetter of one pod's objects, read instead of
+	// Objects (which still says whether there is an API server at all): the lifecycle's copy
+	// of what each pod read (lifecycle/localcopy), which answers while the API server cannot
+	// be reached.
+	ObjectsFor func(pod *corev1.Pod) nodeobjects.ObjectGetter
 	// Tokens requests the service account tokens of projected serviceAccountToken sources
 	// (every API pod has one, in its kube-api-access-* volume); nil when there is no API
 	// server, and then such volumes are refused.
@@ -56,6 +62,7 @@ type Manager struct {
 	restrictStatic     bool
 	restrictStaticFlag string
 	objects            nodeobjects.ObjectGetter
+	objectsFor         func(pod *corev1.Pod) nodeobjects.ObjectGetter
 	tokens             *tokenCache
 	clock              clock.Clock
 	canMount           bool
@@ -98,6 +105,7 @@ func New(cfg Config) (*Manager, error) {
 		restrictStatic:     cfg.RestrictStaticPods,
 		restrictStaticFlag: cfg.RestrictStaticPodsFlag,
 		objects:            cfg.Objects,
+		objectsFor:         cfg.ObjectsFor,
 		tokens:             newTokenCache(cfg.Tokens, clk),
 		clock:              clk,
 		canMount:           cfg.CanMount,
@@ -106,3 +114,12 @@ func New(cfg Config) (*Manager, error) {
 }
 
 var errNoUID = errors.New("volume: pod has no UID")
+
+// podObjects is the ObjectGetter of pod's config maps and secrets (Config.ObjectsFor), nil
+// when there is no API server.
+func (m *Manager) podObjects(pod *corev1.Pod) nodeobjects.ObjectGetter {
+	if m.objects == nil || m.objectsFor == nil {
+		return m.objects
+	}
+	return m.objectsFor(pod)
+}

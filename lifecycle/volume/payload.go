@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/vk-static/vk-static/lifecycle/env"
+	"github.com/vk-static/vk-static/nodeobjects"
 )
 
 // defaultFileMode is the API's default for defaultMode, used when a pod was not defaulted
@@ -46,8 +47,8 @@ func itemPath(field, p string) error {
 
 // objectData reads the keys of the named ConfigMap or Secret. An optional object that does not
 // exist reads as empty; a required one is a *MissingObjectError.
-func (m *Manager) objectData(ctx context.Context, kind, namespace, name string, optional bool, field string) (map[string][]byte, error) {
-	if m.objects == nil {
+func (m *Manager) objectData(ctx context.Context, objects nodeobjects.ObjectGetter, kind, namespace, name string, optional bool, field string) (map[string][]byte, error) {
+	if objects == nil {
 		return nil, refuse(field, "", "%s volumes need the API server, and this agent runs without one", kind)
 	}
 	if name == "" {
@@ -58,7 +59,7 @@ func (m *Manager) objectData(ctx context.Context, kind, namespace, name string, 
 	switch kind {
 	case "ConfigMap":
 		var cm *corev1.ConfigMap
-		if cm, err = m.objects.GetConfigMap(ctx, namespace, name); err == nil {
+		if cm, err = objects.GetConfigMap(ctx, namespace, name); err == nil {
 			for k, v := range cm.Data {
 				data[k] = []byte(v)
 			}
@@ -66,7 +67,7 @@ func (m *Manager) objectData(ctx context.Context, kind, namespace, name string, 
 		}
 	case "Secret":
 		var s *corev1.Secret
-		if s, err = m.objects.GetSecret(ctx, namespace, name); err == nil {
+		if s, err = objects.GetSecret(ctx, namespace, name); err == nil {
 			maps.Copy(data, s.Data)
 		}
 	}
@@ -183,23 +184,23 @@ func apiVolumeKind(v *corev1.Volume) (apiVolume, bool) {
 
 // objectVolumePayload adds to out the files of a configMap or secret volume (field names it):
 // the object's keys, or its items, with their modes.
-func (m *Manager) objectVolumePayload(ctx context.Context, out payload, namespace, field, kind, name string, defaultMode *int32, items []corev1.KeyToPath, optional *bool) error {
+func (m *Manager) objectVolumePayload(ctx context.Context, out payload, pod *corev1.Pod, field, kind, name string, defaultMode *int32, items []corev1.KeyToPath, optional *bool) error {
 	mode, err := fileMode(field+".defaultMode", defaultMode, os.FileMode(defaultFileMode))
 	if err != nil {
 		return err
 	}
-	return m.objectPayload(ctx, out, namespace, field, kind, name, items, mode, optional)
+	return m.objectPayload(ctx, out, pod, field, kind, name, items, mode, optional)
 }
 
 // objectPayload adds to out the keys (or items) of a config map or secret, with mode as their
-// default mode: a configMap or secret volume's, or a projected volume's source.
-func (m *Manager) objectPayload(ctx context.Context, out payload, namespace, field, kind, name string, items []corev1.KeyToPath, mode os.FileMode, optionalRef *bool) error {
+// default mode: a configMap or secret volume's, or a projected volume's source of pod.
+func (m *Manager) objectPayload(ctx context.Context, out payload, pod *corev1.Pod, field, kind, name string, items []corev1.KeyToPath, mode os.FileMode, optionalRef *bool) error {
 	optional := optionalRef != nil && *optionalRef
-	data, err := m.objectData(ctx, kind, namespace, name, optional, field)
+	data, err := m.objectData(ctx, m.podObjects(pod), kind, pod.Namespace, name, optional, field)
 	if err != nil {
 		return err
 	}
-	return keysPayload(out, field, kind, namespace, name, data, items, mode, optional)
+	return keysPayload(out, field, kind, pod.Namespace, name, data, items, mode, optional)
 }
 
 // apiPayload computes the files of volume i, which apiVolumeKind accepted.
@@ -210,10 +211,10 @@ func (m *Manager) apiPayload(ctx context.Context, pod *corev1.Pod, i int, in dow
 	switch {
 	case v.ConfigMap != nil:
 		src := v.ConfigMap
-		return out, m.objectVolumePayload(ctx, out, pod.Namespace, base+".configMap", "ConfigMap", src.Name, src.DefaultMode, src.Items, src.Optional)
+		return out, m.objectVolumePayload(ctx, out, pod, base+".configMap", "ConfigMap", src.Name, src.DefaultMode, src.Items, src.Optional)
 	case v.Secret != nil:
 		src := v.Secret
-		return out, m.objectVolumePayload(ctx, out, pod.Namespace, base+".secret", "Secret", src.SecretName, src.DefaultMode, src.Items, src.Optional)
+		return out, m.objectVolumePayload(ctx, out, pod, base+".secret", "Secret", src.SecretName, src.DefaultMode, src.Items, src.Optional)
 	case v.DownwardAPI != nil:
 		src := v.DownwardAPI
 		field := base + ".downwardAPI"
@@ -242,11 +243,11 @@ func (m *Manager) projectedPayload(ctx context.Context, pod *corev1.Pod, i int, 
 		sf := fmt.Sprintf("%s.sources[%d]", field, j)
 		switch {
 		case s.ConfigMap != nil:
-			if err := m.objectPayload(ctx, out, pod.Namespace, sf+".configMap", "ConfigMap", s.ConfigMap.Name, s.ConfigMap.Items, mode, s.ConfigMap.Optional); err != nil {
+			if err := m.objectPayload(ctx, out, pod, sf+".configMap", "ConfigMap", s.ConfigMap.Name, s.ConfigMap.Items, mode, s.ConfigMap.Optional); err != nil {
 				return nil, err
 			}
 		case s.Secret != nil:
-			if err := m.objectPayload(ctx, out, pod.Namespace, sf+".secret", "Secret", s.Secret.Name, s.Secret.Items, mode, s.Secret.Optional); err != nil {
+			if err := m.objectPayload(ctx, out, pod, sf+".secret", "Secret", s.Secret.Name, s.Secret.Items, mode, s.Secret.Optional); err != nil {
 				return nil, err
 			}
 		case s.DownwardAPI != nil:
