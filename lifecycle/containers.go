@@ -332,12 +332,13 @@ func (p *Provider) imageFailed(ctx context.Context, uid types.UID, pod *corev1.P
 // the node's identity. A secret that is missing is skipped, as the kubelet does (the pull may
 // not need it); one that cannot be read otherwise is an error.
 func (p *Provider) pullCredentials(ctx context.Context, pod *corev1.Pod, img string) ([]image.Credential, error) {
-	if len(pod.Spec.ImagePullSecrets) == 0 || p.cfg.Objects == nil {
+	objects := p.objects(pod)
+	if len(pod.Spec.ImagePullSecrets) == 0 || objects == nil {
 		return nil, nil
 	}
 	var secrets []*corev1.Secret
 	for _, ref := range pod.Spec.ImagePullSecrets {
-		s, err := p.cfg.Objects.GetSecret(ctx, pod.Namespace, ref.Name)
+		s, err := objects.GetSecret(ctx, pod.Namespace, ref.Name)
 		if err != nil {
 			if apierrors.IsNotFound(err) {
 				klog.FromContext(ctx).Info("An image pull secret does not exist; pulling without it", "secret", ref.Name)
@@ -356,12 +357,12 @@ func (p *Provider) pullCredentials(ctx context.Context, pod *corev1.Pod, img str
 
 // containerConfig is everything the runtime needs to create an instance of c.
 func (p *Provider) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev1.Container, vols volume.Volumes, facts env.PodFacts, attempt uint32) (*ContainerConfig, error) {
-	serviceEnv, err := p.serviceEnv(pod)
+	serviceEnv, err := p.serviceEnv(ctx, pod)
 	if err != nil {
 		return nil, err
 	}
 	facts.ServiceEnv = serviceEnv
-	res, err := env.Build(ctx, pod, c, facts, p.cfg.Objects)
+	res, err := env.Build(ctx, pod, c, facts, p.objects(pod))
 	if err != nil {
 		return nil, err
 	}

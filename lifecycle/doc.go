@@ -69,7 +69,11 @@
 //     and start times; stopping the agent stops nothing unless Config.StopPodsOnExit. Records
 //     are written with fsync (file and directory) before the rename; a record that cannot be
 //     read keeps its pod's containers and sandbox as they are, reported, until the pod is
-//     created again (kept.go) — they are never taken for a pod that is gone.
+//     created again (kept.go) — they are never taken for a pod that is gone;
+//   - an API pod's config maps, secrets, Services and tokens are kept in
+//     RootDir/pods/<uid>/local-copy (package lifecycle/localcopy, copies.go) and read while the
+//     API server cannot be reached, so that after an agent restart or a reboot during an outage
+//     it runs again with the data it had.
 //
 // The environment and argv come from package lifecycle/env, volumes and mounts from
 // lifecycle/volume, probes and hooks from lifecycle/probe, logs are read by package

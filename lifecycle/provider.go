@@ -15,6 +15,7 @@ import (
 	"github.com/vk-static/vk-static/backoff"
 	"github.com/vk-static/vk-static/eviction"
 	"github.com/vk-static/vk-static/lifecycle/health"
+	"github.com/vk-static/vk-static/lifecycle/localcopy"
 	"github.com/vk-static/vk-static/lifecycle/probe"
 	"github.com/vk-static/vk-static/lifecycle/volume"
 	"github.com/vk-static/vk-static/podutil"
@@ -31,6 +32,9 @@ type Provider struct {
 	rt      Runtime
 	volumes *volume.Manager
 	probes  *probe.Manager
+	// copies keep what API pods are built from, for when the API server cannot be reached
+	// (copies.go).
+	copies *localcopy.Store
 
 	mu      sync.Mutex
 	pods    map[types.UID]*podState
@@ -101,6 +105,7 @@ func New(ctx context.Context, cfg Config) (_ *Provider, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("lifecycle: Config.AllowedUnsafeSysctls (--allowed-unsafe-sysctls): %w", err)
 	}
+	copies := newCopies(cfg)
 	vols, err := volume.New(volume.Config{
 		PodsDir:          cfg.podsDir(),
 		AllowedHostPaths: cfg.AllowedHostPaths,
@@ -109,7 +114,8 @@ func New(ctx context.Context, cfg Config) (_ *Provider, err error) {
 		RestrictStaticPods:     cfg.RestrictStaticPods,
 		RestrictStaticPodsFlag: cfg.RestrictStaticPodsFlag,
 		Objects:                cfg.Objects,
-		Tokens:                 cfg.Tokens,
+		ObjectsFor:             copies.Objects,
+		Tokens:                 copies.Tokens(),
 		Clock:                  cfg.Clock,
 		CanMount:               canMount(),
 	})
@@ -120,6 +126,7 @@ func New(ctx context.Context, cfg Config) (_ *Provider, err error) {
 		cfg:      cfg,
 		rt:       cfg.Runtime,
 		volumes:  vols,
+		copies:   copies,
 		pods:     map[types.UID]*podState{},
 		byName:   map[string]types.UID{},
 		workers:  map[types.UID]*podWorker{},
