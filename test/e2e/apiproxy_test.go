@@ -25,6 +25,9 @@ type apiProxy struct {
 	// that NodeRestriction gives before its pod informer has synced — without reaching it.
 	notFoundPodDeletes atomic.Int32
 	injected           atomic.Int32
+	// unreachable cuts the agent off: every request is dropped with no answer (the connection
+	// or stream reset), as when the API server cannot be reached, while it may be up for others.
+	unreachable atomic.Bool
 }
 
 var podPath = regexp.MustCompile(`^/api/v1/namespaces/([^/]+)/pods/([^/]+)$`)
@@ -48,6 +51,9 @@ func newAPIProxy(t *testing.T, node string) *apiProxy {
 	forward.FlushInterval = -1 // watches stream
 	p := &apiProxy{}
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p.unreachable.Load() {
+			panic(http.ErrAbortHandler) // no answer: the connection (HTTP/2: the stream) is reset
+		}
 		if m := podPath.FindStringSubmatch(r.URL.Path); m != nil && r.Method == http.MethodDelete &&
 			p.notFoundPodDeletes.Load() > 0 && upstreamAnswers(r.Context(), transport) {
 			p.notFoundPodDeletes.Add(-1)

@@ -27,6 +27,12 @@ import (
 // waits for noContainerProcesses itself.
 func startProcessAgent(t *testing.T, extraArgs ...string) *agent {
 	t.Helper()
+	return startAgent(t, processAgentOptions(t, agentOptions{}, extraArgs...))
+}
+
+// processAgentOptions are opts for an agent with --provider process (and extraArgs).
+func processAgentOptions(t *testing.T, opts agentOptions, extraArgs ...string) agentOptions {
+	t.Helper()
 	// No pod network here: API pods share the host's, as on a node without CNI.
 	args := []string{"--provider", "process", "--process-allow-host-network"}
 	if os.Geteuid() == 0 && !slices.Contains(extraArgs, "--cgroup-root") {
@@ -34,7 +40,8 @@ func startProcessAgent(t *testing.T, extraArgs ...string) *agent {
 		// hierarchy's root where the kubelet's default puts them.
 		args = append(args, "--cgroup-root", cgrouptest.Root(t))
 	}
-	return startAgent(t, agentOptions{extraArgs: append(args, extraArgs...)})
+	opts.extraArgs = append(append(args, extraArgs...), opts.extraArgs...)
+	return opts
 }
 
 // staticPod is a static pod manifest with one container, main, running argv.
