@@ -27,6 +27,7 @@ type Agent struct {
 	components []Component // run by Run beside the pod controller
 	provider   Provider
 	podManager podmanager.Manager
+	mirrors    mirror.Client // nil standalone
 	metrics    *node.Metrics
 	recorder   record.EventRecorder // nil standalone
 	// statusBacklog holds events back behind the pod controller's status writes; nil standalone.
@@ -73,13 +74,12 @@ func New(cfg Config) (_ *Agent, err error) {
 
 	// The Node watch feeds the mirror client (owner references need the live Node UID) and
 	// requeues mirrors when the Node appears, is re-created or starts being deleted.
-	var mirrors mirror.Client
 	if !standalone {
 		a.nodes = newNodeWatch(cfg.Client, cfg.NodeName)
-		mirrors = mirror.NewBasicMirrorClient(cfg.Client, cfg.NodeName, a.nodes)
+		a.mirrors = mirror.NewBasicMirrorClient(cfg.Client, cfg.NodeName, a.nodes)
 		a.components = append(a.components, a.nodes)
 	}
-	a.podManager = podmanager.NewBasicPodManager(mirrors)
+	a.podManager = podmanager.NewBasicPodManager()
 	a.metrics = node.NewMetrics(cfg.Registerer, a.podManager)
 	if !standalone {
 		a.statusBacklog = node.NewStatusBacklog(0, nil)
@@ -271,6 +271,7 @@ func (a *Agent) Run(ctx context.Context) (err error) {
 		Pods:          a.podManager,
 		Updates:       a.mux.Updates(),
 		Client:        a.cfg.Client,
+		Mirrors:       a.mirrors,
 		Node:          nodeGetter,
 		Recorder:      a.recorder,
 		StatusBacklog: a.statusBacklog,

@@ -49,7 +49,7 @@
 //
 //	mux := sources.NewMux(nil, files)
 //	pc, err := node.NewPodController(node.PodControllerConfig{
-//		NodeName: "n1", Provider: p, Pods: podmanager.NewBasicPodManager(nil), Updates: mux.Updates(),
+//		NodeName: "n1", Provider: p, Pods: podmanager.NewBasicPodManager(), Updates: mux.Updates(),
 //	})
 //	go mux.Run(ctx)
 //	err = pc.Run(ctx)

@@ -46,7 +46,7 @@ func (c *PodController) syncMirror(ctx context.Context, key string, desired *cor
 	case mirror.None:
 		return nil
 	case mirror.Delete, mirror.Recreate:
-		deleted, err := c.cfg.Pods.DeleteMirrorPod(ctx, key, &in.Mirror.UID)
+		deleted, err := c.cfg.Mirrors.DeleteMirrorPod(ctx, key, &in.Mirror.UID)
 		c.cfg.Metrics.mirrorOp("delete", err)
 		if err != nil {
 			return fmt.Errorf("delete mirror pod: %w", err)
@@ -65,7 +65,7 @@ func (c *PodController) syncMirror(ctx context.Context, key string, desired *cor
 			return nil
 		}
 	}
-	err = c.cfg.Pods.CreateMirrorPod(ctx, in.Static)
+	err = c.cfg.Mirrors.CreateMirrorPod(ctx, in.Static)
 	c.cfg.Metrics.mirrorOp("create", err)
 	switch {
 	case errors.Is(err, mirror.ErrMirrorExists):

@@ -20,7 +20,6 @@ import (
 	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
 	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/node"
-	"github.com/vk-static/vk-static/podmanager"
 	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/sources"
 )
@@ -107,7 +106,7 @@ func newWithAPI(t *testing.T, syncFrequency time.Duration) *withAPI {
 	h := &withAPI{mirrors: &scriptedMirrors{server: map[string]types.UID{}}, recorder: record.NewFakeRecorder(100)}
 	liveNode := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "node-uid"}}
 	h.standalone = startController(t, nil, func(cfg *node.PodControllerConfig) {
-		cfg.Pods = podmanager.NewBasicPodManager(h.mirrors)
+		cfg.Mirrors = h.mirrors
 		cfg.Client = kubeclienttest.Wrap(fake.NewClientset())
 		cfg.Node = mirror.NodeGetterFunc(func(string) (*corev1.Node, error) { return liveNode, nil })
 		cfg.Recorder = h.recorder

@@ -74,10 +74,6 @@ type DesiredPods interface {
 	GetPodByUID(uid types.UID) (*corev1.Pod, bool)
 	IsMirrorPodOf(mirrorPod, pod *corev1.Pod) bool
 	TranslatePodUID(uid types.UID) podmanager.ResolvedPodUID
-
-	// mirror.Client creates and deletes mirror pods (an error wrapping
-	// podmanager.ErrNoMirrorClient in standalone mode, where the controller never calls it).
-	mirror.Client
 }
 
 // A podmanager.Manager is all the controller needs, so that an agent passes the one it built.
@@ -89,15 +85,18 @@ type PodControllerConfig struct {
 	NodeName string
 	Provider provider.PodLifecycleHandler
 	// Pods holds the desired pods, which the controller keeps current from Updates (usually
-	// podmanager.NewBasicPodManager); its mirror.Client creates and deletes mirror pods.
+	// podmanager.NewBasicPodManager): it does no I/O.
 	Pods DesiredPods
 	// Updates are the merger's ordered updates (sources.Mux.Updates()). A provider pod found
 	// at start-up is stopped only once the update marked SourceSeen for its source has been
 	// applied: before that, its absence means nothing.
 	Updates <-chan sources.PodUpdate
 
-	// Client writes status and deletes API pods; nil in standalone mode.
-	Client kubeclient.Interface
+	// Client writes status and deletes API pods, and Mirrors creates and deletes the static
+	// pods' mirrors (mirror.NewBasicMirrorClient); both nil in standalone mode, both required
+	// otherwise.
+	Client  kubeclient.Interface
+	Mirrors mirror.Client
 	// Node reads this agent's Node (from an informer) for the mirror decision; required with Client.
 	Node mirror.NodeGetter
 	// Recorder records pod events; nil means none.
@@ -160,6 +159,8 @@ func NewPodController(cfg PodControllerConfig) (*PodController, error) {
 		return nil, errors.New("pod controller: NodeName is required")
 	case cfg.Client != nil && cfg.Node == nil:
 		return nil, errors.New("pod controller: Node getter is required with a Client")
+	case (cfg.Client == nil) != (cfg.Mirrors == nil):
+		return nil, errors.New("pod controller: Client and Mirrors go together: both for an agent with an API server, neither standalone")
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultPodSyncWorkers

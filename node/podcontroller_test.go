@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,9 +14,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
+	"github.com/vk-static/vk-static/kubeclient/kubeclienttest"
+	"github.com/vk-static/vk-static/mirror"
 	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/podmanager"
 	"github.com/vk-static/vk-static/podutil"
@@ -56,7 +60,7 @@ func startController(t *testing.T, preload []*corev1.Pod, configure func(*node.P
 		}
 	}
 	h := &standalone{t: t, provider: p, updates: make(chan sources.PodUpdate)}
-	cfg := node.PodControllerConfig{NodeName: "n1", Provider: p, Pods: podmanager.NewBasicPodManager(nil), Updates: h.updates}
+	cfg := node.PodControllerConfig{NodeName: "n1", Provider: p, Pods: podmanager.NewBasicPodManager(), Updates: h.updates}
 	configure(&cfg)
 	if h.ctrl, err = node.NewPodController(cfg); err != nil {
 		t.Fatal(err)
@@ -220,7 +224,7 @@ func TestRunStopsEverythingWhenTheProviderCannotList(t *testing.T) {
 	p := newFakeProvider(&transcript{}, clock.RealClock{})
 	p.listErr = errors.New("backend unreachable")
 	ctrl, err := node.NewPodController(node.PodControllerConfig{
-		NodeName: "n1", Provider: p, Pods: podmanager.NewBasicPodManager(nil), Updates: make(chan sources.PodUpdate),
+		NodeName: "n1", Provider: p, Pods: podmanager.NewBasicPodManager(), Updates: make(chan sources.PodUpdate),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -233,4 +237,19 @@ func TestRunStopsEverythingWhenTheProviderCannotList(t *testing.T) {
 		t.Errorf("Err: %v, want the provider's error", ctrl.Err())
 	}
 	goleak.VerifyNone(t, baseline)
+}
+
+// The pod manager holds pods and writes nothing: the controller takes the mirror client
+// itself, with the API client, and refuses one without the other.
+func TestMirrorsGoWithTheClient(t *testing.T) {
+	p := newFakeProvider(&transcript{}, clock.RealClock{})
+	client := kubeclienttest.Wrap(fake.NewClientset())
+	nodes := mirror.NodeGetterFunc(func(string) (*corev1.Node, error) { return &corev1.Node{}, nil })
+	_, err := node.NewPodController(node.PodControllerConfig{
+		NodeName: "n1", Provider: p, Pods: podmanager.NewBasicPodManager(), Updates: make(chan sources.PodUpdate),
+		Client: client, Node: nodes,
+	})
+	if err == nil || !strings.Contains(err.Error(), "Client and Mirrors go together") {
+		t.Errorf("a Client without Mirrors: %v", err)
+	}
 }

@@ -559,7 +559,7 @@ func (c transcriptCase) start(t *testing.T) *harness {
 	cfg := node.PodControllerConfig{
 		NodeName:           "n1",
 		Provider:           h.provider,
-		Pods:               podmanager.NewBasicPodManager(nil),
+		Pods:               podmanager.NewBasicPodManager(),
 		Updates:            h.updates,
 		Recorder:           eventLog{h.log},
 		Workers:            1,
@@ -575,7 +575,7 @@ func (c transcriptCase) start(t *testing.T) *harness {
 		n1 := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", UID: "n1-uid"}}
 		nodes := mirror.NodeGetterFunc(func(string) (*corev1.Node, error) { return n1, nil })
 		cfg.Client, cfg.Node = kubeclienttest.Wrap(client), nodes
-		cfg.Pods = podmanager.NewBasicPodManager(mirror.NewBasicMirrorClient(kubeclienttest.Wrap(client), "n1", nodes))
+		cfg.Mirrors = mirror.NewBasicMirrorClient(kubeclienttest.Wrap(client), "n1", nodes)
 	}
 	var err error
 	if h.ctrl, err = node.NewPodController(cfg); err != nil {

@@ -18,7 +18,7 @@ import (
 func TestConcurrentReadersAndWriters(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	const writers, readers, rounds = 4, 4, 100
-	pm := NewBasicPodManager(nil)
+	pm := NewBasicPodManager()
 
 	var writing sync.WaitGroup
 	for w := range writers {

@@ -24,15 +24,16 @@
 //     that a mirror UID used where the static pod's is meant fails to compile. Lookups that take
 //     a pod or a types.UID (GetPodByUID, DeletePod) are as the kubelet has them.
 //   - GetOrphanedMirrorPodNames lists mirror full names with no regular pod of that name.
-//   - The Manager does no I/O of its own; its CreateMirrorPod and DeleteMirrorPod are the
-//     mirror.Client it was given (ErrNoMirrorClient when standalone).
+//   - The Manager does no I/O: it holds pods. Mirror pods are written by a mirror.Client that
+//     its user holds beside it (the pod controller's), as the kubelet holds its
+//     mirrorPodClient beside its pod manager.
 //
 // The smallest use:
 //
-//	pm := podmanager.NewBasicPodManager(mirror.NewBasicMirrorClient(cs, nodeName, nodeLister))
+//	pm := podmanager.NewBasicPodManager()
 //	pm.AddPod(staticPod)              // from sources/
 //	pm.AddPod(mirrorPodFromInformer)  // from the API server
 //	if m, ok := pm.GetMirrorPodByPod(staticPod); !ok || !pm.IsMirrorPodOf(m, staticPod) {
-//		// decide with mirror.Decide, then pm.CreateMirrorPod(ctx, staticPod) ...
+//		// decide with mirror.Decide, then mirrors.CreateMirrorPod(ctx, staticPod) ...
 //	}
 package podmanager

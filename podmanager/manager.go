@@ -1,9 +1,6 @@
 package podmanager
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"sync"
 
@@ -86,22 +83,13 @@ type Manager interface {
 	// IsMirrorPodOf reports whether mirrorPod is a current mirror of pod: same full name and
 	// config.mirror equal to pod's config.hash (never the spec). See mirror.IsMirrorOf.
 	IsMirrorPodOf(mirrorPod, pod *corev1.Pod) bool
-
-	// mirror.Client writes mirror pods to the API server. With no client (standalone mode)
-	// both methods return an error wrapping ErrNoMirrorClient.
-	mirror.Client
 }
-
-// ErrNoMirrorClient is wrapped by CreateMirrorPod and DeleteMirrorPod of a Manager built
-// without a mirror client (standalone mode: no API server, so no mirrors).
-var ErrNoMirrorClient = errors.New("no mirror client: running without an API server")
 
 // The basic manager is the Manager, and also node.DesiredPods (asserted in package node, which
 // imports this one).
 var _ Manager = (*basicManager)(nil)
 
-// basicManager is the Manager. Every map is guarded by mu; the mirror client is called without
-// it, so readers never wait on the API server. The maps are keyed by UID kind: a types.UID
+// basicManager is the Manager. Every map is guarded by mu. The maps are keyed by UID kind: a types.UID
 // becomes a ResolvedPodUID or a MirrorPodUID once, where a pod enters (updateRegularLocked,
 // updateMirrorLocked) or a caller's UID is looked up, and past that the compiler keeps a
 // mirror's UID out of the regular pods' maps and the other way round.
@@ -116,17 +104,13 @@ type basicManager struct {
 	// staticOf maps a mirror UID to the UID of the static pod it is a current mirror of. An
 	// entry lives as long as the mirror, even after the static pod is removed.
 	staticOf map[MirrorPodUID]ResolvedPodUID
-
-	mirror.Client
 }
 
-// NewBasicPodManager returns an empty Manager whose mirror methods use client. client may be
-// nil (standalone mode): the mirror methods then return an error wrapping ErrNoMirrorClient.
-func NewBasicPodManager(client mirror.Client) Manager {
-	if client == nil {
-		client = noMirrorClient{}
-	}
-	m := &basicManager{Client: client}
+// NewBasicPodManager returns an empty Manager. It holds pods and does no I/O: mirror pods are
+// written by a mirror.Client of the caller's (the pod controller's), as the kubelet's
+// NewBasicPodManager takes no client since v1.36.
+func NewBasicPodManager() Manager {
+	m := &basicManager{}
 	m.resetLocked()
 	return m
 }
@@ -348,15 +332,4 @@ func values[U ResolvedPodUID | MirrorPodUID](byUID map[U]*corev1.Pod) []*corev1.
 		out = append(out, pod)
 	}
 	return out
-}
-
-// noMirrorClient is the mirror client of a standalone Manager.
-type noMirrorClient struct{}
-
-func (noMirrorClient) CreateMirrorPod(context.Context, *corev1.Pod) error {
-	return fmt.Errorf("create mirror pod: %w", ErrNoMirrorClient)
-}
-
-func (noMirrorClient) DeleteMirrorPod(_ context.Context, podFullName string, _ *types.UID) (bool, error) {
-	return false, fmt.Errorf("delete mirror pod %s: %w", podFullName, ErrNoMirrorClient)
 }

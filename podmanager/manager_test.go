@@ -1,8 +1,6 @@
 package podmanager
 
 import (
-	"context"
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,7 +17,7 @@ func TestLookups(t *testing.T) {
 	static := staticPod("etcd", "static-1")
 	mirrorPod := mirrorOf(static, "mirror-1")
 	api := apiPod("web", "api-1")
-	pm := NewBasicPodManager(nil)
+	pm := NewBasicPodManager()
 	pm.AddPod(static)
 	pm.AddPod(mirrorPod)
 	pm.AddPod(api)
@@ -65,7 +63,7 @@ func TestLookups(t *testing.T) {
 
 func TestIsMirrorPodOf(t *testing.T) {
 	static := staticPod("etcd", "h1")
-	pm := NewBasicPodManager(nil)
+	pm := NewBasicPodManager()
 	renamed := mirrorOf(static, "m")
 	renamed.Name = "other"
 	otherNS := mirrorOf(static, "m")
@@ -92,7 +90,7 @@ func TestIsMirrorPodOf(t *testing.T) {
 }
 
 func TestUpdatePodReplacesByUID(t *testing.T) {
-	pm := NewBasicPodManager(nil)
+	pm := NewBasicPodManager()
 	v1 := apiPod("web", "u1")
 	pm.AddPod(v1)
 	v2 := v1.DeepCopy()
@@ -120,7 +118,7 @@ func TestDeletePod(t *testing.T) {
 	static := staticPod("etcd", "s1")
 	mirrorPod := mirrorOf(static, "m1")
 	api := apiPod("web", "a1")
-	pm := NewBasicPodManager(nil)
+	pm := NewBasicPodManager()
 	pm.SetPods([]*corev1.Pod{static, mirrorPod, api})
 
 	// Deleting with an older copy of the object works: the UID identifies it.
@@ -156,7 +154,7 @@ func TestStaticPodEditedWhileOldMirrorExists(t *testing.T) {
 			oldStatic := staticPod("etcd", "hash-a")
 			newStatic := staticPod("etcd", "hash-b")
 			oldMirror := mirrorOf(oldStatic, "mirror-a")
-			pm := NewBasicPodManager(nil)
+			pm := NewBasicPodManager()
 			pm.AddPod(oldStatic)
 			pm.AddPod(oldMirror)
 
@@ -207,7 +205,7 @@ func TestMirrorRecreatedOutOfOrder(t *testing.T) {
 	static := staticPod("etcd", "s")
 	oldMirror := mirrorOf(static, "m-old")
 	newMirror := mirrorOf(static, "m-new")
-	pm := NewBasicPodManager(nil)
+	pm := NewBasicPodManager()
 	pm.AddPod(static)
 	pm.AddPod(oldMirror)
 	pm.AddPod(newMirror)
@@ -229,7 +227,7 @@ func TestMirrorRecreatedOutOfOrder(t *testing.T) {
 func TestNameHeldByTwoPods(t *testing.T) {
 	a := staticPod("etcd", "a")
 	b := staticPod("etcd", "b")
-	pm := NewBasicPodManager(nil)
+	pm := NewBasicPodManager()
 	pm.AddPod(a)
 	pm.AddPod(b)
 	got, _ := pm.GetPodByFullName(podutil.FullName(a))
@@ -250,7 +248,7 @@ func TestGetOrphanedMirrorPodNames(t *testing.T) {
 	kept := staticPod("kept", "k")
 	gone := staticPod("gone", "g")
 	alsoGone := staticPod("also-gone", "ag")
-	pm := NewBasicPodManager(nil)
+	pm := NewBasicPodManager()
 	pm.SetPods([]*corev1.Pod{
 		kept, mirrorOf(kept, "mk"),
 		gone, mirrorOf(gone, "mg"),
@@ -270,7 +268,7 @@ func TestGetOrphanedMirrorPodNames(t *testing.T) {
 func TestSetPodsReplacesEverything(t *testing.T) {
 	s1 := staticPod("one", "s1")
 	s2 := staticPod("two", "s2")
-	pm := NewBasicPodManager(nil)
+	pm := NewBasicPodManager()
 	pm.SetPods([]*corev1.Pod{s1, mirrorOf(s1, "m1")})
 	pm.DeletePod(s1) // translation m1 → s1 kept while m1 exists
 	pm.SetPods([]*corev1.Pod{mirrorOf(s2, "m2"), s2})
@@ -294,7 +292,7 @@ func TestSetPodsReplacesEverything(t *testing.T) {
 
 func TestReturnedCollectionsAreFresh(t *testing.T) {
 	s := staticPod("etcd", "s")
-	pm := NewBasicPodManager(nil)
+	pm := NewBasicPodManager()
 	pm.AddPod(s)
 	pm.AddPod(mirrorOf(s, "m"))
 	pods := pm.GetPods()
@@ -313,7 +311,7 @@ func TestReturnedCollectionsAreFresh(t *testing.T) {
 func TestMirrorHashChangedInPlace(t *testing.T) {
 	s := staticPod("etcd", "s")
 	m := mirrorOf(s, "m")
-	pm := NewBasicPodManager(nil)
+	pm := NewBasicPodManager()
 	pm.AddPod(s)
 	pm.AddPod(m)
 	pm.DeletePod(s)
@@ -329,44 +327,4 @@ func TestMirrorHashChangedInPlace(t *testing.T) {
 	statusOnly.Status.Phase = corev1.PodRunning
 	pm.UpdatePod(statusOnly)
 	assert.Equal(t, ResolvedPodUID("s"), pm.TranslatePodUID("m"))
-}
-
-func TestStandaloneMirrorMethods(t *testing.T) {
-	pm := NewBasicPodManager(nil)
-	err := pm.CreateMirrorPod(context.Background(), staticPod("etcd", "s"))
-	assert.ErrorIs(t, err, ErrNoMirrorClient)
-	deleted, err := pm.DeleteMirrorPod(context.Background(), "etcd-node-a_default", nil)
-	assert.False(t, deleted)
-	assert.ErrorIs(t, err, ErrNoMirrorClient)
-}
-
-// recordingClient is a mirror.Client that records what it was asked.
-type recordingClient struct {
-	created []*corev1.Pod
-	deleted []string
-	err     error
-}
-
-func (c *recordingClient) CreateMirrorPod(_ context.Context, pod *corev1.Pod) error {
-	c.created = append(c.created, pod)
-	return c.err
-}
-
-func (c *recordingClient) DeleteMirrorPod(_ context.Context, name string, uid *types.UID) (bool, error) {
-	c.deleted = append(c.deleted, name+"@"+string(*uid))
-	return c.err == nil, c.err
-}
-
-func TestMirrorMethodsDelegate(t *testing.T) {
-	boom := errors.New("boom")
-	rc := &recordingClient{err: boom}
-	pm := NewBasicPodManager(rc)
-	s := staticPod("etcd", "s")
-	assert.ErrorIs(t, pm.CreateMirrorPod(context.Background(), s), boom)
-	uid := types.UID("m")
-	deleted, err := pm.DeleteMirrorPod(context.Background(), "etcd-node-a_default", &uid)
-	assert.False(t, deleted)
-	assert.ErrorIs(t, err, boom)
-	assert.Equal(t, []*corev1.Pod{s}, rc.created)
-	assert.Equal(t, []string{"etcd-node-a_default@m"}, rc.deleted)
 }

@@ -32,7 +32,7 @@ func TestTranslationsInEveryOrder(t *testing.T) {
 	}
 	for _, order := range permutations([]string{"addS", "delS", "addM", "delM"}) {
 		t.Run(strings.Join(order, ","), func(t *testing.T) {
-			pm := NewBasicPodManager(nil)
+			pm := NewBasicPodManager()
 			for _, ev := range order {
 				events[ev](pm)
 			}

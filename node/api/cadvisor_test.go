@@ -94,7 +94,7 @@ func TestCadvisorMetrics(t *testing.T) {
 			}},
 		}},
 	}
-	pods := podmanager.NewBasicPodManager(nil)
+	pods := podmanager.NewBasicPodManager()
 	pods.AddPod(testPod("ns", "web", "api-uid", podutil.APIServerSource, "main", "side"))
 	srv := httptest.NewServer(guarded(t, Routes{Pods: pods, Provider: fixedSummary{s: summary}, Node: testNode()}))
 	t.Cleanup(srv.Close)

@@ -79,7 +79,7 @@ func FuzzHandlers(f *testing.F) {
 		f.Fatal(err)
 	}
 	p.NotifyPods(ctx, func(*corev1.Pod) {})
-	pods := podmanager.NewBasicPodManager(nil)
+	pods := podmanager.NewBasicPodManager()
 	pod := badRequestPod()
 	pods.AddPod(pod)
 	if err := p.CreatePod(ctx, pod.DeepCopy()); err != nil {

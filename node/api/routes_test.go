@@ -43,7 +43,7 @@ func newRouteEnv(t *testing.T) *routeEnv {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	p.NotifyPods(ctx, func(*corev1.Pod) {})
-	e := &routeEnv{provider: p, mock: p, clock: fc, pods: podmanager.NewBasicPodManager(nil)}
+	e := &routeEnv{provider: p, mock: p, clock: fc, pods: podmanager.NewBasicPodManager()}
 	e.serve(t)
 	return e
 }

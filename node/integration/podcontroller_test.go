@@ -96,8 +96,9 @@ func TestAPIWritesPerPodStart(t *testing.T) {
 	mux := sources.NewMux(nil, sources.NewAPISource(kubeclienttest.Wrap(client), nodeName))
 	ctrl, err := node.NewPodController(node.PodControllerConfig{
 		NodeName: nodeName, Provider: provider,
-		Pods:    podmanager.NewBasicPodManager(mirror.NewBasicMirrorClient(kubeclienttest.Wrap(client), nodeName, nodes)),
+		Pods:    podmanager.NewBasicPodManager(),
 		Updates: mux.Updates(), Client: kubeclienttest.Wrap(client), Node: nodes,
+		Mirrors:  mirror.NewBasicMirrorClient(kubeclienttest.Wrap(client), nodeName, nodes),
 		Recorder: recorder,
 	})
 	if err != nil {

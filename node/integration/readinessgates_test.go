@@ -120,8 +120,9 @@ func TestReadinessGates(t *testing.T) {
 	mux := sources.NewMux(nil, sources.NewAPISource(kubeclienttest.Wrap(client), nodeName))
 	ctrl, err := node.NewPodController(node.PodControllerConfig{
 		NodeName: nodeName, Provider: &gateProvider{pods: map[string]*corev1.Pod{}},
-		Pods:    podmanager.NewBasicPodManager(mirror.NewBasicMirrorClient(kubeclienttest.Wrap(client), nodeName, nodes)),
+		Pods:    podmanager.NewBasicPodManager(),
 		Updates: mux.Updates(), Client: kubeclienttest.Wrap(client), Node: nodes,
+		Mirrors: mirror.NewBasicMirrorClient(kubeclienttest.Wrap(client), nodeName, nodes),
 	})
 	require.NoError(t, err)
 	var wg sync.WaitGroup
