@@ -43,8 +43,9 @@ func refusalReason(err error) string {
 // their reasons and messages, before the node's predicates (nodeAdmitLocked): a pod the node's
 // pressure leaves no room for, sysctls outside the safe set and Config.AllowedUnsafeSysctls,
 // and a pod for another operating system (spec.os.name, or the kubernetes.io/os label the
-// kubelet checks against its node's). Nothing is started for such a pod; its status is the
-// kubelet's rejection: Failed, the reason, "Pod was rejected: <message>".
+// kubelet checks against its node's), and any pod while the node shuts down (shutdown.go).
+// Nothing is started for such a pod; its status is the kubelet's rejection: Failed, the
+// reason, "Pod was rejected: <message>".
 func (p *Provider) kubeletAdmit(pod *corev1.Pod) error {
 	// The kubelet's order: its eviction manager's handler, the sysctls', then its predicates'.
 	if err := p.pressureAdmit(pod); err != nil {
@@ -60,7 +61,7 @@ func (p *Provider) kubeletAdmit(pod *corev1.Pod) error {
 		return &Refusal{Reason: ReasonPodOSSelectorNodeLabelDoesNotMatch,
 			Message: "Failed to admit pod as the `kubernetes.io/os` label doesn't match node label"}
 	}
-	return nil
+	return p.shutdownAdmit(pod) // the kubelet's shutdown manager, its last handler
 }
 
 // kernelVersion is the running kernel's version, as the kubelet reads it for its safe

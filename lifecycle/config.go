@@ -16,6 +16,7 @@ import (
 	"github.com/vk-static/vk-static/lifecycle/dns"
 	"github.com/vk-static/vk-static/lifecycle/env"
 	"github.com/vk-static/vk-static/nodeobjects"
+	"github.com/vk-static/vk-static/nodeshutdown"
 )
 
 // Config is what New needs. Runtime, RuntimeName and RootDir are required.
@@ -103,7 +104,13 @@ type Config struct {
 	// usage, their eviction and the node-level reclaim are the provider's, whatever this
 	// Config sets. Nil reports no pressure conditions and evicts nothing.
 	Eviction *eviction.Config
-	// NodeName is the node's, for the events about it (EvictionThresholdMet); "" records none.
+	// Shutdown, when set and asking for a grace period, delays the host's shutdown to stop the
+	// pods gracefully as the kubelet's node shutdown manager does (package nodeshutdown;
+	// shutdown.go); the pods and how they are stopped are the provider's, whatever this Config
+	// sets. Nil leaves the host's shutdown alone.
+	Shutdown *nodeshutdown.Config
+	// NodeName is the node's, for the events about it (EvictionThresholdMet, NodeShutdown); ""
+	// records none.
 	NodeName string
 	// Registerer receives the lifecycle's metrics (metrics.go); nil registers them nowhere.
 	Registerer prometheus.Registerer

@@ -21,8 +21,9 @@ import (
 
 var _ provider.NodeProvider = (*Provider)(nil)
 
-// newHealthMonitor is the monitor of cfg.Runtime's health; nil for a runtime that reports none.
-func newHealthMonitor(cfg Config) *health.Monitor {
+// newHealthMonitor is the monitor of cfg.Runtime's health, with notReady's reasons too (the
+// node shutdown's); nil for a runtime that reports none.
+func newHealthMonitor(cfg Config, notReady func() error) *health.Monitor {
 	checker, ok := cfg.Runtime.(health.Checker)
 	if !ok {
 		return nil
@@ -32,6 +33,7 @@ func newHealthMonitor(cfg Config) *health.Monitor {
 		Period:    cfg.RuntimeStatusPeriod,
 		Threshold: cfg.RuntimeStatusThreshold,
 		Clock:     cfg.Clock,
+		NotReady:  notReady,
 	})
 }
 
@@ -60,7 +62,8 @@ func (p *Provider) RuntimeHealth() error {
 	return p.health.RuntimeErr()
 }
 
-// runHealth follows the runtime's health and the node's eviction signals until ctx ends.
+// runHealth follows the runtime's health and the node's eviction signals, and watches for the
+// host's shutdown, until ctx ends.
 func (p *Provider) runHealth(ctx context.Context) {
 	var wg sync.WaitGroup
 	if p.health != nil {
@@ -68,6 +71,9 @@ func (p *Provider) runHealth(ctx context.Context) {
 	}
 	if m := p.evictionManager(); m != nil {
 		wg.Go(func() { _ = m.Run(ctx) })
+	}
+	if p.shutdown != nil {
+		wg.Go(func() { _ = p.shutdown.Run(ctx) })
 	}
 	wg.Wait()
 }

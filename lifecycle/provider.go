@@ -18,6 +18,7 @@ import (
 	"github.com/vk-static/vk-static/lifecycle/localcopy"
 	"github.com/vk-static/vk-static/lifecycle/probe"
 	"github.com/vk-static/vk-static/lifecycle/volume"
+	"github.com/vk-static/vk-static/nodeshutdown"
 	"github.com/vk-static/vk-static/podutil"
 	"github.com/vk-static/vk-static/provider"
 )
@@ -65,6 +66,9 @@ type Provider struct {
 	// eviction measures the node's eviction signals for the pressure conditions (health.go);
 	// nil without Config.Eviction.
 	eviction *eviction.Manager
+	// shutdown delays the host's shutdown to stop the pods gracefully (shutdown.go); nil
+	// without Config.Shutdown.
+	shutdown *nodeshutdown.Manager
 	// restarts is the crash-loop back-off of every container (crashLoop, sync.go), imagePulls
 	// the pull back-off of every pod's images (imagePullBackoff, containers.go); a pod's keys
 	// are reset when it is forgotten.
@@ -135,13 +139,14 @@ func New(ctx context.Context, cfg Config) (_ *Provider, err error) {
 		notifier: newNotifier(),
 		sysctls:  sysctls,
 		kept:     map[types.UID]*keptPod{},
-		health:   newHealthMonitor(cfg),
 		// The kubelet's numbers, with its reset after twice the longest delay for image pulls.
 		restarts:   backoff.NewKeyed[containerKey](crashLoop, backoffReset, cfg.Clock),
 		imagePulls: backoff.NewKeyed[imageKey](imagePullBackoff, 2*imagePullBackoff.Max, cfg.Clock),
 	}
 	p.metrics = newMetrics() // restore counts cleanup failures already
+	p.health = newHealthMonitor(cfg, p.shutdownStatus)
 	p.eviction = newEvictionManager(cfg, p)
+	p.shutdown = newShutdownManager(cfg, p)
 	p.probeMetrics = probe.NewMetrics()
 	p.probes = probe.NewManager(cfg.Clock, p.onProbe, probe.WithEvents(p.onProbeEvent), probe.WithMetrics(p.probeMetrics))
 	p.close = sync.OnceValue(func() error {

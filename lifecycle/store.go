@@ -153,6 +153,7 @@ func (p *Provider) restore(ctx context.Context) error {
 			deleting: saved.Deleting, grace: saved.Grace, evicted: saved.Evicted, evictGrace: saved.EvictGrace, evictedReason: saved.EvictedReason,
 			containers: map[string]*containerRecord{}, waiting: map[string]waitingReason{},
 		}
+		rerunAfterShutdown(st)
 		p.pods[saved.Pod.UID] = st
 		p.byName[podutil.FullName(saved.Pod)] = saved.Pod.UID
 	}

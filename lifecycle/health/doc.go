@@ -14,6 +14,9 @@
 //   - NetworkReady false: False at once, "container runtime network not ready: NetworkReady=false …";
 //   - otherwise True, KubeletReady.
 //
+// Config.NotReady adds another part of the node's reasons (the node shutdown manager's "node
+// is shutting down"), joined after the runtime's as the kubelet joins them.
+//
 // Several errors are joined as the kubelet joins them ("[a, b]"). The Monitor is a
 // provider.NodeProvider: its Ping never fails, so the Lease is renewed as long as the agent lives
 // (the cluster reads liveness from the Lease, schedulability from Ready), and it reports the

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -38,6 +39,10 @@ type Config struct {
 	Threshold time.Duration
 	// Clock is the time source; nil is the real clock.
 	Clock clock.WithTicker
+	// NotReady, when set, is another reason for the node not to be ready (the node shutdown
+	// manager's "node is shutting down"), joined after the runtime's and the network's as the
+	// kubelet's ReadyCondition joins its shutdown manager's; nil when there is none.
+	NotReady func() error
 }
 
 // Monitor follows a runtime's health and reports the Node's Ready condition from it. Build it
@@ -97,8 +102,12 @@ func (m *Monitor) Check(ctx context.Context) {
 // Err says why the runtime cannot run pods, as the Ready condition's message; nil when it can.
 func (m *Monitor) Err() error {
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.state.errors(m.cfg.Clock.Now())
+	err := m.state.errors(m.cfg.Clock.Now())
+	m.mu.Unlock()
+	if m.cfg.NotReady == nil {
+		return err
+	}
+	return utilerrors.NewAggregate([]error{err, m.cfg.NotReady()})
 }
 
 // RuntimeErr says why the runtime cannot run containers, the network aside: what the kubelet's

@@ -177,3 +177,35 @@ func TestMonitorRuntimeErrLeavesTheNetworkOut(t *testing.T) {
 	m.Check(ctx)
 	require.EqualError(t, m.RuntimeErr(), "container runtime is down")
 }
+
+// TestNotReadyJoinsTheRuntimeErrors: another part's reason (the node shutdown manager's) turns
+// the node NotReady at the next check, joined after the runtime's as the kubelet's
+// ReadyCondition joins them; /healthz's RuntimeErr leaves it out.
+func TestNotReadyJoinsTheRuntimeErrors(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Date(2026, 11, 28, 7, 0, 0, 0, time.UTC))
+	rt := &fakeRuntime{status: ready()}
+	var mu sync.Mutex
+	var notReady error
+	m := NewMonitor(Config{Checker: rt, Clock: clk, NotReady: func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return notReady
+	}})
+	var r recorder
+	m.NotifyNodeStatus(context.Background(), r.cb)
+	m.Check(context.Background())
+	mu.Lock()
+	notReady = errors.New("node is shutting down")
+	mu.Unlock()
+	m.Check(context.Background())
+	rt.set(nil, errors.New("unreachable"))
+	clk.Step(DefaultThreshold)
+	m.Check(context.Background())
+	assert.Equal(t, []string{
+		"False KubeletNotReady [container runtime status check may not have completed yet, network state unknown]",
+		"True KubeletReady vk-static is posting ready status",
+		"False KubeletNotReady node is shutting down",
+		"False KubeletNotReady [container runtime is down, node is shutting down]",
+	}, r.messages())
+	assert.EqualError(t, m.RuntimeErr(), "container runtime is down")
+}
