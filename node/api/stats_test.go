@@ -11,7 +11,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/podutil"
 )
@@ -79,3 +81,33 @@ func (failingStats) GetStatsSummary(context.Context) (*statsv1alpha1.Summary, er
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// only_cpu_and_memory=true keeps what the kubelet's GetCPUAndMemoryStats keeps: CPU, memory
+// and swap, the start times and the node's system containers; no filesystems, network, I/O,
+// volumes or processes.
+func TestCPUAndMemoryOnly(t *testing.T) {
+	start := metav1.Unix(1, 0)
+	cpu := &statsv1alpha1.CPUStats{UsageNanoCores: ptr.To[uint64](5)}
+	mem := &statsv1alpha1.MemoryStats{WorkingSetBytes: ptr.To[uint64](6)}
+	fs := &statsv1alpha1.FsStats{UsedBytes: ptr.To[uint64](7)}
+	io := &statsv1alpha1.IOStats{}
+	full := &statsv1alpha1.Summary{
+		Node: statsv1alpha1.NodeStats{NodeName: "n", StartTime: start, CPU: cpu, Memory: mem, Fs: fs, IO: io,
+			Network:          &statsv1alpha1.NetworkStats{},
+			SystemContainers: []statsv1alpha1.ContainerStats{{Name: "kubelet", CPU: cpu, Memory: mem, Rootfs: fs}}},
+		Pods: []statsv1alpha1.PodStats{{
+			PodRef: statsv1alpha1.PodReference{Name: "p", Namespace: "ns", UID: "u"}, StartTime: start, CPU: cpu, Memory: mem, IO: io,
+			Network: &statsv1alpha1.NetworkStats{}, EphemeralStorage: fs, VolumeStats: []statsv1alpha1.VolumeStats{{Name: "v"}},
+			ProcessStats: &statsv1alpha1.ProcessStats{ProcessCount: ptr.To[uint64](1)},
+			Containers:   []statsv1alpha1.ContainerStats{{Name: "c", StartTime: start, CPU: cpu, Memory: mem, Rootfs: fs, Logs: fs, IO: io}},
+		}},
+	}
+	assert.Equal(t, &statsv1alpha1.Summary{
+		Node: statsv1alpha1.NodeStats{NodeName: "n", StartTime: start, CPU: cpu, Memory: mem,
+			SystemContainers: []statsv1alpha1.ContainerStats{{Name: "kubelet", CPU: cpu, Memory: mem}}},
+		Pods: []statsv1alpha1.PodStats{{
+			PodRef: statsv1alpha1.PodReference{Name: "p", Namespace: "ns", UID: "u"}, StartTime: start, CPU: cpu, Memory: mem,
+			Containers: []statsv1alpha1.ContainerStats{{Name: "c", StartTime: start, CPU: cpu, Memory: mem}},
+		}},
+	}, cpuAndMemory(full))
+}
