@@ -21,7 +21,7 @@ func (p *Provider) runtimeHandler(ctx context.Context, pod *corev1.Pod) (string,
 		return "", nil
 	}
 	name := *pod.Spec.RuntimeClassName
-	rc, err := p.cfg.RuntimeClasses.GetRuntimeClass(ctx, name)
+	rc, err := p.copies.RuntimeClasses(pod).GetRuntimeClass(ctx, name)
 	if apierrors.IsNotFound(err) {
 		return "", apierrors.NewNotFound(nodev1.Resource("runtimeclass"), name)
 	}

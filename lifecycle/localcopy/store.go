@@ -23,10 +23,11 @@ const dirName = "local-copy"
 type Config struct {
 	// PodsDir holds the pods' directories, <PodsDir>/<uid>, which the lifecycle creates with the
 	// pod's record and removes when it forgets the pod.
-	PodsDir  string
-	Objects  nodeobjects.ObjectGetter
-	Tokens   nodeobjects.TokenRequester
-	Services env.Services
+	PodsDir        string
+	Objects        nodeobjects.ObjectGetter
+	Tokens         nodeobjects.TokenRequester
+	Services       env.Services
+	RuntimeClasses nodeobjects.RuntimeClassGetter
 	// Clock tells whether a kept token has expired. Nil: the real clock.
 	Clock clock.Clock
 }

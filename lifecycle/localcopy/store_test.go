@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	nodev1 "k8s.io/api/node/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -27,6 +28,7 @@ type fakeAPI struct {
 	configMaps map[string]*corev1.ConfigMap
 	secrets    map[string]*corev1.Secret
 	token      *authenticationv1.TokenRequest
+	runtimes   map[string]*nodev1.RuntimeClass
 	err        error
 	calls      int
 }
@@ -51,6 +53,17 @@ func (f *fakeAPI) GetSecret(_ context.Context, namespace, name string) (*corev1.
 		return s.DeepCopy(), nil
 	}
 	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "secrets"}, name)
+}
+
+func (f *fakeAPI) GetRuntimeClass(_ context.Context, name string) (*nodev1.RuntimeClass, error) {
+	f.calls++
+	if f.err != nil {
+		return nil, f.err
+	}
+	if rc, ok := f.runtimes[name]; ok {
+		return rc.DeepCopy(), nil
+	}
+	return nil, apierrors.NewNotFound(nodev1.Resource("runtimeclasses"), name)
 }
 
 func (f *fakeAPI) RequestToken(_ context.Context, namespace, serviceAccount string, req *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
@@ -79,5 +92,5 @@ func newStore(t *testing.T, api *fakeAPI) (*Store, *corev1.Pod, *clocktesting.Fa
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", UID: "uid-1"}}
 	require.NoError(t, os.Mkdir(filepath.Join(dir, string(pod.UID)), 0o750))
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	return New(Config{PodsDir: dir, Objects: api, Tokens: api, Clock: clk}), pod, clk
+	return New(Config{PodsDir: dir, Objects: api, Tokens: api, RuntimeClasses: api, Clock: clk}), pod, clk
 }
