@@ -148,6 +148,9 @@ func applyConfigFile(path string, o *options, fs *pflag.FlagSet) error {
 	applyEvictionConfig(&cfg, o, set)
 	applySysctlConfig(&cfg, o, set)
 	applyCgroupConfig(&cfg, o, set)
+	if err := applyShutdownConfig(&cfg, o); err != nil {
+		return fmt.Errorf("--config %s: %w", path, err)
+	}
 	if ignored := ignoredConfigFields(data); len(ignored) > 0 {
 		// Valid kubelet settings that mean nothing here: say so rather than fail, so that a
 		// kubelet's config file can be reused as is.

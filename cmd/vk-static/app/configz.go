@@ -86,6 +86,10 @@ func (o *options) kubeletConfiguration() kubeletv1beta1.KubeletConfiguration {
 		EvictionPressureTransitionPeriod: metav1.Duration{Duration: o.NodeHealth.EvictionPressureTransitionPeriod},
 		EvictionMaxPodGracePeriod:        o.NodeHealth.EvictionMaxPodGracePeriod,
 
+		ShutdownGracePeriod:              metav1.Duration{Duration: o.Shutdown.GracePeriod},
+		ShutdownGracePeriodCriticalPods:  metav1.Duration{Duration: o.Shutdown.GracePeriodCriticalPods},
+		ShutdownGracePeriodByPodPriority: o.shutdownByPodPriority(),
+
 		TLSCertFile:       o.TLSCertFile,
 		TLSPrivateKeyFile: o.TLSPrivateKeyFile,
 		TLSMinVersion:     o.TLSMinVersion,

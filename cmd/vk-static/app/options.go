@@ -16,6 +16,7 @@ import (
 	"github.com/vk-static/vk-static/internal/memlimit"
 	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/node/api"
+	"github.com/vk-static/vk-static/nodeshutdown"
 	"github.com/vk-static/vk-static/sources"
 )
 
@@ -64,6 +65,8 @@ type options struct {
 	ClusterDNS                []string
 	ResolvConf                string
 	NodeHealth                nodeHealthOptions
+	// Shutdown is the graceful node shutdown's grace periods, from --config only (shutdown.go).
+	Shutdown nodeshutdown.Config
 
 	// headerFiles are the --manifest-url-header-file files as validate read them
 	// (manifestheader.go).

@@ -313,6 +313,7 @@ func lifecycleConfig(o *options, nodeName string, allocatable corev1.ResourceLis
 		VolumeRefresh: o.SyncFrequency,
 	}
 	o.applyNodeHealth(&cfg)
+	o.applyShutdown(&cfg)
 	return cfg
 }
 

@@ -70,6 +70,11 @@ type KubeletConfiguration struct {
 	ContainerRuntimeEndpoint         string                `json:"containerRuntimeEndpoint"`
 	ImageServiceEndpoint             string                `json:"imageServiceEndpoint,omitempty"`
 
+	// Graceful node shutdown (nodeshutdown).
+	ShutdownGracePeriod              metav1.Duration                    `json:"shutdownGracePeriod,omitempty"`
+	ShutdownGracePeriodCriticalPods  metav1.Duration                    `json:"shutdownGracePeriodCriticalPods,omitempty"`
+	ShutdownGracePeriodByPodPriority []ShutdownGracePeriodByPodPriority `json:"shutdownGracePeriodByPodPriority,omitempty"`
+
 	// Not used by vk-static.
 	EnableServer                              json.RawMessage `json:"enableServer,omitempty"`
 	ReadOnlyPort                              json.RawMessage `json:"readOnlyPort,omitempty"`
@@ -129,9 +134,6 @@ type KubeletConfiguration struct {
 	Logging                                   json.RawMessage `json:"logging,omitempty"`
 	EnableSystemLogHandler                    json.RawMessage `json:"enableSystemLogHandler,omitempty"`
 	EnableSystemLogQuery                      json.RawMessage `json:"enableSystemLogQuery,omitempty"`
-	ShutdownGracePeriod                       json.RawMessage `json:"shutdownGracePeriod,omitempty"`
-	ShutdownGracePeriodCriticalPods           json.RawMessage `json:"shutdownGracePeriodCriticalPods,omitempty"`
-	ShutdownGracePeriodByPodPriority          json.RawMessage `json:"shutdownGracePeriodByPodPriority,omitempty"`
 	CrashLoopBackOff                          json.RawMessage `json:"crashLoopBackOff,omitempty"`
 	ReservedMemory                            json.RawMessage `json:"reservedMemory,omitempty"`
 	EnableDebugFlagsHandler                   json.RawMessage `json:"enableDebugFlagsHandler,omitempty"`
@@ -143,6 +145,13 @@ type KubeletConfiguration struct {
 	LocalStorageCapacityIsolation             json.RawMessage `json:"localStorageCapacityIsolation,omitempty"`
 	FailCgroupV1                              json.RawMessage `json:"failCgroupV1,omitempty"`
 	UserNamespaces                            json.RawMessage `json:"userNamespaces,omitempty"`
+}
+
+// ShutdownGracePeriodByPodPriority is the shutdown grace period of the pods of at least a
+// priority (and below the next band's).
+type ShutdownGracePeriodByPodPriority struct {
+	Priority                   int32 `json:"priority"`
+	ShutdownGracePeriodSeconds int64 `json:"shutdownGracePeriodSeconds"`
 }
 
 // KubeletAuthorizationMode is the kubelet API's authorization mode, AlwaysAllow or Webhook.

@@ -23,6 +23,10 @@ var rawMessage = reflect.TypeFor[json.RawMessage]()
 
 func assertSameType(t *testing.T, ours, theirs reflect.Type, path string) {
 	t.Helper()
+	if theirs.Kind() == reflect.Slice && ours.Kind() == reflect.Slice {
+		assertSameType(t, ours.Elem(), theirs.Elem(), path+"[]") // a list of upstream's structs
+		return
+	}
 	if theirs.PkgPath() != reflect.TypeFor[upstream.KubeletConfiguration]().PkgPath() {
 		assert.True(t, theirs == ours, "%s: %v, upstream's %v", path, ours, theirs)
 		return
@@ -50,7 +54,8 @@ func assertSameType(t *testing.T, ours, theirs reflect.Type, path string) {
 
 func TestUsedFields(t *testing.T) {
 	used := UsedFields()
-	for _, key := range []string{"apiVersion", "kind", "staticPodPath", "authentication", "containerRuntimeEndpoint", "allowedUnsafeSysctls"} {
+	for _, key := range []string{"apiVersion", "kind", "staticPodPath", "authentication", "containerRuntimeEndpoint", "allowedUnsafeSysctls",
+		"shutdownGracePeriod", "shutdownGracePeriodCriticalPods", "shutdownGracePeriodByPodPriority"} {
 		assert.True(t, used[key], key)
 	}
 	for _, key := range []string{"", "logging", "tracing", "enableServer"} {
