@@ -93,7 +93,11 @@ func (l *logind) watchShutdown(ctx context.Context) (<-chan bool, error) {
 					continue
 				}
 				if active, ok := s.Body[0].(bool); ok {
-					out <- active
+					select {
+					case out <- active:
+					case <-l.conn.Context().Done():
+						return // the watcher has gone: it closed the connection
+					}
 				}
 			case <-l.conn.Context().Done():
 				return // the connection closed: godbus does not close a signal channel then
