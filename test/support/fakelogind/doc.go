@@ -4,8 +4,10 @@
 // (a pipe's write end as the lock, as logind hands out a FIFO's) — and emits
 // PrepareForShutdown.
 //
-// The fake lives in the test's process, and so does the lock it hands out: Held tells whether
-// a lock is still open by looking for the pipe among the process's file descriptors.
+// The fake lives in the test's process; the lock it hands out lives where the client is (the
+// test's process, or an agent it started with the bus's address in DBUS_SYSTEM_BUS_ADDRESS):
+// Held tells whether a lock is still open by looking for the pipe among the file descriptors
+// of every process.
 //
 //	l := fakelogind.Start(t, 30*time.Second) // fails the test, naming the package, without dbus-daemon
 //	cfg.BusAddress = l.Address()

@@ -135,7 +135,7 @@ func (l *Logind) Calls() []Inhibit {
 }
 
 // Held reports whether a lock handed out is still open somewhere but in the fake: a file
-// descriptor of this process on its pipe other than the fake's two ends.
+// descriptor of any process on its pipe other than the fake's two ends.
 func (l *Logind) Held() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -177,16 +177,20 @@ func (l *Logind) closeLocks() {
 	}
 }
 
-// openPipes counts this process's file descriptors by the pipe they are on.
+// openPipes counts the file descriptors of every process it may read (this one, and an agent
+// it started) by the pipe they are on.
 func openPipes() map[string]int {
 	out := map[string]int{}
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return out
-	}
-	for _, e := range entries {
-		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && strings.HasPrefix(target, "pipe:") {
-			out[target]++
+	dirs, _ := filepath.Glob("/proc/[0-9]*/fd")
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue // gone, or not ours to read
+		}
+		for _, e := range entries {
+			if target, err := os.Readlink(filepath.Join(dir, e.Name())); err == nil && strings.HasPrefix(target, "pipe:") {
+				out[target]++
+			}
 		}
 	}
 	return out
