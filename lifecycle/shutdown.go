@@ -15,7 +15,8 @@ import (
 // Terminated and the kubelet's message, so its status is the kubelet's — Failed, that reason
 // and message, a DisruptionTarget condition with reason TerminationByKubelet — and its preStop
 // hooks run within the grace the shutdown gave. While the node shuts down, the Node's Ready
-// condition says so ("node is shutting down", joined to the runtime's errors) and new pods are
+// condition says so ("node is shutting down", joined to the runtime's errors; a Runtime that
+// reports no health leaves Ready to the node controller, which does not) and new pods are
 // refused with the kubelet's reason.
 
 // The kubelet's refusal of a pod while the node shuts down.
@@ -37,7 +38,7 @@ func newShutdownManager(cfg Config, p *Provider) *nodeshutdown.Manager {
 	sc.ActivePods, sc.StopPod = p.activePods, p.stopForNode
 	sc.NodeStatusChanged = func(ctx context.Context) {
 		if p.health != nil {
-			p.health.Check(ctx)
+			p.health.Report(ctx) // at once: the pods' stops wait for it
 		}
 	}
 	if cfg.NodeName != "" {

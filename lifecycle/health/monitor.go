@@ -99,6 +99,10 @@ func (m *Monitor) Check(ctx context.Context) {
 	m.report(logger)
 }
 
+// Report reports the Ready condition now if it changed, without asking the runtime: for a
+// Config.NotReady that changed, which must not wait for the runtime's answer.
+func (m *Monitor) Report(ctx context.Context) { m.report(klog.FromContext(ctx)) }
+
 // Err says why the runtime cannot run pods, as the Ready condition's message; nil when it can.
 func (m *Monitor) Err() error {
 	m.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -184,9 +185,11 @@ func TestMonitorRuntimeErrLeavesTheNetworkOut(t *testing.T) {
 func TestNotReadyJoinsTheRuntimeErrors(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Date(2026, 11, 28, 7, 0, 0, 0, time.UTC))
 	rt := &fakeRuntime{status: ready()}
+	var asked atomic.Int32
+	checker := CheckerFunc(func(ctx context.Context) (*Status, error) { asked.Add(1); return rt.Status(ctx) })
 	var mu sync.Mutex
 	var notReady error
-	m := NewMonitor(Config{Checker: rt, Clock: clk, NotReady: func() error {
+	m := NewMonitor(Config{Checker: checker, Clock: clk, NotReady: func() error {
 		mu.Lock()
 		defer mu.Unlock()
 		return notReady
@@ -197,6 +200,8 @@ func TestNotReadyJoinsTheRuntimeErrors(t *testing.T) {
 	mu.Lock()
 	notReady = errors.New("node is shutting down")
 	mu.Unlock()
+	m.Report(context.Background()) // at once, the runtime not asked
+	assert.Equal(t, int32(1), asked.Load(), "Report does not ask the runtime")
 	m.Check(context.Background())
 	rt.set(nil, errors.New("unreachable"))
 	clk.Step(DefaultThreshold)
