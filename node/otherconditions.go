@@ -22,7 +22,7 @@ func withOthersConditions(status, target *corev1.PodStatus) *corev1.PodStatus {
 	for _, c := range target.Conditions { // the API server's order: a merge keeps it
 		if mine, ok := lastOfType(status.Conditions, c.Type); ok {
 			conditions = append(conditions, mine)
-		} else if !podstatus.IsOwned(c.Type) {
+		} else if !podstatus.IsOwned(c.Type) && !podstatus.IsTransient(c.Type) {
 			conditions = append(conditions, c)
 		}
 	}
@@ -34,6 +34,19 @@ func withOthersConditions(status, target *corev1.PodStatus) *corev1.PodStatus {
 	out := *status
 	out.Conditions = conditions
 	return &out
+}
+
+// endedConditions are the Transient conditions target holds that status no longer has: the
+// status patch removes them (statusPatch).
+func endedConditions(status, target *corev1.PodStatus) []corev1.PodConditionType {
+	var out []corev1.PodConditionType
+	for _, t := range podstatus.Transient {
+		_, had := podstatus.Find(target.Conditions, t)
+		if _, has := podstatus.Find(status.Conditions, t); had && !has {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // isEchoOf reports whether api, the API object's status, is written, what the agent last wrote

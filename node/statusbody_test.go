@@ -63,3 +63,38 @@ func TestStatusPatchReplacesTheAddresses(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusPatchRemovesEndedResizeConditions: a resize condition the API object holds and the
+// provider no longer reports (the resize done) is removed by the patch, as the kubelet's two-way
+// patch removes it, while the conditions others set stay and the node's own are written.
+func TestStatusPatchRemovesEndedResizeConditions(t *testing.T) {
+	held := corev1.PodStatus{Conditions: []corev1.PodCondition{
+		{Type: "example.com/gate", Status: corev1.ConditionTrue},
+		{Type: corev1.PodReady, Status: corev1.ConditionTrue},
+		{Type: corev1.PodResizeInProgress, Status: corev1.ConditionTrue, ObservedGeneration: 2},
+		{Type: corev1.PodResizePending, Status: corev1.ConditionTrue, Reason: corev1.PodReasonDeferred},
+	}}
+	reported := &corev1.PodStatus{Conditions: []corev1.PodCondition{
+		{Type: corev1.PodReady, Status: corev1.ConditionTrue},
+		{Type: corev1.PodResizePending, Status: corev1.ConditionTrue, Reason: corev1.PodReasonInfeasible},
+	}}
+	status := withOthersConditions(reported, &held)
+	assert.NotContains(t, status.Conditions, held.Conditions[2], "compared without the ended condition")
+	ended := endedConditions(status, &held)
+	assert.Equal(t, []corev1.PodConditionType{corev1.PodResizeInProgress}, ended)
+
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "u1"}, Status: held}
+	original, err := json.Marshal(pod)
+	require.NoError(t, err)
+	patch, err := statusPatch("u1", withoutOthersConditions(status, reported), ended...)
+	require.NoError(t, err)
+	merged, err := strategicpatch.StrategicMergePatch(original, patch, corev1.Pod{})
+	require.NoError(t, err, "patch %s", patch)
+	var got corev1.Pod
+	require.NoError(t, json.Unmarshal(merged, &got))
+	assert.Equal(t, []corev1.PodCondition{
+		{Type: "example.com/gate", Status: corev1.ConditionTrue},
+		{Type: corev1.PodReady, Status: corev1.ConditionTrue},
+		{Type: corev1.PodResizePending, Status: corev1.ConditionTrue, Reason: corev1.PodReasonInfeasible},
+	}, got.Status.Conditions, "patch %s", patch)
+}

@@ -138,7 +138,7 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	if last.status != nil && built.same(last.status) {
 		return nil // written; the echo is on its way
 	}
-	patch, err := statusPatch(target.UID, withoutOthersConditions(status, st.status))
+	patch, err := statusPatch(target.UID, withoutOthersConditions(status, st.status), endedConditions(status, &target.Status)...)
 	if err != nil {
 		return err
 	}
@@ -355,21 +355,32 @@ func patchPodStatus(ctx context.Context, client kubeclient.Interface, namespace,
 // (a pod's addresses never go away while it lives). The conditions merge by type, keeping
 // those others set (readiness gates, DisruptionTarget).
 //
+// A condition named in ended (a resize no longer pending or in progress) is removed with the
+// "$patch": "delete" directive: merged by type, it would otherwise stay.
+//
 // The body is a struct, not a map: encoding/json sorts a map's keys and encodes each value
 // through an interface on every write (docs/performance.md, "CPU per write"); the struct's
 // fields are in the map's key order, so the bytes are the same.
-func statusPatch(uid types.UID, status *corev1.PodStatus) ([]byte, error) {
-	return json.Marshal(statusPatchBody{
-		Metadata: patchPrecondition{UID: uid},
-		Status: statusBody{PodStatus: status,
-			PodIPs: replaceList(status.PodIPs), HostIPs: replaceList(status.HostIPs)},
-	})
+func statusPatch(uid types.UID, status *corev1.PodStatus, ended ...corev1.PodConditionType) ([]byte, error) {
+	body := statusBody{PodStatus: status, PodIPs: replaceList(status.PodIPs), HostIPs: replaceList(status.HostIPs)}
+	if len(ended) > 0 {
+		conditions := make([]any, 0, len(status.Conditions)+len(ended))
+		for _, c := range status.Conditions {
+			conditions = append(conditions, c)
+		}
+		for _, t := range ended {
+			conditions = append(conditions, map[string]string{"type": string(t), "$patch": "delete"})
+		}
+		return json.Marshal(statusPatchBody[endingStatusBody]{Metadata: patchPrecondition{UID: uid},
+			Status: endingStatusBody{statusBody: body, Conditions: conditions}})
+	}
+	return json.Marshal(statusPatchBody[statusBody]{Metadata: patchPrecondition{UID: uid}, Status: body})
 }
 
 // statusPatchBody is statusPatch's body.
-type statusPatchBody struct {
+type statusPatchBody[S any] struct {
 	Metadata patchPrecondition `json:"metadata"`
-	Status   statusBody        `json:"status"`
+	Status   S                 `json:"status"`
 }
 
 // patchPrecondition is the patch's metadata: the UID makes the API server refuse it for a
@@ -384,6 +395,13 @@ type statusBody struct {
 	*corev1.PodStatus
 	PodIPs  []any `json:"podIPs,omitempty"`
 	HostIPs []any `json:"hostIPs,omitempty"`
+}
+
+// endingStatusBody is a statusBody whose conditions end with the directives that remove the
+// conditions that ended (its field hides the embedded one from encoding/json).
+type endingStatusBody struct {
+	statusBody
+	Conditions []any `json:"conditions"`
 }
 
 // replaceDirective is the strategic-merge list element that makes the list replace the

@@ -18,6 +18,14 @@ var Owned = []corev1.PodConditionType{
 // IsOwned reports whether a condition type is one the node agent owns.
 func IsOwned(t corev1.PodConditionType) bool { return slices.Contains(Owned, t) }
 
+// Transient are the pod condition types the node agent also owns but reports only while they
+// hold — an in-place resize pending or in progress — and removes from the API object when it no
+// longer reports them, as the kubelet's two-way status patch does.
+var Transient = []corev1.PodConditionType{corev1.PodResizePending, corev1.PodResizeInProgress}
+
+// IsTransient reports whether a condition type is one of Transient.
+func IsTransient(t corev1.PodConditionType) bool { return slices.Contains(Transient, t) }
+
 // Find returns the condition of type t in conds.
 func Find(conds []corev1.PodCondition, t corev1.PodConditionType) (corev1.PodCondition, bool) {
 	for _, c := range conds {
