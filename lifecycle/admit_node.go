@@ -74,7 +74,7 @@ func (p *Provider) admittedLocked(uid types.UID) []*corev1.Pod {
 				continue // its containers have all ended for good
 			}
 		}
-		out = append(out, st.pod)
+		out = append(out, st.allocatedPod()) // what the node gave it, a resize pending or not
 	}
 	return out
 }

@@ -57,7 +57,9 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 		p.mu.Unlock()
 		return
 	}
-	pod, sandboxID, vols, facts := st.pod, st.sandboxID, st.volumes, p.factsLocked(st)
+	// Created with what the node allocated, never with a resize not yet admitted (resize.go).
+	pod, sandboxID, vols, facts := st.allocatedPod(), st.sandboxID, st.volumes, p.factsLocked(st)
+	c = st.allocatedContainer(c)
 	rec := st.containers[c.Name]
 	if rec == nil {
 		rec = &containerRecord{}
@@ -140,6 +142,8 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 	rec.exited = make(chan struct{})
 	rec.started, rec.ready, rec.unhealthy, rec.hookFailed = false, false, false, false
 	rec.startSeen, rec.watched = false, false
+	rec.resizeRestart = false
+	p.setActuatedLocked(st, c.Name, c.Resources)
 	p.mu.Unlock()
 	if stale != nil {
 		// The kubelet keeps one dead instance per container, for lastState and --previous.
@@ -483,8 +487,11 @@ func (p *Provider) killContainer(ctx context.Context, uid types.UID, name, reaso
 		grace = probeGrace(c, grace)
 	}
 	message := fmt.Sprintf("Stopping container %s", name)
-	if reason == "Unhealthy" {
+	switch reason {
+	case "Unhealthy":
 		message = fmt.Sprintf("Container %s failed a probe, will be restarted", name)
+	case reasonResizeRestart:
+		message = fmt.Sprintf("Container %s resize requires restart", name) // the kubelet's
 	}
 	p.cfg.Recorder.Event(pod, corev1.EventTypeNormal, "Killing", message)
 	p.stopContainer(ctx, pod, c, id, target, p.cfg.Clock.Now().Add(grace))

@@ -52,6 +52,13 @@
 //     the kubelet's message, a DisruptionTarget condition and a Warning event; it is never
 //     started again, an agent restart included. Under disk pressure the containers and logs
 //     of terminated pods are reclaimed first (and, on a Runtime that can, unused images);
+//   - an API pod's containers are resized in place (resize.go), as the kubelet's allocation
+//     manager and kuberuntime do: a resize that fits beside the other pods is allocated (kept
+//     in the pod's record) and applied to the running containers — through ResourceUpdater,
+//     or by a restart where resizePolicy says RestartContainer — else PodResizePending,
+//     Deferred (tried again) or Infeasible (a Runtime without ResourceUpdater); instances are
+//     created with their allocation; statuses carry resources, allocatedResources,
+//     PodResizeInProgress and the observedGeneration of the resize decided;
 //   - ephemeral containers (ephemeral.go) are started once each, in the pod's existing sandbox,
 //     before and whatever the init containers do, as the kubelet's EphemeralContainersToStart;
 //     never restarted nor killed before the pod stops; with a targetContainerName, given the

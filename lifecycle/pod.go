@@ -184,6 +184,7 @@ func (p *Provider) forgetLocked(uid types.UID) {
 	}
 	delete(p.workers, uid)
 	delete(p.podFiles, uid)
+	p.retryDeferredResizesLocked(uid) // what it held may let a deferred resize fit
 	for name, rec := range st.containers {
 		rec.closeExited()
 		p.restarts.Reset(containerKey{uid: uid, name: name})

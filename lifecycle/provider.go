@@ -261,6 +261,7 @@ func (p *Provider) CreatePod(ctx context.Context, pod *corev1.Pod) error {
 		containers: map[string]*containerRecord{},
 		waiting:    map[string]waitingReason{},
 	}
+	st.resize.allocated = resources(st.pod) // the node admits the pod as it is asked
 	victims, err := p.admitLocked(ctx, st.pod)
 	if len(victims) > 0 && err == nil {
 		// The kubelet stops them before it admits the critical pod, so that it starts on what

@@ -101,6 +101,18 @@ type ImageService interface {
 	PullImage(ctx context.Context, image string, auth *ImageAuth, sandbox *SandboxConfig) (string, error)
 }
 
+// ResourceUpdater is implemented by a Runtime that changes a running container's resources in
+// place, as CRI's UpdateContainerResources (the process runtime: its cgroups). The lifecycle
+// resizes pods on it without restarting their containers (resize.go); on a Runtime without
+// it, a resize is Infeasible.
+type ResourceUpdater interface {
+	// UpdateContainerResources gives the running container containerID the resources of c,
+	// and its pod the limits of pod (its cgroup, where the runtime has one per pod): pod is
+	// the pod with every container's resources as the node has allocated them, c one of its
+	// containers.
+	UpdateContainerResources(ctx context.Context, containerID string, pod *corev1.Pod, c *corev1.Container) error
+}
+
 // ImageAuth is a registry credential from an image pull secret, as CRI's AuthConfig.
 type ImageAuth struct {
 	Username      string

@@ -70,6 +70,9 @@ type podState struct {
 	leftovers leftovers
 	// status is the last status built and reported; nil before the first.
 	status *corev1.PodStatus
+	// resize is the pod's in-place resize: its containers' allocated and actuated resources
+	// and its conditions (resize.go).
+	resize podResize
 }
 
 // podWorkState is where a pod is in its life in the lifecycle, the kubelet's pod worker states
@@ -155,6 +158,9 @@ type containerRecord struct {
 	// running. A watched instance's exit comes as an event (NotifyContainers' promise), so a
 	// sync need not ask the runtime about it: its status stays what was last read until then.
 	startSeen, watched bool
+	// resizeRestart is set when current is stopped for a resize its resizePolicy restarts it
+	// for (resize.go): the next instance starts at once, whatever the restart policy.
+	resizeRestart bool
 }
 
 func (r *containerRecord) running() bool {

@@ -42,7 +42,7 @@ type statusInput struct {
 // last reported, nil for none).
 func podStatus(st *podState, in statusInput) *corev1.PodStatus {
 	pod := st.pod
-	out := &corev1.PodStatus{QOSClass: pod.Status.QOSClass}
+	out := &corev1.PodStatus{QOSClass: pod.Status.QOSClass, ObservedGeneration: observedGeneration(st)}
 	if !st.startTime.IsZero() {
 		t := metav1.NewTime(st.startTime)
 		out.StartTime = &t
@@ -99,6 +99,7 @@ func podStatus(st *podState, in statusInput) *corev1.PodStatus {
 	if st.evicted != "" {
 		out.Conditions = append(out.Conditions, evictedCondition(st, in.now))
 	}
+	out.Conditions = append(out.Conditions, resizeConditions(st)...)
 	return out
 }
 
@@ -148,6 +149,7 @@ func containerStatus(st *podState, c *corev1.Container, waitReason string, in st
 		return cs
 	}
 	cur := rec.current
+	cs.Resources, cs.AllocatedResources = statusResources(st, c, rec)
 	cs.RestartCount = rec.restarts
 	cs.ContainerID = in.runtimeName + containerIDPrefixSep + cur.ID
 	cs.ImageID = cur.ImageRef

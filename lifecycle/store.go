@@ -38,6 +38,14 @@ type savedPod struct {
 	Evicted       string        `json:"evicted,omitempty"`
 	EvictGrace    time.Duration `json:"evictGrace,omitempty"`
 	EvictedReason string        `json:"evictedReason,omitempty"`
+	// Allocated and Actuated are the containers' resources as the node admitted them and as
+	// their current instances run with them (resize.go): a restarted agent neither forgets an
+	// allocated resize nor takes one for applied that was not.
+	Allocated map[string]corev1.ResourceRequirements `json:"allocated,omitempty"`
+	Actuated  map[string]corev1.ResourceRequirements `json:"actuated,omitempty"`
+	// Resizing is the generation of a resize in progress (0: none): its containers' instances
+	// whose resources were not recorded are then given them again.
+	Resizing int64 `json:"resizing,omitempty"`
 }
 
 // savePod writes the pod's file atomically and durably (atomicfile: a synced temporary file
@@ -73,7 +81,8 @@ func (p *Provider) encodePodLocked(st *podState) (*podRecord, error) {
 	pod := st.pod.DeepCopy()
 	pod.Status = corev1.PodStatus{}
 	data, err := json.Marshal(savedPod{Pod: pod, StartTime: st.startTime, Refused: st.refused, RefusedReason: st.refusedReason, Deleting: st.deleting, Grace: st.grace,
-		Evicted: st.evicted, EvictGrace: st.evictGrace, EvictedReason: st.evictedReason})
+		Evicted: st.evicted, EvictGrace: st.evictGrace, EvictedReason: st.evictedReason,
+		Allocated: st.resize.allocated, Actuated: st.resize.actuated, Resizing: st.resize.resizing()})
 	if err != nil {
 		return nil, err
 	}
@@ -152,6 +161,7 @@ func (p *Provider) restore(ctx context.Context) error {
 			pod: saved.Pod, startTime: saved.StartTime, refused: saved.Refused, refusedReason: saved.RefusedReason,
 			deleting: saved.Deleting, grace: saved.Grace, evicted: saved.Evicted, evictGrace: saved.EvictGrace, evictedReason: saved.EvictedReason,
 			containers: map[string]*containerRecord{}, waiting: map[string]waitingReason{},
+			resize: restoredResize(saved, metaNow(p.cfg.Clock)),
 		}
 		rerunAfterShutdown(st)
 		p.pods[saved.Pod.UID] = st

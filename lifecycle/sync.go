@@ -135,6 +135,7 @@ func (p *Provider) syncPod(ctx context.Context, uid types.UID) (forgotten bool) 
 	if st.workState() != podSyncing {
 		return p.syncTerminating(ctx, uid, st)
 	}
+	p.allocateResizeLocked(ctx, uid, st) // a resize is decided before anything is created
 	needVolumes, needSandbox := !st.volumesReady, st.sandboxID == ""
 	p.mu.Unlock()
 
@@ -149,6 +150,8 @@ func (p *Provider) syncPod(ctx context.Context, uid types.UID) (forgotten bool) 
 	if !needVolumes {
 		p.refreshVolumes(ctx, uid)
 	}
+
+	p.actuateResize(ctx, uid)
 
 	p.mu.Lock()
 	pl := planPod(st, now)
@@ -423,7 +426,7 @@ func (p *Provider) runSandbox(ctx context.Context, uid types.UID) bool {
 		p.mu.Unlock()
 		return false
 	}
-	pod := st.pod
+	pod := st.allocatedPod() // the pod's own limits (the process runtime's pod cgroup)
 	p.mu.Unlock()
 
 	cfg := sandboxConfig(pod, p.podLogDir(pod))
@@ -705,6 +708,9 @@ func planPod(st *podState, now time.Time) plan {
 			finished = false // it never runs: the pod never finishes either
 		case rec == nil || rec.current == nil:
 			p.start = append(p.start, c)
+			finished = false
+		case rec.hasExited() && rec.resizeRestart:
+			p.start = append(p.start, c) // stopped for a resize: at once, whatever the policy
 			finished = false
 		case rec.hasExited():
 			if restarts(pod, c, rec) || specChanged(c, rec) {

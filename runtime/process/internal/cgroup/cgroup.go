@@ -165,6 +165,33 @@ func (h *Hierarchy) CreateContainer(podPaths Paths, pod *corev1.Pod, id string, 
 	return h.create(paths, res)
 }
 
+// UpdatePod sets pod's limits on its existing cgroup podPaths: an in-place resize, with pod's
+// containers' resources as the node has allocated them.
+func (h *Hierarchy) UpdatePod(podPaths Paths, pod *corev1.Pod) error {
+	return h.update(podPaths, podResources(pod, podutil.QOSClass(pod), h.cfg.PodPidsLimit))
+}
+
+// UpdateContainer sets c's limits on the existing cgroup paths of one of its instances: an
+// in-place resize of a running container.
+func (h *Hierarchy) UpdateContainer(paths Paths, c *corev1.Container) error {
+	return h.update(paths, containerResources(c))
+}
+
+// update sets res on the existing cgroup paths.
+func (h *Hierarchy) update(paths Paths, res *cgroups.Resources) error {
+	m, err := h.load(paths)
+	if err != nil {
+		return err
+	}
+	if h.v2 && res.CpuShares != 0 && res.CpuWeight == 0 {
+		res.CpuWeight = cgroups.ConvertCPUSharesToCgroupV2Value(res.CpuShares)
+	}
+	if err := m.Set(res); err != nil {
+		return fmt.Errorf("set the limits of cgroup %s: %w", h.procsDir(paths), err)
+	}
+	return nil
+}
+
 // ensure makes the cgroup at the cgroup path p with res: in the unified hierarchy (v2), else
 // in each of the v1 hierarchies of v1Controllers that is mounted.
 func (h *Hierarchy) ensure(p string, res *cgroups.Resources) (Paths, error) {
