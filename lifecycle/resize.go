@@ -64,6 +64,10 @@ type podResize struct {
 	// observedGeneration while the pod runs, so that a status reported between an UpdatePod
 	// and its sync never shows a resize seen that is not yet decided.
 	decided int64
+	// decidedFor is the spec (podState.pod, replaced, never changed, by UpdatePod) whose
+	// resize was decided with nothing left pending: the syncs that follow skip the decision.
+	// podFor and pod are allocatedPod's last answer and the spec it was for.
+	decidedFor, podFor, pod *corev1.Pod
 }
 
 // resources are the resources of every container of pod, by name: an allocation.
@@ -108,7 +112,11 @@ func (st *podState) allocatedPod() *corev1.Pod {
 	if st.resize.allocated == nil {
 		return st.pod
 	}
-	return withResources(st.pod, st.resize.allocated)
+	// Every admission asks it of every pod: built once per spec and allocation.
+	if st.resize.podFor != st.pod {
+		st.resize.pod, st.resize.podFor = withResources(st.pod, st.resize.allocated), st.pod
+	}
+	return st.resize.pod
 }
 
 // allocatedContainer is c with its allocated resources.
@@ -131,10 +139,13 @@ func (p *Provider) allocateResizeLocked(ctx context.Context, uid types.UID, st *
 	if st.resize.allocated == nil {
 		st.resize.allocated = resources(st.pod)
 	}
+	if st.resize.decidedFor == st.pod {
+		return false
+	}
 	st.resize.decided = st.pod.Generation
 	desired := resources(st.pod)
 	if sameResources(desired, st.resize.allocated) {
-		st.resize.pending = nil
+		st.resize.pending, st.resize.decidedFor = nil, st.pod
 		return false
 	}
 	gen := st.pod.Generation
@@ -155,8 +166,8 @@ func (p *Provider) allocateResizeLocked(ctx context.Context, uid types.UID, st *
 		}
 		return false
 	}
-	st.resize.allocated = desired
-	st.resize.pending = nil
+	st.resize.allocated, st.resize.podFor = desired, nil
+	st.resize.pending, st.resize.decidedFor = nil, st.pod
 	// A new allocation starts a new resize: the condition's generation is this one.
 	st.resize.inProgress = resizeCondition(corev1.PodResizeInProgress, nil, "", "", gen, now)
 	p.cfg.Recorder.Event(st.pod, corev1.EventTypeNormal, reasonResizeStarted, resizeMessage(st.pod, "Pod resize started", ""))
