@@ -121,7 +121,7 @@ type PodControllerConfig struct {
 type PodController struct {
 	cfg    PodControllerConfig
 	static bool // standalone: no API server
-	states *podStates
+	known  *knownPods
 	sync   workqueue.TypedRateLimitingInterface[string]
 	status workqueue.TypedRateLimitingInterface[string]
 	writer *statusWriter
@@ -187,7 +187,7 @@ func NewPodController(cfg PodControllerConfig) (*PodController, error) {
 	c := &PodController{
 		cfg:     cfg,
 		static:  cfg.Client == nil,
-		states:  newPodStates(),
+		known:   newKnownPods(),
 		sync:    queue("pod-sync"),
 		status:  queue("pod-status"),
 		seen:    map[string]bool{},
@@ -197,8 +197,8 @@ func NewPodController(cfg PodControllerConfig) (*PodController, error) {
 	if cfg.StatusBacklog != nil {
 		cfg.StatusBacklog.Track(c.status.Len)
 	}
-	c.writer = newStatusWriter(cfg, c.states)
-	cfg.Metrics.trackProviderPods(c.states.len)
+	c.writer = newStatusWriter(cfg, c.known)
+	cfg.Metrics.trackProviderPods(c.known.len)
 	return c, nil
 }
 
@@ -261,7 +261,7 @@ func (c *PodController) adoptProviderPods(ctx context.Context) error {
 		key := podutil.FullName(p)
 		st := trackPod(p)
 		st.status = ownStatus(&p.Status) // not the pod's: it would keep the whole pod
-		c.states.set(key, st)
+		c.known.set(key, st)
 		c.sync.Add(key)
 	}
 	if len(pods) > 0 {
@@ -350,7 +350,7 @@ func (c *PodController) setUnreadable(source string, locations map[string]bool) 
 // requeueProviderPods queues every pod the provider runs, for a change that may decide whether
 // each is still wanted (a source seen, the set of unreadable manifests).
 func (c *PodController) requeueProviderPods() {
-	for _, key := range c.states.keys() {
+	for _, key := range c.known.keys() {
 		c.sync.Add(key)
 	}
 }
@@ -372,7 +372,7 @@ func (c *PodController) manifestUnreadable(running *corev1.Pod) bool {
 // status write (coalesced per pod by the queue) and, for a pod being deleted, the sync.
 func (c *PodController) onProviderStatus(ctx context.Context, p *corev1.Pod) {
 	key := podutil.FullName(p)
-	tracked, needsSync := c.states.observe(key, p.UID, &p.Status)
+	tracked, needsSync := c.known.observe(key, p.UID, &p.Status)
 	if !tracked {
 		klog.FromContext(ctx).V(5).Info("Ignoring status of a pod not tracked", "podFullName", key, "uid", p.UID)
 		return
@@ -395,16 +395,16 @@ func (c *PodController) pollStatus(ctx context.Context) {
 			return
 		case <-t.C():
 		}
-		for _, key := range c.states.keys() {
-			st, ok := c.states.get(key)
+		for _, key := range c.known.keys() {
+			st, ok := c.known.get(key)
 			if !ok {
 				continue
 			}
 			status, err := c.cfg.Provider.GetPodStatus(ctx, st.meta.Namespace, st.meta.Name)
 			switch {
 			case provider.IsNotFound(err):
-				if st.state == podTerminating {
-					c.states.markTerminated(key, st.uid())
+				if st.state == podDeleteSent {
+					c.known.markGone(key, st.uid())
 					c.sync.Add(key)
 				}
 			case err != nil:

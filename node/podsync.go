@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -19,11 +18,11 @@ import (
 	"github.com/vk-static/vk-static/provider"
 )
 
-// syncPod reconciles one full name, moving its provider pod through the states of
-// podWorkState (below): a terminated pod is forgotten — or, an API pod being deleted, handed
+// syncPod reconciles one full name, moving the pod it knows (knownpods.go) through the states
+// of knownState: a gone pod is forgotten — or, an API pod being deleted, handed
 // to the status workers, which write its terminal status and DELETE it (finishDeletion); a pod
-// no longer wanted is stopped (terminate: podSyncing → podTerminating → podTerminated); the
-// wanted pod is created or updated (podSyncing). It then finishes the API deletion of a pod the
+// no longer wanted is stopped (terminate: podGiven → podDeleteSent → podGone); the
+// wanted pod is created or updated (podGiven). It then finishes the API deletion of a pod the
 // provider does not run and reconciles the mirror.
 // Each step that must wait (for termination, for a source to be seen) returns and relies on
 // the next event or a timed requeue; the periodic resync decides every key again in any case.
@@ -31,15 +30,15 @@ func (c *PodController) syncPod(ctx context.Context, key string) error {
 	logger := klog.FromContext(ctx).WithValues("podFullName", key)
 	ctx = klog.NewContext(ctx, logger)
 	desired, _ := c.cfg.Pods.GetPodByFullName(key)
-	running, hasRunning := c.states.get(key)
+	running, hasRunning := c.known.get(key)
 
-	if hasRunning && running.state == podTerminated {
+	if hasRunning && running.state == podGone {
 		if c.deletingFromAPI(running, desired) {
 			c.status.Add(key) // finishDeletion; the state is forgotten there
 			return nil        // an API pod: no mirror to reconcile
 		}
 		// The kubelet's SyncTerminatedPod: the full name is free for the next pod.
-		c.states.forget(key, running.uid())
+		c.known.forget(key, running.uid())
 		hasRunning = false
 	}
 
@@ -89,7 +88,7 @@ func (c *PodController) syncPod(ctx context.Context, key string) error {
 
 // deletingFromAPI: the provider's pod is the API pod being deleted gracefully (a deletion the
 // agent completes in the API server; a pod removed from the API server is not).
-func (c *PodController) deletingFromAPI(running providerPod, desired *corev1.Pod) bool {
+func (c *PodController) deletingFromAPI(running knownPod, desired *corev1.Pod) bool {
 	return !c.static && desired != nil && desired.DeletionTimestamp != nil && desired.UID == running.uid()
 }
 
@@ -97,7 +96,7 @@ func (c *PodController) deletingFromAPI(running providerPod, desired *corev1.Pod
 // status of the pod under key and, once the provider's pod has terminated and the API pod is
 // being deleted, completes the deletion (finishDeletion).
 func (c *PodController) syncStatus(ctx context.Context, key string) error {
-	if running, ok := c.states.get(key); ok && running.state == podTerminated {
+	if running, ok := c.known.get(key); ok && running.state == podGone {
 		if desired, _ := c.cfg.Pods.GetPodByFullName(key); c.deletingFromAPI(running, desired) {
 			return c.finishDeletion(ctx, key, running, desired)
 		}
@@ -115,7 +114,7 @@ func (c *PodController) syncStatus(ctx context.Context, key string) error {
 // It runs in the status workers (DefaultStatusWorkers), not the sync workers: both writes are an
 // API round trip each, and at 1000 pods deleted at once ten sync workers, each waiting for both,
 // were what bounded the deletion — not the API server (docs/performance.md, "All deleted").
-func (c *PodController) finishDeletion(ctx context.Context, key string, running providerPod, desired *corev1.Pod) error {
+func (c *PodController) finishDeletion(ctx context.Context, key string, running knownPod, desired *corev1.Pod) error {
 	logger := klog.FromContext(ctx).WithValues("podFullName", key) // once per pod, as syncPod's
 	ctx = klog.NewContext(ctx, logger)
 	switch err := c.writer.write(ctx, key); {
@@ -127,12 +126,12 @@ func (c *PodController) finishDeletion(ctx context.Context, key string, running 
 	if err := c.deleteAPIPod(ctx, key, desired); err != nil {
 		return err
 	}
-	c.states.forget(key, running.uid())
+	c.known.forget(key, running.uid())
 	return nil
 }
 
 // wanted: the provider's pod is the desired one and is not being deleted.
-func wanted(running providerPod, desired *corev1.Pod) bool {
+func wanted(running knownPod, desired *corev1.Pod) bool {
 	return desired != nil && desired.UID == running.uid() && desired.DeletionTimestamp == nil
 }
 
@@ -145,14 +144,14 @@ func sourceOf(pod *corev1.Pod) string {
 
 func (c *PodController) create(ctx context.Context, key string, pod *corev1.Pod) error {
 	// Tracked before the call: a provider may notify the first status before CreatePod returns.
-	c.states.set(key, trackPod(pod))
+	c.known.set(key, trackPod(pod))
 	// CreatePod, UpdatePod and DeletePod (podToDelete) get a deep copy, which the provider may
 	// modify (provider.PodLifecycleHandler): the desired pod is shared, and an API pod shares
 	// parts (labels, containers, conditions, ...) with other pods (sources' trimAPIPod), so a
 	// shallow copy would not do.
 	err := c.cfg.Metrics.timeProvider("CreatePod", func() error { return c.cfg.Provider.CreatePod(ctx, pod.DeepCopy()) })
 	if err != nil {
-		c.states.forget(key, pod.UID)
+		c.known.forget(key, pod.UID)
 	}
 	if provider.IsInvalidInput(err) {
 		// Retrying at once will not help; the periodic resync tries again (the provider's
@@ -180,23 +179,23 @@ func (c *PodController) update(ctx context.Context, key string, pod *corev1.Pod)
 		c.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "FailedUpdate", "Provider refused the update of %s: %v", key, err)
 	}
 	// Record the spec either way: an update the provider refuses is not retried until the pod changes again.
-	c.states.updated(key, trackPod(pod))
+	c.known.updated(key, trackPod(pod))
 	return nil
 }
 
-// terminate stops the running pod (the kubelet's SyncTerminatingPod): in podSyncing it asks
-// the provider to delete it (once) and moves it to podTerminating; in podTerminating it waits
+// terminate stops the running pod (the kubelet's SyncTerminatingPod): in podGiven it asks
+// the provider to delete it (once) and moves it to podDeleteSent; in podDeleteSent it waits
 // for the provider to report it finished (observe), or for the grace period (plus slack) to
-// run out, and moves it to podTerminated.
-func (c *PodController) terminate(ctx context.Context, key string, running providerPod, desired *corev1.Pod) error {
+// run out, and moves it to podGone.
+func (c *PodController) terminate(ctx context.Context, key string, running knownPod, desired *corev1.Pod) error {
 	now := c.cfg.Clock.Now()
-	if running.state == podTerminating {
+	if running.state == podDeleteSent {
 		if now.Before(running.deadline) {
 			c.sync.AddAfter(key, running.deadline.Sub(now))
 			return nil
 		}
 		klog.FromContext(ctx).Info("Grace period over before the provider reported termination; treating the pod as terminated", "uid", running.uid())
-		c.states.markTerminated(key, running.uid())
+		c.known.markGone(key, running.uid())
 		c.sync.Add(key)
 		return nil
 	}
@@ -204,7 +203,7 @@ func (c *PodController) terminate(ctx context.Context, key string, running provi
 	pod, err := c.podToDelete(ctx, running, desired)
 	switch {
 	case provider.IsNotFound(err):
-		c.states.markTerminated(key, running.uid())
+		c.known.markGone(key, running.uid())
 		c.sync.Add(key)
 		return nil
 	case err != nil:
@@ -215,18 +214,18 @@ func (c *PodController) terminate(ctx context.Context, key string, running provi
 	err = c.cfg.Metrics.timeProvider("DeletePod", func() error { return c.cfg.Provider.DeletePod(ctx, pod) })
 	switch {
 	case provider.IsNotFound(err):
-		c.states.markTerminated(key, running.uid())
+		c.known.markGone(key, running.uid())
 		c.sync.Add(key)
 		return nil
 	case err != nil:
 		return fmt.Errorf("delete pod in provider: %w", err)
 	}
 	deadline := now.Add(time.Duration(grace)*time.Second + DefaultTerminationSlack)
-	c.states.markTerminating(key, running.uid(), deadline)
+	c.known.markDeleteSent(key, running.uid(), deadline)
 	klog.FromContext(ctx).V(2).Info("Stopping pod in provider", "uid", running.uid(), "gracePeriodSeconds", grace)
-	// The provider may have finished before markTerminating: look at the newest status again.
-	if st, ok := c.states.get(key); ok && podstatus.Finished(st.status) {
-		c.states.markTerminated(key, running.uid())
+	// The provider may have finished before markDeleteSent: look at the newest status again.
+	if st, ok := c.known.get(key); ok && podstatus.Finished(st.status) {
+		c.known.markGone(key, running.uid())
 		c.sync.Add(key)
 		return nil
 	}
@@ -237,7 +236,7 @@ func (c *PodController) terminate(ctx context.Context, key string, running provi
 // podToDelete is a copy of the running pod for DeletePod: the desired pod while it is the
 // running one (a graceful API deletion), else the pod as the provider runs it (removed or
 // replaced). NotFound: the provider no longer has it.
-func (c *PodController) podToDelete(ctx context.Context, running providerPod, desired *corev1.Pod) (*corev1.Pod, error) {
+func (c *PodController) podToDelete(ctx context.Context, running knownPod, desired *corev1.Pod) (*corev1.Pod, error) {
 	if desired != nil && desired.UID == running.uid() {
 		return desired.DeepCopy(), nil
 	}
@@ -318,188 +317,4 @@ func (c *PodController) forgetDeleted(key string) {
 	c.deletedMu.Lock()
 	delete(c.deleted, key)
 	c.deletedMu.Unlock()
-}
-
-// providerPod is what the controller knows about the one pod the provider runs under a full
-// name. The provider keys pods by namespace/name, so there is at most one per full name: an
-// edited static pod (new UID) is created only after the old one has terminated.
-//
-// It holds no copy of the pod: at 10,000 pods a copy per pod was a sixth of the agent's heap.
-// What "changed" compares to is a digest of the spec, labels and annotations the provider was
-// given (specdigest.go).
-type providerPod struct {
-	// meta is the identity of what the provider was last given (CreatePod/UpdatePod), or of
-	// what it reported at start-up: name, namespace, UID and annotations (shared, read-only).
-	// meta.UID is the running UID.
-	meta podMeta
-	// terminationGracePeriodSeconds as given (shared, read-only).
-	terminationGracePeriodSeconds *int64
-	// given is the digest of the spec, labels and annotations the provider was given.
-	given specDigest
-	// status is the newest status the provider reported for meta.UID (nil until the first):
-	// the controller's copy of the status struct, made once per report (ownStatus), whose
-	// slices, maps and pointers are the provider's, which may not modify a pod it has passed on
-	// (PodNotifier). The status writer tells a report it has handled by this pointer.
-	status *corev1.PodStatus
-	// state is where the pod is in its life with the provider; deadline, while it is
-	// terminating, is when its grace period (plus slack) runs out.
-	state    podWorkState
-	deadline time.Time
-}
-
-// podMeta is what providerPod keeps of a pod's metadata: the four fields it reads of the
-// 232 B metav1.ObjectMeta (about 170 B a pod less at api-1k), named as there.
-type podMeta struct {
-	Name, Namespace string
-	UID             types.UID
-	Annotations     map[string]string
-}
-
-// podWorkState is the controller's state machine for one provider pod, the kubelet's pod
-// workers' (SyncPod, TerminatingPod, TerminatedPod in pkg/kubelet/pod_workers.go):
-//
-//	podSyncing ──DeletePod──► podTerminating ──finished, forgotten or grace over──► podTerminated
-//	    └───────────────provider no longer has it──────────────────────────────────────┘
-//
-// A terminated pod is forgotten by the next sync (after an API pod's terminal status is
-// written), which frees its full name for the next pod.
-type podWorkState int
-
-const (
-	// podSyncing: the provider runs the pod; a changed spec is passed on by UpdatePod.
-	podSyncing podWorkState = iota
-	// podTerminating: DeletePod was called; the pod has until deadline to finish.
-	podTerminating
-	// podTerminated: the provider reported it finished or forgot it, or its grace period ran
-	// out.
-	podTerminated
-)
-
-// trackPod is the state of pod as given to the provider.
-func trackPod(pod *corev1.Pod) providerPod {
-	return providerPod{
-		meta:                          podMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID, Annotations: pod.Annotations},
-		terminationGracePeriodSeconds: pod.Spec.TerminationGracePeriodSeconds,
-		given:                         digestSpec(pod),
-	}
-}
-
-// uid is the UID of the pod the provider runs.
-func (p providerPod) uid() types.UID { return p.meta.UID }
-
-// ref is a pod that carries only what identifies the running pod: enough to name it in an
-// event, find its mirror, or ask the provider about it.
-func (p providerPod) ref() *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: p.meta.Name, Namespace: p.meta.Namespace, UID: p.meta.UID, Annotations: p.meta.Annotations},
-		Spec:       corev1.PodSpec{TerminationGracePeriodSeconds: p.terminationGracePeriodSeconds},
-	}
-}
-
-// podStates holds a providerPod per full name. Workers own a key while they sync it (the work
-// queue guarantees one worker per key); the provider's notifications update status
-// concurrently, hence the lock. Values returned are copies.
-type podStates struct {
-	mu sync.Mutex
-	m  map[string]*providerPod
-}
-
-func newPodStates() *podStates {
-	return &podStates{m: make(map[string]*providerPod, 128)}
-}
-
-// get returns a copy of the state under key (its pointers are shared and read-only).
-func (s *podStates) get(key string) (providerPod, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st, ok := s.m[key]
-	if !ok {
-		return providerPod{}, false
-	}
-	return *st, true
-}
-
-func (s *podStates) set(key string, st providerPod) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.m[key] = &st
-}
-
-// updated records what the provider was given by UpdatePod, keeping the rest of the state
-// (a status notified meanwhile included).
-func (s *podStates) updated(key string, given providerPod) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st, ok := s.m[key]; ok && st.uid() == given.uid() {
-		st.meta, st.terminationGracePeriodSeconds, st.given = given.meta, given.terminationGracePeriodSeconds, given.given
-	}
-}
-
-func (s *podStates) forget(key string, uid types.UID) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st, ok := s.m[key]; ok && st.uid() == uid {
-		delete(s.m, key)
-	}
-}
-
-// markTerminating records that DeletePod was called for uid, which has until deadline.
-func (s *podStates) markTerminating(key string, uid types.UID, deadline time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st, ok := s.m[key]; ok && st.uid() == uid && st.state == podSyncing {
-		st.state, st.deadline = podTerminating, deadline
-	}
-}
-
-func (s *podStates) markTerminated(key string, uid types.UID) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st, ok := s.m[key]; ok && st.uid() == uid {
-		st.state = podTerminated
-	}
-}
-
-// observe records a status the provider reported for uid. It reports whether the key needs a
-// sync (a terminating pod finished: it is terminated) and whether the status is for the pod the
-// controller tracks at all (notifications for an older UID are dropped).
-func (s *podStates) observe(key string, uid types.UID, status *corev1.PodStatus) (tracked, needsSync bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st, ok := s.m[key]
-	if !ok || st.uid() != uid {
-		return false, false
-	}
-	st.status = ownStatus(status)
-	if st.state == podTerminating && podstatus.Finished(status) {
-		st.state = podTerminated
-		return true, true
-	}
-	return true, false
-}
-
-// ownStatus is a copy of the provider's status struct, its slices, maps and pointers shared
-// (read-only, PodNotifier). A pointer to the status inside the provider's pod would keep the
-// whole pod alive for as long as the pod runs, spec and all: the mock provider keeps only a
-// compact record of each pod, and the Pod it notifies is garbage once this copy is made
-// (docs/performance.md, "Live heap per pod").
-func ownStatus(s *corev1.PodStatus) *corev1.PodStatus {
-	c := *s
-	return &c
-}
-
-func (s *podStates) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.m)
-}
-
-func (s *podStates) keys() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	keys := make([]string, 0, len(s.m))
-	for k := range s.m {
-		keys = append(keys, k)
-	}
-	return keys
 }

@@ -57,7 +57,7 @@ func (c *PodController) exists(key string) bool {
 	if _, ok := c.cfg.Pods.GetPodByFullName(key); ok {
 		return true
 	}
-	if _, ok := c.states.get(key); ok {
+	if _, ok := c.known.get(key); ok {
 		return true
 	}
 	if c.static {

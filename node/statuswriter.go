@@ -26,8 +26,8 @@ import (
 // The status queue coalesces: a worker reads the newest status when it gets to the key, so a
 // burst of notifications for one pod costs one write.
 type statusWriter struct {
-	cfg    PodControllerConfig
-	states *podStates
+	cfg   PodControllerConfig
+	known *knownPods
 
 	mu sync.Mutex
 	// written holds, by API object UID, the last status sent until the watch echoes it back:
@@ -77,7 +77,7 @@ func (m *keyMutex) unlock(key string) {
 type writtenStatus struct {
 	status *corev1.PodStatus // as sent, with the conditions of others in place
 	// reported is the provider's status it was built from (never modified once passed on;
-	// providerPod.status, the controller's copy of one report), and generation the API
+	// knownPod.status, the controller's copy of one report), and generation the API
 	// object's spec generation it was built with.
 	reported   *corev1.PodStatus
 	generation int64
@@ -88,8 +88,8 @@ type settledStatus struct {
 	resourceVersion string
 }
 
-func newStatusWriter(cfg PodControllerConfig, states *podStates) *statusWriter {
-	return &statusWriter{cfg: cfg, states: states,
+func newStatusWriter(cfg PodControllerConfig, known *knownPods) *statusWriter {
+	return &statusWriter{cfg: cfg, known: known,
 		written: make(map[types.UID]writtenStatus, 128), settled: make(map[types.UID]settledStatus, 128)}
 }
 
@@ -99,7 +99,7 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	// what the first just sent.
 	w.writing.lock(key)
 	defer w.writing.unlock(key)
-	st, ok := w.states.get(key)
+	st, ok := w.known.get(key)
 	if !ok || st.status == nil {
 		return nil
 	}
@@ -165,7 +165,7 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 // or for a static pod its mirror — only if that mirror belongs to this static pod (the hash
 // matches), so a stale mirror never shows the new pod's status. An API pod is found by its UID
 // alone: no pod is built to ask (st.ref), which every write of every pod did.
-func (w *statusWriter) target(st providerPod) (*corev1.Pod, bool) {
+func (w *statusWriter) target(st knownPod) (*corev1.Pod, bool) {
 	if !podutil.IsStaticAnnotated(st.meta.Annotations) {
 		return w.cfg.Pods.GetPodByUID(st.uid())
 	}
@@ -225,7 +225,7 @@ func previous(last, current *corev1.PodStatus) *corev1.PodStatus {
 // startup-latency tools (kube-burner, clusterloader2) read them.
 // The pod the events name is built only when there is one to record (once per container), and
 // started containers are found by scanning: most writes record none.
-func (w *statusWriter) recordStarted(st providerPod, before, after *corev1.PodStatus) {
+func (w *statusWriter) recordStarted(st knownPod, before, after *corev1.PodStatus) {
 	var pod *corev1.Pod
 	for i := range after.ContainerStatuses {
 		cs := &after.ContainerStatuses[i]
