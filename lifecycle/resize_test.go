@@ -100,8 +100,8 @@ func statusResourcesAre(gen int64, cpu, memory string) func(*corev1.PodStatus) b
 
 // A resize whose resizePolicy is NotRequired (the default) is applied to the running container
 // in place, without a restart: the runtime is given the container's new resources and the pod's,
-// and the status then shows them (resources, allocatedResources), the generation seen and no
-// resize condition left, with the kubelet's events.
+// and the status then shows them (resources, allocatedResources), the generation seen (by the
+// status and each of its conditions) and no resize condition left, with the kubelet's events.
 func TestResizeAppliedInPlace(t *testing.T) {
 	h, rr := resizeHarness(t, admissionNode(10))
 	ctx := context.Background()
@@ -116,6 +116,9 @@ func TestResizeAppliedInPlace(t *testing.T) {
 	assert.Equal(t, []string{id + " app cpu=300m memory=200Mi pod-cpu=300m"}, rr.updated())
 	assert.Equal(t, int32(0), h.status(pod.UID).ContainerStatuses[0].RestartCount)
 	assert.Equal(t, id, h.rt.running("app"), "the same instance runs on")
+	for _, c := range h.status(pod.UID).Conditions {
+		assert.Equal(t, int64(2), c.ObservedGeneration, "condition %s is of the resized spec", c.Type)
+	}
 	events := strings.Join(h.drainEvents(), "\n")
 	assert.Contains(t, events, `Normal ResizeStarted Pod resize started: {"containers":[{"name":"app","resources":{"limits":{"cpu":"300m","memory":"200Mi"},"requests":{"cpu":"300m","memory":"200Mi"}}}],"generation":2}`)
 	assert.Contains(t, events, "Normal ResizeCompleted Pod resize completed:")

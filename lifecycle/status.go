@@ -96,6 +96,13 @@ func podStatus(st *podState, in statusInput) *corev1.PodStatus {
 	// has a sandbox and is not stopped; Ready reads the readiness gates' conditions from the pod
 	// as UpdatePod brought it (node: otherconditions.go keeps them).
 	out.Conditions = podstatus.Conditions(st.pod, out, st.sandboxID != "" && !st.stopped, st.status, in.now)
+	for i := range out.Conditions {
+		// The kubelet's since v1.35 (PodObservedGenerationTracking): each condition it owns
+		// says which spec it is of.
+		if podstatus.IsOwned(out.Conditions[i].Type) {
+			out.Conditions[i].ObservedGeneration = out.ObservedGeneration
+		}
+	}
 	if st.evicted != "" {
 		out.Conditions = append(out.Conditions, evictedCondition(st, in.now))
 	}

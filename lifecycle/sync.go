@@ -663,6 +663,8 @@ func planPod(st *podState, now time.Time) plan {
 			case st.waiting[c.Name].final:
 			case rec == nil || rec.current == nil:
 				p.start = append(p.start, c)
+			case rec.hasExited() && rec.resizeRestart:
+				p.start = append(p.start, c) // stopped for a resize: at once
 			case rec.hasExited():
 				p.restart(c, rec, now)
 			case rec.running() && rec.started:
