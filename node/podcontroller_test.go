@@ -253,3 +253,46 @@ func TestMirrorsGoWithTheClient(t *testing.T) {
 		t.Errorf("a Client without Mirrors: %v", err)
 	}
 }
+
+// fromAPI is a pod from the API server, bound to n1, as the API source stamps it.
+func fromAPI(name string) *corev1.Pod {
+	p := apiPod(name, types.UID(name+"-uid"))
+	p.Annotations = map[string]string{podutil.ConfigSourceAnnotationKey: podutil.APIServerSource}
+	p.Spec.TerminationGracePeriodSeconds = ptr.To[int64](1)
+	return p
+}
+
+// The convergence rules of an agent restarted during an API server outage, on the pod
+// controller's side: the API pods the provider restored run on, untouched, while the API
+// source is not seen (the outage); once it is, a pod deleted meanwhile is stopped, and the
+// pods still bound are adopted, never created a second time.
+func TestAPIPodsAfterARestartDuringAnOutage(t *testing.T) {
+	kept, deleted := fromAPI("kept"), fromAPI("deleted")
+	static := staticPod("web", "1")
+	h := newStandalone(t, 1, kept, deleted, static)
+
+	// The outage: the file source is seen, the API source is not.
+	h.send(sources.PodUpdate{Op: sources.ADD, Source: podutil.FileSource, Pods: []*corev1.Pod{static}, SourceSeen: true})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, 1, h.calls(static).Create, "CreatePod calls (the preload)")
+	}, 10*time.Second, 5*time.Millisecond)
+	h.send(sources.PodUpdate{Op: sources.ADD, Source: podutil.FileSource})
+	for _, p := range []*corev1.Pod{kept, deleted} {
+		if c := h.calls(p); c.Delete != 0 || c.Create != 1 {
+			t.Fatalf("%s touched while its source was not seen: %+v", p.Name, c)
+		}
+	}
+
+	// The API server answers: kept is still bound, deleted is gone.
+	h.send(sources.PodUpdate{Op: sources.ADD, Source: podutil.APIServerSource, Pods: []*corev1.Pod{kept}, SourceSeen: true})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, err := h.provider.GetPod(context.Background(), "default", deleted.Name)
+		assert.True(c, provider.IsNotFound(err), "still in the provider (%v)", err)
+	}, 10*time.Second, 5*time.Millisecond, "the pod deleted during the outage stopped")
+	if c := h.calls(kept); c.Create != 1 || c.Delete != 0 {
+		t.Errorf("the pod still bound was not simply adopted: %+v", c)
+	}
+	if n := h.provider.Len(); n != 2 {
+		t.Errorf("provider runs %d pods, want 2 (kept and the static one)", n)
+	}
+}
