@@ -200,9 +200,14 @@ func TestProcessGracePeriod(t *testing.T) {
 				_, err := env.Admin.CoreV1().Pods(metav1.NamespaceDefault).Get(context.Background(), a.MirrorName(name), metav1.GetOptions{})
 				if apierrors.IsNotFound(err) {
 					e.mirrorGone = time.Since(removed)
-					if e.exited == 0 && procs[name].Running() {
+					switch {
+					case e.exited == 0 && procs[name].Running():
 						t.Errorf("%s: the mirror went %s after the manifest, while its process (pid %d) still ran", name, e.mirrorGone, procs[name].Pid)
 						e.exited = -1
+					case e.exited == 0:
+						// It exited between this poll's two looks: by the time the mirror was
+						// seen gone, not later.
+						e.exited = e.mirrorGone
 					}
 				}
 			}
