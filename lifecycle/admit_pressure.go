@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
 
 	"github.com/vk-static/vk-static/eviction"
 	"github.com/vk-static/vk-static/podutil"
@@ -33,22 +34,16 @@ func (p *Provider) pressureAdmit(pod *corev1.Pod) error {
 	return &Refusal{Reason: ReasonEvicted, Message: fmt.Sprintf("The node had condition: %v. ", conditions)}
 }
 
-// toleratesMemoryPressure is whether a toleration of the pod tolerates the NoSchedule taint
-// node.kubernetes.io/memory-pressure (which has no value), as the scheduler matches them.
+// memoryPressureTaint is the taint a node under memory pressure has, which a BestEffort pod
+// must tolerate to be admitted (the kubelet's eviction admission).
+var memoryPressureTaint = corev1.Taint{Key: corev1.TaintNodeMemoryPressure, Effect: corev1.TaintEffectNoSchedule}
+
+// toleratesMemoryPressure is whether a toleration of the pod tolerates memoryPressureTaint, as
+// the scheduler matches them (comparison operators, an alpha feature, off).
 func toleratesMemoryPressure(pod *corev1.Pod) bool {
-	for _, t := range pod.Spec.Tolerations {
-		if t.Effect != "" && t.Effect != corev1.TaintEffectNoSchedule {
-			continue
-		}
-		switch t.Operator {
-		case corev1.TolerationOpExists:
-			if t.Key == "" || t.Key == corev1.TaintNodeMemoryPressure {
-				return true
-			}
-		case corev1.TolerationOpEqual, "":
-			if t.Key == corev1.TaintNodeMemoryPressure && t.Value == "" {
-				return true
-			}
+	for i := range pod.Spec.Tolerations {
+		if pod.Spec.Tolerations[i].ToleratesTaint(klog.Background(), &memoryPressureTaint, false) {
+			return true
 		}
 	}
 	return false
