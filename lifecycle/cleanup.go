@@ -46,11 +46,11 @@ func (p *Provider) forget(ctx context.Context, uid types.UID) bool {
 		p.mu.Unlock()
 		return false
 	}
-	var ids []string
+	var instances []*ContainerStatus
 	for _, rec := range st.containers {
 		for _, inst := range []*ContainerStatus{rec.current, rec.previous} {
 			if inst != nil {
-				ids = append(ids, inst.ID)
+				instances = append(instances, inst)
 			}
 		}
 	}
@@ -61,7 +61,7 @@ func (p *Provider) forget(ctx context.Context, uid types.UID) bool {
 		p.cleanupFailed(ctx, uid, cleanupStepContainer, err)
 		return false
 	}
-	if step, err := p.removePodLeftovers(ctx, uid, ids, sandboxID, logDir); err != nil {
+	if step, err := p.removePodLeftovers(ctx, uid, instances, sandboxID, logDir); err != nil {
 		if ctx.Err() != nil {
 			return false
 		}
@@ -80,11 +80,11 @@ func (p *Provider) forget(ctx context.Context, uid types.UID) bool {
 
 // removePodLeftovers removes the pod's containers, then its sandbox, then its volumes, then its
 // log directory and its directory, and stops at the first step that fails, which it names.
-func (p *Provider) removePodLeftovers(ctx context.Context, uid types.UID, ids []string, sandboxID, logDir string) (step string, err error) {
+func (p *Provider) removePodLeftovers(ctx context.Context, uid types.UID, instances []*ContainerStatus, sandboxID, logDir string) (step string, err error) {
 	var errs []error
-	for _, id := range ids {
-		if err := p.removeContainer(ctx, id); err != nil {
-			errs = append(errs, fmt.Errorf("removing container %s: %w", id, err))
+	for _, inst := range instances {
+		if err := p.removeContainer(ctx, inst); err != nil {
+			errs = append(errs, fmt.Errorf("removing container %s: %w", inst.ID, err))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

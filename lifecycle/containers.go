@@ -147,7 +147,7 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 	p.mu.Unlock()
 	if stale != nil {
 		// The kubelet keeps one dead instance per container, for lastState and --previous.
-		if err := p.removeContainer(ctx, stale.ID); err != nil {
+		if err := p.removeContainer(ctx, stale); err != nil {
 			// Not forgotten: the pod's next syncs try again (leftovers.go).
 			logger.Error(err, "Removing an old container instance; tried again", "containerID", stale.ID)
 			p.mu.Lock()

@@ -255,9 +255,9 @@ func dirUsage(dir string) (bytes, inodes uint64) {
 // runtime with its log files. The pod's status keeps what they were.
 func (p *Provider) reclaimContainers(ctx context.Context) error {
 	type dead struct {
-		logDir string // the pod's
-		name   string
-		ids    []string
+		logDir    string // the pod's
+		name      string
+		instances []*ContainerStatus
 	}
 	p.mu.Lock()
 	var all []dead
@@ -270,10 +270,10 @@ func (p *Provider) reclaimContainers(ctx context.Context) error {
 			d := dead{logDir: p.podLogDir(st.pod), name: name}
 			for _, inst := range []*ContainerStatus{rec.current, rec.previous} {
 				if inst != nil && inst.State == ContainerExited {
-					d.ids = append(d.ids, inst.ID)
+					d.instances = append(d.instances, inst)
 				}
 			}
-			if len(d.ids) > 0 && !rec.running() {
+			if len(d.instances) > 0 && !rec.running() {
 				all = append(all, d)
 			}
 		}
@@ -282,8 +282,8 @@ func (p *Provider) reclaimContainers(ctx context.Context) error {
 	var errs []error
 	for _, d := range all {
 		removed := true
-		for _, id := range d.ids {
-			if err := p.removeContainer(ctx, id); err != nil {
+		for _, inst := range d.instances {
+			if err := p.removeContainer(ctx, inst); err != nil {
 				errs = append(errs, err)
 				removed = false
 			}

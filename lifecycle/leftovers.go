@@ -85,7 +85,7 @@ func (p *Provider) removeInstance(ctx context.Context, cs *ContainerStatus) erro
 			return fmt.Errorf("stopping container %s: %w", cs.ID, err)
 		}
 	}
-	if err := p.removeContainer(ctx, cs.ID); err != nil {
+	if err := p.removeContainer(ctx, cs); err != nil {
 		return fmt.Errorf("removing container %s: %w", cs.ID, err)
 	}
 	return nil

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -36,19 +35,19 @@ func (p *Provider) logPath(pod *corev1.Pod, container string, attempt uint32) st
 	return filepath.Join(p.podLogDir(pod), container, strconv.FormatUint(uint64(attempt), 10)+".log")
 }
 
-// logLink is the link to the log of the container instance id.
-func (p *Provider) logLink(pod *corev1.Pod, container, id string) string {
-	name := pod.Name + "_" + pod.Namespace + "_" + container + "-" + id
-	if len(name) > maxLogLinkName-len(".log") {
-		name = name[:maxLogLinkName-len(".log")]
+// logLink is the link to the log of instance id of container in the pod name of namespace.
+func (p *Provider) logLink(name, namespace, container, id string) string {
+	link := name + "_" + namespace + "_" + container + "-" + id
+	if len(link) > maxLogLinkName-len(".log") {
+		link = link[:maxLogLinkName-len(".log")]
 	}
-	return filepath.Join(p.cfg.containerLogsDir(), name+".log")
+	return filepath.Join(p.cfg.containerLogsDir(), link+".log")
 }
 
 // linkContainerLog links the log of the instance id of container to logPath. A link that
 // cannot be made is logged: the container runs all the same, as the kubelet's does.
 func (p *Provider) linkContainerLog(ctx context.Context, pod *corev1.Pod, container, id, logPath string) {
-	link := p.logLink(pod, container, id)
+	link := p.logLink(pod.Name, pod.Namespace, container, id)
 	err := os.MkdirAll(filepath.Dir(link), 0o755)
 	if err == nil {
 		err = os.Symlink(logPath, link)
@@ -58,24 +57,15 @@ func (p *Provider) linkContainerLog(ctx context.Context, pod *corev1.Pod, contai
 	}
 }
 
-// removeContainer removes the container instance id (NotFound counts as removed), then the
-// link to its log.
-func (p *Provider) removeContainer(ctx context.Context, id string) error {
-	if err := p.rt.RemoveContainer(ctx, id); err != nil && !provider.IsNotFound(err) {
+// removeContainer removes the container instance inst (NotFound counts as removed), then the
+// link to its log, named from the labels the instance was created with.
+func (p *Provider) removeContainer(ctx context.Context, inst *ContainerStatus) error {
+	if err := p.rt.RemoveContainer(ctx, inst.ID); err != nil && !provider.IsNotFound(err) {
 		return err
 	}
-	// The link's name ends with the instance's ID, which no other instance has.
-	dir := p.cfg.containerLogsDir()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil // no links at all
-	}
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), "-"+id+".log") {
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				klog.FromContext(ctx).Error(err, "Removing the link to a removed container's log", "link", e.Name())
-			}
-		}
+	link := p.logLink(inst.Labels[LabelPodName], inst.Labels[LabelPodNamespace], inst.Labels[LabelContainerName], inst.ID)
+	if err := os.Remove(link); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		klog.FromContext(ctx).Error(err, "Removing the link to a removed container's log", "link", link)
 	}
 	return nil
 }
