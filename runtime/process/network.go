@@ -97,18 +97,14 @@ func protocolName(p string) string {
 // systemd-resolved's list of upstream servers where the host names a resolver on its loopback
 // (127.0.0.53), which the pod's network namespace cannot reach, as the kubelet's documentation
 // has a node on such a host use (--resolv-conf).
-const (
-	hostResolvConf     = "/etc/resolv.conf"
-	resolvedResolvConf = "/run/systemd/resolve/resolv.conf"
-	resolvConfFile     = "resolv.conf" // in the sandbox's directory
-)
+const resolvConfFile = "resolv.conf" // in the sandbox's directory
 
 // writeResolvConf writes the sandbox's resolver configuration into its directory: d, or the
 // host's for a pod on the pod network when the lifecycle made none.
 func writeResolvConf(dir string, d *dns.Config) error {
 	if d == nil {
 		var err error
-		host := &dns.Configurer{ResolvConf: hostResolvConf, UpstreamResolvConf: resolvedResolvConf}
+		host := &dns.Configurer{ResolvConf: dns.HostResolvConf, UpstreamResolvConf: dns.ResolvedResolvConf}
 		if d, _, err = host.PodDNS(&corev1.Pod{Spec: corev1.PodSpec{DNSPolicy: corev1.DNSDefault}}); err != nil {
 			return err
 		}
@@ -125,5 +121,5 @@ func (r *Runtime) resolvConfMount(sb *sandboxRecord) []lifecycle.Mount {
 	if !sb.ResolvConf && !sb.Network {
 		return nil
 	}
-	return []lifecycle.Mount{{HostPath: filepath.Join(r.sandboxDir(sb.ID), resolvConfFile), ContainerPath: hostResolvConf, ReadOnly: true}}
+	return []lifecycle.Mount{{HostPath: filepath.Join(r.sandboxDir(sb.ID), resolvConfFile), ContainerPath: dns.HostResolvConf, ReadOnly: true}}
 }

@@ -136,7 +136,7 @@ func TestPodNetwork(t *testing.T) {
 
 	// Without the lifecycle's DNS, the resolver configuration is the host's (no loopback
 	// server in it here).
-	hostDNS, _, err := (&dns.Configurer{ResolvConf: hostResolvConf}).PodDNS(&corev1.Pod{Spec: corev1.PodSpec{DNSPolicy: corev1.DNSDefault}})
+	hostDNS, _, err := (&dns.Configurer{ResolvConf: dns.HostResolvConf}).PodDNS(&corev1.Pod{Spec: corev1.PodSpec{DNSPolicy: corev1.DNSDefault}})
 	require.NoError(t, err)
 	want := hostDNS.ResolvConf()
 	stdout := &syncbuf.Buffer{}
@@ -213,7 +213,7 @@ func TestNetworkNotReady(t *testing.T) {
 // cluster's DNS, as the kubelet's), in the container's mount namespace: the host's is not
 // touched. Before, a pod on the host's network read the host's.
 func TestSandboxResolvConf(t *testing.T) {
-	before, err := os.ReadFile(hostResolvConf)
+	before, err := os.ReadFile(dns.HostResolvConf)
 	require.NoError(t, err)
 	for _, kind := range []struct {
 		name string
@@ -229,7 +229,7 @@ func TestSandboxResolvConf(t *testing.T) {
 			d := &dns.Config{Servers: []string{"10.96.0.10"}, Searches: []string{"ns.svc.cluster.local", "svc.cluster.local", "cluster.local"}, Options: []string{"ndots:5"}}
 			p := startPodWith(t, r, kind.pod, &lifecycle.SandboxConfig{HostNetwork: true, DNS: d}, []string{"cat", "/etc/resolv.conf"}, nil)
 			assert.Contains(t, p.output(t, r), string(d.ResolvConf()))
-			after, err := os.ReadFile(hostResolvConf)
+			after, err := os.ReadFile(dns.HostResolvConf)
 			require.NoError(t, err)
 			assert.Equal(t, string(before), string(after), "the host's resolv.conf")
 		})

@@ -10,15 +10,6 @@ import (
 	"github.com/vk-static/vk-static/lifecycle/dns"
 )
 
-// defaultResolvConf is the kubelet's --resolv-conf; resolvedResolvConf is systemd-resolved's
-// list of the servers it forwards to, which a pod off the host's network uses instead when
-// the host's names only resolvers on its loopback (as kubeadm points the kubelet at it on such
-// a host).
-const (
-	defaultResolvConf  = "/etc/resolv.conf"
-	resolvedResolvConf = "/run/systemd/resolve/resolv.conf"
-)
-
 // addDNSFlags registers the kubelet's --cluster-domain, --cluster-dns and --resolv-conf.
 func (o *options) addDNSFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.ClusterDomain, "cluster-domain", o.ClusterDomain,
@@ -26,7 +17,7 @@ func (o *options) addDNSFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&o.ClusterDNS, "cluster-dns", o.ClusterDNS,
 		"The cluster DNS servers' addresses (comma-separated, e.g. 10.96.0.10): the resolvers of pods of dnsPolicy ClusterFirst, and of ClusterFirstWithHostNet on the host's network, with options ndots:5. Without it such pods fall back to dnsPolicy Default, with a MissingClusterDNS warning, as the kubelet's.")
 	fs.StringVar(&o.ResolvConf, "resolv-conf", o.ResolvConf,
-		"The resolver configuration that pods' is based on: the resolvers of dnsPolicy Default pods, and the search domains after the cluster's. \"\" gives Default pods a resolver on their own loopback. When it names only resolvers on the host's loopback (systemd-resolved's 127.0.0.53), pods off the host's network, which cannot reach those, get the servers in "+resolvedResolvConf+" instead.")
+		"The resolver configuration that pods' is based on: the resolvers of dnsPolicy Default pods, and the search domains after the cluster's. \"\" gives Default pods a resolver on their own loopback. When it names only resolvers on the host's loopback (systemd-resolved's 127.0.0.53), pods off the host's network, which cannot reach those, get the servers in "+dns.ResolvedResolvConf+" instead.")
 }
 
 // validateDNS refuses what cannot be a DNS domain or a server's address.
@@ -45,5 +36,5 @@ func (o *options) validateDNS(bad func(flag, format string, args ...any)) {
 
 // dnsConfigurer makes the pods' resolver configurations from the DNS flags.
 func (o *options) dnsConfigurer() *dns.Configurer {
-	return &dns.Configurer{ClusterDNS: o.ClusterDNS, ClusterDomain: o.ClusterDomain, ResolvConf: o.ResolvConf, UpstreamResolvConf: resolvedResolvConf}
+	return &dns.Configurer{ClusterDNS: o.ClusterDNS, ClusterDomain: o.ClusterDomain, ResolvConf: o.ResolvConf, UpstreamResolvConf: dns.ResolvedResolvConf}
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/vk-static/vk-static/internal/memlimit"
+	"github.com/vk-static/vk-static/lifecycle/dns"
 	"github.com/vk-static/vk-static/node"
 	"github.com/vk-static/vk-static/node/api"
 	"github.com/vk-static/vk-static/nodeshutdown"
@@ -109,7 +110,7 @@ func defaultOptions() *options {
 		EventQPS:                  50,
 		EventBurst:                100,
 		MaxPods:                   110,
-		ResolvConf:                defaultResolvConf,
+		ResolvConf:                dns.HostResolvConf,
 		NodeStatusUpdateFrequency: 10 * time.Second, // the kubelet's; the node package's own default is for heartbeats through the Lease only
 		NodeStatusReportFrequency: node.DefaultStatusReportFrequency,
 		NodeLeaseDurationSeconds:  node.DefaultLeaseDurationSeconds,
