@@ -23,7 +23,7 @@ import (
 //
 // It holds no copy of the pod: at 10,000 pods a copy per pod was a sixth of the agent's heap.
 // What "changed" compares to is a digest of the spec, labels and annotations the provider was
-// given (specdigest.go).
+// given ([digestSpec]).
 type knownPod struct {
 	// meta is the identity of what the provider was last given (CreatePod/UpdatePod), or of
 	// what it reported at start-up: name, namespace, UID and annotations (shared, read-only).

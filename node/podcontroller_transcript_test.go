@@ -12,9 +12,9 @@ import (
 )
 
 // TestPodControllerTranscripts pins the lifecycle loop's answers to what its sources, its
-// provider and the API server say, one transcript per situation (transcript_test.go explains
-// how to read them). Times are those of the fake clock: the provider is polled every 10 s, and
-// a pod is synced again 60–90 s after its last successful sync.
+// provider and the API server say, one transcript per situation ([transcript] and the comment
+// above it explain how to read them). Times are those of the fake clock: the provider is polled
+// every 10 s, and a pod is synced again 60–90 s after its last successful sync.
 //
 // Where a refusal is scripted, the source is seen in an update of its own, before the pod: a
 // source's first update requeues every pod the provider runs, and one the worker is creating at

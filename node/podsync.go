@@ -18,8 +18,8 @@ import (
 	"github.com/vk-static/vk-static/provider"
 )
 
-// syncPod reconciles one full name, moving the pod it knows (knownpods.go) through the states
-// of knownState: a gone pod is forgotten — or, an API pod being deleted, handed
+// syncPod reconciles one full name, moving the pod it knows ([knownPod]) through the states
+// of [knownState]: a gone pod is forgotten — or, an API pod being deleted, handed
 // to the status workers, which write its terminal status and DELETE it (finishDeletion); a pod
 // no longer wanted is stopped (terminate: podGiven → podDeleteSent → podGone); the
 // wanted pod is created or updated (podGiven). It then finishes the API deletion of a pod the

@@ -127,7 +127,7 @@ func (w *statusWriter) write(ctx context.Context, key string) error {
 	}
 	held := previous(last.status, &target.Status)
 	status := normalize(buildStatus(&target.Spec, held, st.status, metav1.NewTime(w.cfg.Clock.Now())))
-	status = withOthersConditions(status, &target.Status) // otherconditions.go
+	status = withOthersConditions(status, &target.Status)
 	// Compared twice below: encoded once.
 	built := encodeStatus(status)
 	if built.same(&target.Status) {

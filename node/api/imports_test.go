@@ -13,7 +13,7 @@ import (
 // links client-go's scheme, which registers every API group (issue 28: ~5 MB of the agent's
 // resident binary), and k8s.io/apiserver's dynamiccertificates links client-go's events and
 // informers. The server takes review clients with just Create (Config) and reloads its
-// certificates itself (certificates.go).
+// certificates itself ([certificates]).
 var clientsetPackages = []string{
 	"k8s.io/client-go/kubernetes",
 	"k8s.io/client-go/informers",

@@ -14,8 +14,9 @@ import (
 // provider. Optional provider capabilities (logs, stats) are looked up per request with
 // provider.Capability, so a provider without one answers 501 naming it instead of failing to start
 // — except on the Prometheus routes that scrape every kubelet, /metrics/cadvisor (the Summary as
-// cAdvisor's series, cadvisor.go) and /metrics/probes (ProbeMetricsSource), which serve what
-// the provider has, nothing at worst, so that a scrape never fails for want of a capability.
+// cAdvisor's series, [Routes.cadvisorMetrics]) and /metrics/probes (ProbeMetricsSource), which
+// serve what the provider has, nothing at worst, so that a scrape never fails for want of a
+// capability.
 type Routes struct {
 	// Pods is the agent's pod manager: what is bound here, and how a name the API server knows
 	// (a mirror's) reaches the pod the provider runs.

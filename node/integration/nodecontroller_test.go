@@ -20,7 +20,7 @@ import (
 	"github.com/vk-static/vk-static/provider/mock"
 )
 
-// These tests run the NodeController against the package's real API server (main_test.go) as
+// These tests run the NodeController against the package's real API server ([env]) as
 // the node's own identity, under the Node authorizer and NodeRestriction.
 
 const (
