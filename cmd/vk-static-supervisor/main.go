@@ -2,8 +2,8 @@
 // starts one per container (runtime/process/supervisor), and it outlives the agent. Install it
 // beside vk-static, which uses it when it finds it there. Re-executed by a supervisor as
 // vk-static-init, it is the init helper that puts a workload in its container's cgroup and then
-// executes it (runtime/process/supervisor, init.go); started as vk-static-pod, it is a
-// restricted pod's namespace holder (holder.go).
+// executes it ([supervisor.RunInitIfRequested]); started as vk-static-pod, it is a
+// restricted pod's namespace holder ([supervisor.RunHolderIfRequested]).
 //
 // It links only the supervisor, the standard library and golang.org/x/sys, so that each of
 // the many supervisors on a node costs about a megabyte and a millisecond to start rather than

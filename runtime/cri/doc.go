@@ -1,8 +1,8 @@
 // Package cri is a lifecycle.Runtime and lifecycle.ImageService over a CRI v1 container runtime
-// (containerd, CRI-O), through a small client of its own with the kubelet's timeouts (client.go;
-// k8s.io/cri-client links OpenTelemetry): what the kubelet's kuberuntime does below its pod
-// workers, and nothing above. The lifecycle decides when to run, restart, probe and stop; this
-// package maps its configs to CRI the way kuberuntime does and CRI's answers back.
+// (containerd, CRI-O), through a small client of its own with the kubelet's timeouts
+// ([remoteRuntime]; k8s.io/cri-client links OpenTelemetry): what the kubelet's kuberuntime does
+// below its pod workers, and nothing above. The lifecycle decides when to run, restart, probe and
+// stop; this package maps its configs to CRI the way kuberuntime does and CRI's answers back.
 //
 //	rt, err := cri.New(ctx, cri.Config{RuntimeEndpoint: cri.DefaultEndpoint,
 //		ImageGCHighThreshold: 85, ImageGCLowThreshold: 80, ImageMinimumGCAge: 2 * time.Minute,

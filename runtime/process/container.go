@@ -22,8 +22,8 @@ import (
 )
 
 // RunSandbox records a pod and makes its cgroup; for a restricted pod it starts the pod's
-// namespace holder (holder.go), whose PID, IPC and UTS namespaces its containers join, and
-// puts it on the pod network unless the pod is on the host's (ownNetwork).
+// namespace holder ([Runtime.startHolder]), whose PID, IPC and UTS namespaces its containers join,
+// and puts it on the pod network unless the pod is on the host's (ownNetwork).
 func (r *Runtime) RunSandbox(ctx context.Context, cfg *lifecycle.SandboxConfig) (string, error) {
 	if err := runtimeHandler(cfg); err != nil {
 		return "", err // before anything is made: the pod waits, as on a runtime without the handler

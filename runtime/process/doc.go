@@ -147,7 +147,7 @@
 // refuses any other runAsUser.
 //
 // An untrusted pod (restricted) runs in a sandbox built around a view of the host
-// (records.Sandbox; package supervisor, sandbox.go): RunSandbox starts the pod's namespace
+// ([records.Sandbox], which the [supervisor] enters): RunSandbox starts the pod's namespace
 // holder — the supervisor binary as vk-static-pod, PID 1 of a new PID namespace, in new IPC and
 // UTS namespaces with the pod's hostname, reparented to the host's init — and records its pid
 // and start time (sandbox.json); a sandbox whose holder is gone is NotReady, and StopSandbox

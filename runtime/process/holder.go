@@ -15,7 +15,7 @@ import (
 	"github.com/vk-static/vk-static/runtime/process/internal/records"
 )
 
-// startHolder starts a restricted pod's namespace holder (package supervisor, holder.go): the
+// startHolder starts a restricted pod's namespace holder ([supervisor.RunHolderIfRequested]): the
 // PID 1 of the pod's PID namespace, in its IPC and UTS namespaces with hostname set — and its
 // network namespace, with ownNetwork — which its containers join. It is nobody's child once started (the supervisor binary that starts it
 // exits), so no goroutine of the agent waits for it.

@@ -10,13 +10,13 @@
 // (<Config.Root>/pod<UID>/... without Config.PerQOS.) On v1 the directories are made in the
 // memory, cpu, cpuacct, pids and freezer hierarchies only (v1Controllers): the others hold
 // nothing the runtime enforces or reads. Limits and requests are mapped as the
-// kubelet maps them (resources.go): a container's memory limit, CPU quota over a 100 ms period
-// from its CPU limit, CPU shares (v1) or weight (v2) from its CPU request; the pod's cgroup has
-// the sums where every container sets the limit, and Config.PodPidsLimit. On v2 a container's
-// cgroup has memory.oom.group=1, as the kubelet sets it: the OOM killer ends the container's
-// processes together (unless Config.SingleProcessOOMKill, the kubelet's singleProcessOOMKill);
-// EndedByOOMKill tells a container the OOM killer ended from one that outlived an OOM kill of a
-// child.
+// kubelet maps them ([containerResources], [podResources]): a container's memory limit, CPU quota
+// over a 100 ms period from its CPU limit, CPU shares (v1) or weight (v2) from its CPU request; the
+// pod's cgroup has the sums where every container sets the limit, and Config.PodPidsLimit. On v2 a
+// container's cgroup has memory.oom.group=1, as the kubelet sets it: the OOM killer ends the
+// container's processes together (unless Config.SingleProcessOOMKill, the kubelet's
+// singleProcessOOMKill); EndedByOOMKill tells a container the OOM killer ended from one that
+// outlived an OOM kill of a child.
 //
 // The runtime creates a pod's cgroup with its sandbox and a container's with the container,
 // and records the paths (Paths) so that a restarted agent finds them again; the supervisor puts

@@ -15,14 +15,14 @@ const (
 )
 
 // InitArg0 is the argv[0] of a supervisor binary re-executed as the init helper of a workload
-// in a cgroup (package supervisor, init.go), its JSON spec after it. It is not EnvName: the
-// helper's environment is the workload's.
+// in a cgroup ([github.com/vk-static/vk-static/runtime/process/supervisor.RunInitIfRequested]), its
+// JSON spec after it. It is not EnvName: the helper's environment is the workload's.
 const InitArg0 = "vk-static-init"
 
 // HolderArg0 is the argv[0] of a supervisor binary started as a pod's namespace holder
-// (package supervisor, holder.go): HolderStart, the pod's hostname and HolderOwnNetwork or
-// HolderHostNetwork after it, starts the holder and prints a HolderReport on stdout;
-// HolderRun, with the same arguments, is the holder itself.
+// ([github.com/vk-static/vk-static/runtime/process/supervisor.RunHolderIfRequested]): HolderStart,
+// the pod's hostname and HolderOwnNetwork or HolderHostNetwork after it, starts the holder and
+// prints a HolderReport on stdout; HolderRun, with the same arguments, is the holder itself.
 const (
 	HolderArg0        = "vk-static-pod"
 	HolderStart       = "start"
