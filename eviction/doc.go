@@ -23,19 +23,19 @@
 //     (--eviction-pressure-transition-period, 5 min);
 //   - a soft threshold counts for eviction only once met for its grace period (Met).
 //
-// Then, as the kubelet (evict.go): for the first threshold met for its grace period (memory
+// Then, as the kubelet ([Manager.evict]): for the first threshold met for its grace period (memory
 // before the others) whose signal was measured anew, node-level reclaim first — for disk, the
 // Config's ReclaimContainers and ReclaimImages (none for the nodefs when the imagefs is a
 // filesystem of its own) — and a new measurement; if a threshold is still met, its minimum
 // reclaim included, one pod of Config.ActivePods is evicted through Config.EvictPod: the first
-// in the kubelet's ranking (rank.go: usage above requests, then priority, then usage above
-// requests, for memory, disk or pids, on Config.PodStats) that is not critical (IsCriticalPod:
-// static, mirror, system-critical priority), with 1 s of grace for a hard threshold and
-// MaxPodGracePeriod (or the pod's own, if shorter) for a soft one, and the kubelet's message.
+// in the kubelet's ranking ([signalRankFuncs]: usage above requests, then priority, then usage
+// above requests, for memory, disk or pids, on Config.PodStats) that is not critical
+// (IsCriticalPod: static, mirror, system-critical priority), with 1 s of grace for a hard threshold
+// and MaxPodGracePeriod (or the pod's own, if shorter) for a soft one, and the kubelet's message.
 //
 // Before that, at every housekeeping whatever the thresholds, the pods above their own local
 // storage limits (an emptyDir's sizeLimit, an ephemeral-storage limit) are evicted, as the
-// kubelet's localStorageCapacityIsolation does (localstorage.go).
+// kubelet's localStorageCapacityIsolation does ([Manager.evictForLocalStorage]).
 //
 // The conditions carry the kubelet's reasons (KubeletHasInsufficientMemory,
 // KubeletHasDiskPressure, KubeletHasInsufficientPID and their opposites). A Manager is a

@@ -101,9 +101,9 @@ func (m *Manager) Run(ctx context.Context) error {
 
 // Synchronize is one pass of the kubelet's synchronize: it measures the signals, reports the
 // pressure conditions if they changed, evicts the pods above their own local storage limits
-// (localstorage.go) and, if there were none, for the thresholds met for their grace periods
-// reclaims node-level resources or evicts one pod (evict.go). It returns the pods evicted. A
-// failed measurement changes nothing.
+// ([Manager.evictForLocalStorage]) and, if there were none, for the thresholds met for their grace
+// periods reclaims node-level resources or evicts one pod ([Manager.evict]). It returns the pods
+// evicted. A failed measurement changes nothing.
 func (m *Manager) Synchronize(ctx context.Context) []*corev1.Pod {
 	logger := klog.FromContext(ctx)
 	if len(m.cfg.Thresholds) == 0 {

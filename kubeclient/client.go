@@ -22,7 +22,7 @@ import (
 // kubernetes.NewForConfig: one transport and one rate limiter (config's QPS and Burst) shared
 // by every group, client-go's default user agent unless config has one, and protobuf for what
 // the API serves in protobuf unless config.ContentType says otherwise. Unlike client-go's, its
-// watches deliver pods without metadata.managedFields (managedfields.go).
+// watches deliver pods without metadata.managedFields ([stripWatchedPods]).
 func New(config *rest.Config) (Interface, error) {
 	c := *config
 	if c.UserAgent == "" {
@@ -54,7 +54,7 @@ func New(config *rest.Config) (Interface, error) {
 		gc := c
 		gc.GroupVersion = &g.gv
 		gc.APIPath = g.apiPath
-		// Watched pods come without managedFields (managedfields.go).
+		// Watched pods come without managedFields ([stripWatchedPods]).
 		gc.NegotiatedSerializer = stripWatchedPods(rest.CodecFactoryForGeneratedClient(cs.scheme, cs.serializer).WithoutConversion())
 		rc, err := rest.RESTClientForConfigAndClient(&gc, httpClient)
 		if err != nil {

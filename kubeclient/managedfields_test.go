@@ -282,8 +282,9 @@ func BenchmarkWatchDecodePod(b *testing.B) {
 	}
 }
 
-// benchPod is an api-1k pod (bench/scenario_api.go's benchPod) at Running as the API server
-// holds it: defaulted spec, the agent's status, the creator's and the agent's managedFields.
+// benchPod is an api-1k pod ([github.com/vk-static/vk-static/bench.benchPod]) at Running as
+// the API server holds it: defaulted spec, the agent's status, the creator's and the agent's
+// managedFields.
 func benchPod() *corev1.Pod {
 	now := metav1.NewTime(time.Date(2026, 11, 25, 20, 0, 0, 0, time.UTC))
 	cond := func(t corev1.PodConditionType) corev1.PodCondition {

@@ -55,7 +55,8 @@ func periodRequested(bands []PriorityGracePeriod) time.Duration {
 }
 
 // shutdownPriority is the priority pod is grouped by: its own, or at least
-// SystemCriticalPriority for a critical pod (a static or mirror pod; doc.go says why).
+// SystemCriticalPriority for a critical pod (a static or mirror pod; the [nodeshutdown] package
+// documentation says why).
 func shutdownPriority(pod *corev1.Pod) int32 {
 	var p int32
 	if pod.Spec.Priority != nil {

@@ -81,7 +81,8 @@ func (m *Manager) watch(ctx context.Context) error {
 		m.release(logger)
 	}()
 	// The kubelet rewrites logind's configuration when the delay is short; vk-static leaves
-	// it to the administrator (doc.go), and says what is wrong.
+	// it to the administrator (see the [nodeshutdown] package documentation), and says what is
+	// wrong.
 	delay, err := bus.inhibitDelayMax(ctx)
 	if err != nil {
 		return err

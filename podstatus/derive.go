@@ -9,8 +9,8 @@ import (
 // FromContainers is the status of each owned condition read from the container statuses and
 // phase alone, for a provider that reports no conditions of its own (the lifecycle layer and
 // the simulator report them; a library user's provider may not). It is coarser than the
-// kubelet's generators (generate.go), which need what such a provider may not report (a regular init
-// container's readiness, a sidecar's): an init container is done once it exited 0 (a sidecar:
+// kubelet's generators ([Conditions]), which need what such a provider may not report (a regular
+// init container's readiness, a sidecar's): an init container is done once it exited 0 (a sidecar:
 // once started), the pod is ready while every main container reported is, and it is ready to
 // start containers while it reports any and has not finished. No reasons, no messages.
 func FromContainers(spec *corev1.PodSpec, s *corev1.PodStatus) map[corev1.PodConditionType]corev1.ConditionStatus {

@@ -5,14 +5,14 @@
 // CRI split keep the runtime apart from the kubelet.
 //
 // A provider implements PodLifecycleHandler (and, ideally, PodNotifier and NodeProvider). What
-// the kubelet HTTP API serves beyond that are optional capabilities, one interface each
-// (capabilities.go): ContainerLogsHandler (kubectl logs), ContainerExecHandler (exec),
-// ContainerAttachHandler (attach), PortForwardHandler (port-forward) and StatsSummaryHandler
-// (the Summary API and /metrics/resource, hence kubectl top). Capability finds one, or returns
-// an error IsNotImplemented recognises, which the API answers with 501.
+// the kubelet HTTP API serves beyond that are optional capabilities, one interface each:
+// [ContainerLogsHandler] (kubectl logs), [ContainerExecHandler] (exec), [ContainerAttachHandler]
+// (attach), [PortForwardHandler] (port-forward) and [StatsSummaryHandler] (the Summary API and
+// /metrics/resource, hence kubectl top). [Capability] finds one, or returns an error
+// [IsNotImplemented] recognises, which the API answers with 501.
 //
-// Errors are classified by kind (errors.go), through any amount of %w wrapping: NotFound (the
-// pod or container does not exist: deleting it is done, not retried) and InvalidInput (the
+// Errors are classified by kind, through any amount of %w wrapping: [NotFound] (the
+// pod or container does not exist: deleting it is done, not retried) and [InvalidInput] (the
 // request can never be served as asked: retrying will not help). Anything else is the
 // provider's failure and is retried.
 package provider

@@ -10,7 +10,7 @@ import (
 // Provider errors are classified by kind, through any amount of %w wrapping.
 var (
 	// ErrNotFound: the provider does not run the pod (GetPod, GetPodStatus, DeletePod), or the
-	// pod has no such container (the capabilities in capabilities.go).
+	// pod has no such container (a capability such as [ContainerLogsHandler]).
 	ErrNotFound = errors.New("not found")
 	// ErrInvalidInput: the pod cannot be run as specified, or a capability's request cannot be
 	// served as asked (an empty command, an undeclared port); retrying will not help.

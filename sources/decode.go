@@ -1,11 +1,11 @@
 // decode.go holds how a manifest becomes valid static pods, in the order DecodeManifest
 // takes each pod: the bytes decoded strictly, as the API server decodes (one Pod, a PodList
-// or a YAML stream); the API server's defaults and the static-pod defaults (name, UID,
-// annotations, the NoExecute toleration: defaults.go); the API server's validation
-// (validation.go); the refusal of references to API objects (restrictions.go); and, across the
-// manifest's pods, unique names and UIDs (checkUnique). The problems found are
-// decode_errors.go's. The kubelet splits it the same way: config/common.go decodes and
-// defaults, its validation is the API server's.
+// or a YAML stream); the API server's defaults and the static-pod defaults ([applyAPIDefaults];
+// name, UID, annotations, the NoExecute toleration: [applyStaticDefaults]); the API server's
+// validation ([validatePod]); the refusal of references to API objects ([restrictPod]); and, across
+// the manifest's pods, unique names and UIDs ([checkUnique]). The problems found are the
+// [FieldProblem] values of a [DecodeError]. The kubelet splits it the same way: config/common.go
+// decodes and defaults, its validation is the API server's.
 
 package sources
 

@@ -1,5 +1,5 @@
 // mux.go holds the Mux: it runs the sources and turns their snapshots into ordered updates
-// through the Merger (merger.go), as the kubelet's config/mux.go merges its sources.
+// through the [Merger], as the kubelet's config/mux.go merges its sources.
 
 package sources
 

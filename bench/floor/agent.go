@@ -29,7 +29,7 @@ type Agent struct {
 	Workers int         // writes in flight; 0 means DefaultWorkers
 	Clock   clock.Clock // nil means the real clock
 	// ManifestDir, when set, holds static pods: each manifest file that appears is read once
-	// and its mirror pod created; the mirror is deleted when the file goes (static.go).
+	// and its mirror pod created; the mirror is deleted when the file goes ([staticSource]).
 	ManifestDir string
 
 	ready atomic.Bool

@@ -13,7 +13,7 @@
 // (grace 0) when the file goes. Nothing else: no lease, no node-status updates, no events, no
 // runtime, no edits of manifests, no retries beyond the informer's next event.
 //
-// CRIAgent (cri.go) is the same floor for cri-50, where pods run on a CRI runtime: for each
+// [CRIAgent] is the same floor for cri-50, where pods run on a CRI runtime: for each
 // manifest, with no bound on how many at once, RunPodSandbox, CreateContainer and
 // StartContainer beside the mirror's create, then one status patch (Running, the container
 // IDs); for each manifest removed, the mirror's DELETE, StopPodSandbox and RemovePodSandbox.

@@ -14,8 +14,9 @@ import (
 
 // heavyAuthPackages are what k8s.io/apiserver's authenticator and authorizer factories bring in
 // — the webhook plugins, CEL and its parser, the API server's configuration API — which
-// node/api does without (authn.go, authz.go), and the apiserver's x509 authenticator, whose
-// histogram links component-base metrics and OpenTelemetry (node/api/clientcert instead).
+// node/api does without (its authenticator and authorizer are its own), and the apiserver's x509
+// authenticator, whose histogram links component-base metrics and OpenTelemetry
+// (node/api/clientcert instead).
 var heavyAuthPackages = []string{
 	"github.com/google/cel-go/",
 	"github.com/antlr4-go/antlr/",

@@ -5,9 +5,9 @@
 // pkg/kubelet/certificate and its bootstrap package, which are built on client-go's
 // util/certificate and util/certificate/csr. Those take a full clientset (kubernetes.Interface),
 // whose scheme registers every API group and makes megabytes of the agent's resident pages, so
-// nodecert has its own: the file store (store.go), the renewal schedule (deadline.go), the
-// Manager (manager.go) and the request and its wait (request.go, wait.go), all through
-// CSRClient — Create, Get and Watch of certificates.k8s.io/v1 requests, which client-go's typed
+// nodecert has its own: the file store ([store]), the renewal schedule ([renewalDeadline]), the
+// [Manager] and the request and its wait ([create], [waitForCertificate]), all through
+// [CSRClient] — Create, Get and Watch of certificates.k8s.io/v1 requests, which client-go's typed
 // client, its fake and kubeclient's satisfy.
 //
 // Behaviour is client-go's: renewal at a random point of 70–90 % of the certificate's lifetime,

@@ -15,7 +15,8 @@ import (
 func TestMounts(t *testing.T) {
 	hostDir := t.TempDir()
 	outside := t.TempDir()
-	// As root, subPaths are bound at mount points of the pod's own (subpath_test.go).
+	// As root, subPaths are bound at mount points of the pod's own ([TestSubPathSurvivesASwap] and
+	// the other subPath tests).
 	te := newTestEnv(t, Config{AllowedHostPaths: []string{hostDir}, CanMount: os.Geteuid() == 0}, configMap("cfg", map[string]string{"app.yaml": "x"}))
 	pod := testPod(
 		vol("scratch", corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}),

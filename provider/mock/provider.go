@@ -56,7 +56,7 @@ func (k podKey) String() string { return podutil.BuildFullName(k.name, k.namespa
 
 // podEntry is one pod the provider runs.
 type podEntry struct {
-	rec *podRecord // never modified: a change stores a new one (kept.go)
+	rec *podRecord // never modified: a change stores a new one ([recordOf])
 	// behaviour is shared by every pod that asks for none (noBehaviour): most pods, and the
 	// struct is ~100 B.
 	behaviour   *behaviour

@@ -25,8 +25,8 @@ import (
 	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
-// Helpers of the kubectl tests (kubectl_test.go): running kubectl, reading its output as it
-// comes, a pod run both as a static pod and as an API pod, the logs tests' lines, a
+// Helpers of the kubectl tests ([TestKubectlLogs] and those after it): running kubectl, reading its
+// output as it comes, a pod run both as a static pod and as an API pod, the logs tests' lines, a
 // pseudo-terminal.
 
 // kubectl runs the kubectl binary from the test control plane's directory with an admin

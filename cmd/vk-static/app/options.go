@@ -66,14 +66,15 @@ type options struct {
 	ClusterDNS                []string
 	ResolvConf                string
 	NodeHealth                nodeHealthOptions
-	// Shutdown is the graceful node shutdown's grace periods, from --config only (shutdown.go).
+	// Shutdown is the graceful node shutdown's grace periods, from --config only
+	// ([applyShutdownConfig]).
 	Shutdown nodeshutdown.Config
 
 	// headerFiles are the --manifest-url-header-file files as validate read them
-	// (manifestheader.go).
+	// ([options.validateManifestHeader]).
 	headerFiles []headerFile
 
-	// The kubelet API's TLS, authentication and authorization (kubeletapi.go).
+	// The kubelet API's TLS, authentication and authorization ([options.addKubeletAPIFlags]).
 	TLSCertFile                              string
 	TLSPrivateKeyFile                        string
 	TLSMinVersion                            string

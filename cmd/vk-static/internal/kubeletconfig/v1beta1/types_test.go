@@ -13,7 +13,7 @@ import (
 // The copy is upstream's type, field for field: the same Go names, JSON tags and types, except
 // the unused fields' json.RawMessage (tagged omitempty, so /configz leaves them out); its own
 // struct types are compared in turn. A k8s.io/kubelet upgrade that adds, renames or retypes a
-// field fails here until types.go follows it.
+// field fails here until [KubeletConfiguration] follows it.
 func TestSameAsUpstream(t *testing.T) {
 	assert.Equal(t, upstream.SchemeGroupVersion.String(), GroupVersion)
 	assertSameType(t, reflect.TypeFor[KubeletConfiguration](), reflect.TypeFor[upstream.KubeletConfiguration](), "KubeletConfiguration")
