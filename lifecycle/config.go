@@ -28,7 +28,7 @@ type Config struct {
 	// RootDir holds the lifecycle's state: RootDir/pods/<uid>/ has the pod as it was given
 	// (pod.json, so that a restarted agent knows its pods) and its volumes.
 	RootDir string
-	// PodLogsDir is where the containers log, the kubelet's podLogsDir (logs.go):
+	// PodLogsDir is where the containers log, the kubelet's podLogsDir ([Provider.logPath]):
 	// <PodLogsDir>/<namespace>_<name>_<uid>/<container>/<attempt>.log, with links to the logs
 	// of the containers there are in the directory "containers" beside it (/var/log/containers
 	// beside the kubelet's /var/log/pods). Default RootDir/logs/pods.
@@ -46,7 +46,7 @@ type Config struct {
 	DNS *dns.Configurer
 	// Allocatable is what resourceFieldRef reports for a limit a container does not set.
 	Allocatable corev1.ResourceList
-	// Node is the Node that pods are admitted on (admit_node.go), as the kubelet admits them on
+	// Node is the Node that pods are admitted on ([Provider.nodeAdmitLocked]), as the kubelet admits them on
 	// its cached Node: its allocatable and pod count, labels and taints. NewProvider sets it to
 	// the Node as the API server holds it now (agent.ProviderConfig.CurrentNode), else as the
 	// agent registers it; nil admits pods without checking that they fit.
@@ -99,20 +99,20 @@ type Config struct {
 	RuntimeStatusThreshold time.Duration
 	// Eviction, when set, measures the node's eviction signals against its thresholds,
 	// reports MemoryPressure, DiskPressure and PIDPressure and evicts pods as the kubelet does
-	// (package eviction; evict.go); its Measure defaults to the host's, with RootDir as the
+	// (package eviction; [Provider.evictPod]); its Measure defaults to the host's, with RootDir as the
 	// nodefs and the runtime's image filesystem (ImageFsDir) as the imagefs; the pods, their
 	// usage, their eviction and the node-level reclaim are the provider's, whatever this
 	// Config sets. Nil reports no pressure conditions and evicts nothing.
 	Eviction *eviction.Config
 	// Shutdown, when set and asking for a grace period, delays the host's shutdown to stop the
 	// pods gracefully as the kubelet's node shutdown manager does (package nodeshutdown;
-	// shutdown.go); the pods and how they are stopped are the provider's, whatever this Config
+	// [newShutdownManager]); the pods and how they are stopped are the provider's, whatever this Config
 	// sets. Nil leaves the host's shutdown alone.
 	Shutdown *nodeshutdown.Config
 	// NodeName is the node's, for the events about it (EvictionThresholdMet, NodeShutdown); ""
 	// records none.
 	NodeName string
-	// Registerer receives the lifecycle's metrics (metrics.go); nil registers them nowhere.
+	// Registerer receives the lifecycle's metrics ([metrics]); nil registers them nowhere.
 	Registerer prometheus.Registerer
 	// RuntimeWork is the runtime's own work (the CRI runtime's image garbage collection and log
 	// rotation): the provider NewProvider builds runs it beside the pods, until the agent stops.
@@ -168,7 +168,7 @@ func (c *Config) validate() error {
 
 func (c *Config) podsDir() string { return filepath.Join(c.RootDir, "pods") }
 
-// containerLogsDir holds the links to the containers' logs (logs.go).
+// containerLogsDir holds the links to the containers' logs ([Provider.linkContainerLog]).
 func (c *Config) containerLogsDir() string {
 	return filepath.Join(filepath.Dir(c.PodLogsDir), "containers")
 }

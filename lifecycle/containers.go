@@ -1,9 +1,8 @@
-// containers.go holds one container's life in the pod's sandbox, in the order the reader meets
-// it: startContainer, which first brings the container's image (as the kubelet's
-// kuberuntime startContainer does: ensureImage, with the pull back-off and the pull secrets),
-// then builds its config and has the runtime create and start it; then killContainer and
-// stopContainer, which stop it; and the container's identity (containerHash, containerSpec).
-// Which containers a sync starts or kills is the plan's (sync.go).
+// One container's life in the pod's sandbox, in the order the reader meets it:
+// [Provider.startContainer] brings the container's image ([Provider.ensureImage]), builds its
+// config and has the runtime create and start it, as the kubelet's kuberuntime startContainer;
+// [Provider.killContainer] and [Provider.stopContainer] stop it; [containerHash] and
+// [containerSpec] are its identity. Which containers a sync starts or kills is the [plan]'s.
 
 package lifecycle
 
@@ -14,16 +13,15 @@ import (
 	"hash/fnv"
 	"os"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
-	"github.com/vk-static/vk-static/backoff"
 	"github.com/vk-static/vk-static/lifecycle/env"
-	"github.com/vk-static/vk-static/lifecycle/image"
 	"github.com/vk-static/vk-static/lifecycle/probe"
 	"github.com/vk-static/vk-static/lifecycle/volume"
 	"github.com/vk-static/vk-static/podutil"
@@ -57,7 +55,7 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 		p.mu.Unlock()
 		return
 	}
-	// Created with what the node allocated, never with a resize not yet admitted (resize.go).
+	// Created with what the node allocated, never with a resize not yet admitted ([Provider.allocateResizeLocked]).
 	pod, sandboxID, vols, facts := st.allocatedPod(), st.sandboxID, st.volumes, p.factsLocked(st)
 	c = st.allocatedContainer(c)
 	rec := st.containers[c.Name]
@@ -148,7 +146,7 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 	if stale != nil {
 		// The kubelet keeps one dead instance per container, for lastState and --previous.
 		if err := p.removeContainer(ctx, stale); err != nil {
-			// Not forgotten: the pod's next syncs try again (leftovers.go).
+			// Not forgotten: the pod's next syncs try again ([Provider.removeLeftovers]).
 			logger.Error(err, "Removing an old container instance; tried again", "containerID", stale.ID)
 			p.mu.Lock()
 			p.addLeftoverLocked(uid, stale)
@@ -194,170 +192,6 @@ func (p *Provider) startContainer(ctx context.Context, uid types.UID, c *corev1.
 }
 
 // The container's image, which startContainer brings first.
-
-// imagePullBackoff is the kubelet's image pull back-off: 10 s doubling to 5 min per pod and
-// image (Provider.imagePulls).
-var imagePullBackoff = backoff.Policy{Initial: 10 * time.Second, Max: 5 * time.Minute}
-
-// imageKey names an image of a pod for the pull back-off.
-type imageKey struct {
-	uid   types.UID
-	image string
-}
-
-// Image reasons, the kubelet's.
-const (
-	reasonErrImagePull      = "ErrImagePull"
-	reasonImagePullBackOff  = "ImagePullBackOff"
-	reasonErrImageNeverPull = "ErrImageNeverPull"
-)
-
-// pullBackoff is a failed pull of one image for one pod: why it failed. When it may be tried
-// again is Provider.imagePulls'.
-type pullBackoff struct {
-	err string
-}
-
-// ensureImage brings c's image as its pull policy says, before the container is created, and
-// returns the image's ID. When it cannot, the container waits with the kubelet's reason
-// (ErrImagePull, then ImagePullBackOff until the back-off ends; ErrImageNeverPull) and ok is
-// false; the pod is synced again when the back-off ends. A runtime without images needs none:
-// ("", true).
-func (p *Provider) ensureImage(ctx context.Context, uid types.UID, pod *corev1.Pod, c *corev1.Container) (ref string, ok bool) {
-	images, isImageRuntime := p.rt.(ImageService)
-	if !isImageRuntime {
-		return "", true
-	}
-	logger := klog.FromContext(ctx).WithValues("container", c.Name, "image", c.Image)
-	policy := image.PullPolicy(c)
-	if policy != corev1.PullAlways {
-		ref, err := images.ImageRef(ctx, c.Image)
-		if err != nil {
-			p.imageFailed(ctx, uid, pod, c, reasonErrImagePull, fmt.Errorf("inspecting image %q: %w", c.Image, err))
-			return "", false
-		}
-		if ref != "" {
-			p.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, "Pulled", "Container image %q already present on machine", c.Image)
-			return ref, true
-		}
-		if policy == corev1.PullNever {
-			msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
-			p.mu.Lock()
-			if st, ok := p.pods[uid]; ok {
-				st.waiting[c.Name] = waitingReason{reason: reasonErrImageNeverPull, message: msg}
-				p.wakeLocked(uid, p.cfg.Clock.Now().Add(retryAfter))
-			}
-			p.mu.Unlock()
-			p.cfg.Recorder.Event(pod, corev1.EventTypeWarning, reasonErrImageNeverPull, msg)
-			return "", false
-		}
-	}
-
-	p.mu.Lock()
-	st, exists := p.pods[uid]
-	if !exists {
-		p.mu.Unlock()
-		return "", false
-	}
-	key := imageKey{uid: uid, image: c.Image}
-	if b, until := st.imagePulls[c.Image], p.imagePulls.Until(key); b != nil && p.cfg.Clock.Now().Before(until) {
-		st.waiting[c.Name] = waitingReason{reason: reasonImagePullBackOff, message: fmt.Sprintf("Back-off pulling image %q: %s", c.Image, b.err)}
-		p.wakeLocked(uid, until)
-		p.mu.Unlock()
-		p.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, "BackOff", "Back-off pulling image %q", c.Image)
-		p.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "Failed", "Error: %s", reasonImagePullBackOff)
-		return "", false
-	}
-	p.mu.Unlock()
-
-	creds, err := p.pullCredentials(ctx, pod, c.Image)
-	if err != nil {
-		p.imageFailed(ctx, uid, pod, c, reasonErrImagePull, err)
-		return "", false
-	}
-	p.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
-	start := p.cfg.Clock.Now()
-	sandbox := sandboxConfig(pod, p.podLogDir(pod))
-	for i := 0; ; i++ {
-		var auth *ImageAuth
-		if i < len(creds) {
-			cr := creds[i]
-			auth = &ImageAuth{Username: cr.Username, Password: cr.Password, Auth: cr.Auth, ServerAddress: cr.Registry}
-		}
-		ref, err = images.PullImage(ctx, c.Image, auth, sandbox)
-		if err == nil || i+1 >= len(creds) {
-			break
-		}
-		logger.V(2).Info("Pulling with a credential failed, trying the next", "registry", creds[i].Registry, "err", err)
-	}
-	if err != nil {
-		p.imageFailed(ctx, uid, pod, c, reasonErrImagePull, fmt.Errorf("failed to pull image %q: %w", c.Image, err))
-		return "", false
-	}
-	p.mu.Lock()
-	if st, ok := p.pods[uid]; ok {
-		delete(st.imagePulls, c.Image)
-		p.imagePulls.Reset(key)
-	}
-	p.mu.Unlock()
-	p.cfg.Recorder.Eventf(pod, corev1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %s", c.Image, p.cfg.Clock.Since(start).Round(time.Millisecond))
-	return ref, true
-}
-
-// imageFailed leaves c waiting with reason and starts or doubles the image's pull back-off.
-func (p *Provider) imageFailed(ctx context.Context, uid types.UID, pod *corev1.Pod, c *corev1.Container, reason string, err error) {
-	p.mu.Lock()
-	if st, ok := p.pods[uid]; ok {
-		b := st.imagePulls[c.Image]
-		if b == nil {
-			b = &pullBackoff{}
-			if st.imagePulls == nil {
-				st.imagePulls = map[string]*pullBackoff{}
-			}
-			st.imagePulls[c.Image] = b
-		}
-		now := p.cfg.Clock.Now()
-		delay := p.imagePulls.Next(imageKey{uid: uid, image: c.Image}, now)
-		b.err = err.Error()
-		st.waiting[c.Name] = waitingReason{reason: reason, message: err.Error()}
-		// Synced again halfway through the back-off, so that the status says ImagePullBackOff
-		// while it lasts (that sync wakes the pod when it ends), as the kubelet's periodic
-		// resync makes it say; waking only at the end would go from ErrImagePull straight
-		// to the next pull.
-		p.wakeLocked(uid, now.Add(delay/2))
-	}
-	p.mu.Unlock()
-	p.cfg.Recorder.Event(pod, corev1.EventTypeWarning, "Failed", err.Error())
-	p.cfg.Recorder.Eventf(pod, corev1.EventTypeWarning, "Failed", "Error: %s", reason)
-	klog.FromContext(ctx).V(2).Info("Cannot bring the image", "container", c.Name, "image", c.Image, "err", err)
-}
-
-// pullCredentials are the credentials of the pod's imagePullSecrets that apply to img, read with
-// the node's identity. A secret that is missing is skipped, as the kubelet does (the pull may
-// not need it); one that cannot be read otherwise is an error.
-func (p *Provider) pullCredentials(ctx context.Context, pod *corev1.Pod, img string) ([]image.Credential, error) {
-	objects := p.objects(pod)
-	if len(pod.Spec.ImagePullSecrets) == 0 || objects == nil {
-		return nil, nil
-	}
-	var secrets []*corev1.Secret
-	for _, ref := range pod.Spec.ImagePullSecrets {
-		s, err := objects.GetSecret(ctx, pod.Namespace, ref.Name)
-		if err != nil {
-			if apierrors.IsNotFound(err) {
-				klog.FromContext(ctx).Info("An image pull secret does not exist; pulling without it", "secret", ref.Name)
-				continue
-			}
-			return nil, fmt.Errorf("reading image pull secret %q: %w", ref.Name, err)
-		}
-		secrets = append(secrets, s)
-	}
-	ring, err := image.NewKeyring(secrets)
-	if err != nil {
-		return nil, err
-	}
-	return ring.Lookup(img), nil
-}
 
 // containerConfig is everything the runtime needs to create an instance of c.
 func (p *Provider) containerConfig(ctx context.Context, pod *corev1.Pod, c *corev1.Container, vols volume.Volumes, facts env.PodFacts, attempt uint32) (*ContainerConfig, error) {
@@ -520,16 +354,6 @@ func (p *Provider) stopContainer(ctx context.Context, pod *corev1.Pod, c *corev1
 	}
 }
 
-// probeGrace is a liveness or startup probe's own terminationGracePeriodSeconds, if set.
-func probeGrace(c *corev1.Container, grace time.Duration) time.Duration {
-	for _, pr := range []*corev1.Probe{c.LivenessProbe, c.StartupProbe} {
-		if pr != nil && pr.TerminationGracePeriodSeconds != nil {
-			return time.Duration(*pr.TerminationGracePeriodSeconds) * time.Second
-		}
-	}
-	return grace
-}
-
 // containerHash identifies what of a container's spec, once changed, restarts it: its name and
 // image, as the kubelet's hash since 1.31 (an API pod's other container fields cannot change).
 func containerHash(c *corev1.Container) string {
@@ -562,4 +386,28 @@ func containerSpec(pod *corev1.Pod, name string) *corev1.Container {
 	}
 	c, _, _ := ephemeralSpec(pod, name)
 	return c
+}
+
+// stopSignal is the container's lifecycle.stopSignal as a signal number; 0 for the default.
+func stopSignal(c *corev1.Container) int {
+	if c.Lifecycle == nil || c.Lifecycle.StopSignal == nil {
+		return 0
+	}
+	switch strings.TrimPrefix(string(*c.Lifecycle.StopSignal), "SIG") {
+	case "HUP":
+		return int(syscall.SIGHUP)
+	case "INT":
+		return int(syscall.SIGINT)
+	case "QUIT":
+		return int(syscall.SIGQUIT)
+	case "KILL":
+		return int(syscall.SIGKILL)
+	case "USR1":
+		return int(syscall.SIGUSR1)
+	case "USR2":
+		return int(syscall.SIGUSR2)
+	case "WINCH":
+		return int(syscall.SIGWINCH)
+	}
+	return 0 // SIGTERM, the default
 }

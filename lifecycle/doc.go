@@ -1,7 +1,8 @@
 // Package lifecycle runs pods' containers the way the kubelet does, on any Runtime: the
 // kubelet's kuberuntime in small. Provider is a provider.PodLifecycleHandler and provider.PodNotifier
 // with every optional capability (logs, exec, attach, port-forward, stats), built on a narrow
-// Runtime interface (runtime.go) that a backend implements — host processes
+// Runtime interface that a backend implements (the whole contract, with the optional
+// interfaces beside it, is in one file: runtime.go) — host processes
 // (runtime/process) today, CRI next. The backend runs containers; the lifecycle decides
 // everything else.
 //
@@ -32,8 +33,8 @@
 //     the action runs; the sandbox's hostname is the kubelet's (hostnameOverride, hostname or
 //     name, cut to 63 characters; hostname.<subdomain>.<namespace>.svc.<ClusterDomain> with
 //     setHostnameAsFQDN), and on a Runtime with images every container gets the kubelet's
-//     managed /etc/hosts (etchosts.go);
-//   - an exited container's termination message is the kubelet's (termination_message.go): a
+//     managed /etc/hosts;
+//   - an exited container's termination message is the kubelet's: a
 //     file bound at terminationMessagePath (RootDir/pods/<uid>/containers/<name>/<attempt>;
 //     only on a Runtime with images, whose containers have a filesystem of their own), or with
 //     FallbackToLogsOnError and a failed exit, the end of its log;
@@ -42,24 +43,24 @@
 //     pod (containers, sandbox, volumes, logs) — only once the runtime confirms each removal
 //     and nothing is mounted below the pod's directory: never a RemoveAll through a mount. Until
 //     then the pod stays, terminating, with its record, reported (FailedCleanup event, log,
-//     metrics) and tried again with back-off (cleanup.go);
+//     metrics) and tried again with back-off;
 //   - a pod the kubelet's own admission refuses (spec.os, sysctls outside the safe set and
-//     Config.AllowedUnsafeSysctls: admission.go) or the Runtime refuses (Admit) is Failed as the
+//     Config.AllowedUnsafeSysctls) or the Runtime refuses (Admit) is Failed as the
 //     kubelet rejects a pod — its reason (PodOSNotSupported, SysctlForbidden, NotAdmitted for
 //     the Runtime's), "Pod was rejected: <message>" — and never started;
-//   - with Config.Eviction, a pod the eviction manager evicts (evict.go) is stopped with the
+//   - with Config.Eviction, a pod the eviction manager evicts is stopped with the
 //     eviction's grace, its volumes removed, and is Failed once stopped, reason Evicted, with
 //     the kubelet's message, a DisruptionTarget condition and a Warning event; it is never
 //     started again, an agent restart included. Under disk pressure the containers and logs
 //     of terminated pods are reclaimed first (and, on a Runtime that can, unused images);
-//   - an API pod's containers are resized in place (resize.go), as the kubelet's allocation
+//   - an API pod's containers are resized in place, as the kubelet's allocation
 //     manager and kuberuntime do: a resize that fits beside the other pods is allocated (kept
 //     in the pod's record) and applied to the running containers — through ResourceUpdater,
 //     or by a restart where resizePolicy says RestartContainer — else PodResizePending,
 //     Deferred (tried again) or Infeasible (a Runtime without ResourceUpdater); instances are
 //     created with their allocation; statuses carry resources, allocatedResources,
 //     PodResizeInProgress and the observedGeneration of the resize decided;
-//   - ephemeral containers (ephemeral.go) are started once each, in the pod's existing sandbox,
+//   - ephemeral containers are started once each, in the pod's existing sandbox,
 //     before and whatever the init containers do, as the kubelet's EphemeralContainersToStart;
 //     never restarted nor killed before the pod stops; with a targetContainerName, given the
 //     target's current instance (ContainerConfig.TargetContainerID) to share its process
@@ -69,18 +70,44 @@
 //     waits for good (EphemeralContainersNotSupported, naming spec.ephemeralContainers[i] and
 //     the provider) and the pod runs on;
 //   - a container's environment gets the kubelet's service variables (Config.Services,
-//     service_env.go); with runAsNonRoot and no runAsUser, a Runtime that knows its images'
-//     users (ImageUserService) holds the container to its image's (runasnonroot.go);
+//     the Services as the API server or the node's copy holds them); with runAsNonRoot and no runAsUser, a Runtime that knows its images'
+//     users (ImageUserService) holds the container to its image's;
 //   - the pods a previous agent ran are restored by New from RootDir/pods/<uid>/pod.json and the
 //     Runtime's labelled containers: running containers keep running, with their restart counts
 //     and start times; stopping the agent stops nothing unless Config.StopPodsOnExit. Records
 //     are written with fsync (file and directory) before the rename; a record that cannot be
 //     read keeps its pod's containers and sandbox as they are, reported, until the pod is
-//     created again (kept.go) — they are never taken for a pod that is gone;
+//     created again — they are never taken for a pod that is gone;
 //   - an API pod's config maps, secrets, Services and tokens are kept in
-//     RootDir/pods/<uid>/local-copy (package lifecycle/localcopy, copies.go) and read while the
+//     RootDir/pods/<uid>/local-copy (package lifecycle/localcopy) and read while the
 //     API server cannot be reached, so that after an agent restart or a reboot during an outage
 //     it runs again with the data it had.
+//
+// # Pods, workers and the lock
+//
+// Each pod has one worker, a goroutine, and only the worker changes what runs for
+// its pod: it creates the sandbox, starts, stops and removes the containers, and forgets the pod.
+// So the runtime never sees two changes to one pod at once, and a pod's slow stop holds up no
+// other pod. Everything else only asks the worker to sync again (a kick): the Provider's calls
+// (CreatePod, UpdatePod, DeletePod, the evictions), the runtime's container events, the probes'
+// results and the worker's own timers. Three exceptions act while no worker does: New, which
+// restores the pods and removes the instances no pod owns before any worker starts; Run's end
+// with Config.StopPodsOnExit, which stops every pod once the workers have ended; and the reclaim
+// under disk pressure, which removes exited instances of terminated pods.
+//
+// One mutex, Provider.mu, guards what the lifecycle knows: the pods by UID and name, each pod's
+// state and container records, and the workers. Its rules:
+//
+//   - it is held to read or record, never across a call to the Runtime, a volume's setup, a
+//     probe, a hook or an image pull; a pod's record (pod.json, a few KB) is the one write made
+//     under it, so that what a call acknowledged is on disk before the next call is answered;
+//   - a method whose name ends in Locked expects it held; every other method takes it itself;
+//   - after a runtime call, a worker takes it again and checks that the pod and the container's
+//     instance are still the ones it read before it records the result: the pod may have been
+//     deleted, or the instance replaced, meanwhile;
+//   - it is taken before the probe manager's and the status queue's own locks, never after: the
+//     probes report through a callback that takes it from the prober's goroutine, with none of
+//     the probe manager's locks held.
 //
 // The environment and argv come from package lifecycle/env, volumes and mounts from
 // lifecycle/volume, probes and hooks from lifecycle/probe, logs are read by package

@@ -15,16 +15,6 @@ import (
 // status.ephemeralContainerStatuses, never ready; it counts for neither the phase nor the
 // conditions.
 
-// EphemeralRuntime is implemented by a Runtime that can run ephemeral containers in a pod's
-// existing sandbox. On a Runtime without it, an ephemeral container waits for good with a
-// message naming spec.ephemeralContainers and the runtime, and the rest of the pod runs on:
-// refusing the whole pod would stop a running one, since the containers arrive by UpdatePod.
-type EphemeralRuntime interface {
-	// AdmitEphemeral reports whether c, the ephemeral container at field (e.g.
-	// "spec.ephemeralContainers[0]"), can run in pod; its error names the field.
-	AdmitEphemeral(pod *corev1.Pod, c *corev1.EphemeralContainer, field string) error
-}
-
 // reasonEphemeralNotSupported is the waiting reason of an ephemeral container the runtime
 // cannot run.
 const reasonEphemeralNotSupported = "EphemeralContainersNotSupported"

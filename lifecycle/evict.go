@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
+	"github.com/vk-static/vk-static/eviction"
 	"github.com/vk-static/vk-static/lifecycle/admission"
 	"github.com/vk-static/vk-static/podstatus"
 	"github.com/vk-static/vk-static/provider"
@@ -298,4 +299,42 @@ func (p *Provider) reclaimContainers(ctx context.Context) error {
 		klog.FromContext(ctx).Info("Removed the containers of terminated pods", "containers", len(all))
 	}
 	return errors.Join(errs...)
+}
+
+// evictionManager is the provider's eviction manager; nil without Config.Eviction.
+func (p *Provider) evictionManager() *eviction.Manager { return p.eviction }
+
+// newEvictionManager builds the eviction manager of cfg.Eviction, measuring the host with
+// cfg.RootDir as the nodefs and the runtime's image filesystem, if it has one, as the imagefs,
+// and evicting p's pods ([Provider.evictPod]) after reclaiming dead containers and, with a runtime that
+// has images, unused images.
+func newEvictionManager(cfg Config, p *Provider) *eviction.Manager {
+	if cfg.Eviction == nil {
+		return nil
+	}
+	ec := *cfg.Eviction
+	host := &eviction.Host{RootDir: cfg.RootDir}
+	if fs, ok := cfg.Runtime.(ImageFsDir); ok {
+		host.ImageFs = fs.ImageFsDir
+	}
+	if ec.Measure == nil {
+		ec.Measure = host.Measure
+	}
+	if ec.DedicatedImageFs == nil {
+		ec.DedicatedImageFs = host.DedicatedImageFs
+	}
+	if ec.Clock == nil {
+		ec.Clock = cfg.Clock
+	}
+	ec.ActivePods, ec.PodStats, ec.EvictPod = p.activePods, p.evictionStats, p.evictPod
+	ec.ReclaimContainers = p.reclaimContainers
+	if cfg.NodeName != "" {
+		// The kubelet's node reference for events: the name as UID too.
+		ec.Recorder = cfg.Recorder
+		ec.NodeRef = &corev1.ObjectReference{Kind: "Node", Name: cfg.NodeName, UID: types.UID(cfg.NodeName)}
+	}
+	if gc, ok := cfg.Runtime.(ImageReclaimer); ok {
+		ec.ReclaimImages = gc.DeleteUnusedImages
+	}
+	return eviction.NewManager(ec)
 }

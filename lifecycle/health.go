@@ -5,9 +5,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/vk-static/vk-static/eviction"
 	"github.com/vk-static/vk-static/lifecycle/health"
 	"github.com/vk-static/vk-static/provider"
 )
@@ -24,7 +22,7 @@ var _ provider.NodeProvider = (*Provider)(nil)
 // newHealthMonitor is the monitor of cfg.Runtime's health, with notReady's reasons too (the
 // node shutdown's); nil for a runtime that reports none.
 func newHealthMonitor(cfg Config, notReady func() error) *health.Monitor {
-	checker, ok := cfg.Runtime.(health.Checker)
+	checker, ok := cfg.Runtime.(HealthChecker)
 	if !ok {
 		return nil
 	}
@@ -76,56 +74,6 @@ func (p *Provider) runHealth(ctx context.Context) {
 		wg.Go(func() { _ = p.shutdown.Run(ctx) })
 	}
 	wg.Wait()
-}
-
-// ImageFsDir is implemented by a Runtime with an image filesystem of its own (CRI
-// ImageFsInfo): a directory on it, measured for the imagefs eviction signals.
-type ImageFsDir interface {
-	ImageFsDir(ctx context.Context) (string, error)
-}
-
-// evictionManager is the provider's eviction manager; nil without Config.Eviction.
-func (p *Provider) evictionManager() *eviction.Manager { return p.eviction }
-
-// newEvictionManager builds the eviction manager of cfg.Eviction, measuring the host with
-// cfg.RootDir as the nodefs and the runtime's image filesystem, if it has one, as the imagefs,
-// and evicting p's pods (evict.go) after reclaiming dead containers and, with a runtime that
-// has images, unused images.
-func newEvictionManager(cfg Config, p *Provider) *eviction.Manager {
-	if cfg.Eviction == nil {
-		return nil
-	}
-	ec := *cfg.Eviction
-	host := &eviction.Host{RootDir: cfg.RootDir}
-	if fs, ok := cfg.Runtime.(ImageFsDir); ok {
-		host.ImageFs = fs.ImageFsDir
-	}
-	if ec.Measure == nil {
-		ec.Measure = host.Measure
-	}
-	if ec.DedicatedImageFs == nil {
-		ec.DedicatedImageFs = host.DedicatedImageFs
-	}
-	if ec.Clock == nil {
-		ec.Clock = cfg.Clock
-	}
-	ec.ActivePods, ec.PodStats, ec.EvictPod = p.activePods, p.evictionStats, p.evictPod
-	ec.ReclaimContainers = p.reclaimContainers
-	if cfg.NodeName != "" {
-		// The kubelet's node reference for events: the name as UID too.
-		ec.Recorder = cfg.Recorder
-		ec.NodeRef = &corev1.ObjectReference{Kind: "Node", Name: cfg.NodeName, UID: types.UID(cfg.NodeName)}
-	}
-	if gc, ok := cfg.Runtime.(ImageReclaimer); ok {
-		ec.ReclaimImages = gc.DeleteUnusedImages
-	}
-	return eviction.NewManager(ec)
-}
-
-// ImageReclaimer is implemented by a Runtime with images (CRI): DeleteUnusedImages removes
-// every image no container uses, the kubelet's reclaim of an image filesystem under pressure.
-type ImageReclaimer interface {
-	DeleteUnusedImages(ctx context.Context) error
 }
 
 // The defaults of Config.RuntimeStatusPeriod and Config.RuntimeStatusThreshold, the kubelet's.

@@ -2,14 +2,6 @@ package lifecycle
 
 import corev1 "k8s.io/api/core/v1"
 
-// LimitEnforcer is a Runtime that says whether it enforces a pod's resource limits (the
-// process runtime does with cgroups, when it can use them). A Runtime that does not implement it
-// is taken to enforce them, as a CRI runtime does.
-type LimitEnforcer interface {
-	// EnforcesLimits reports whether limits are enforced, and if not why.
-	EnforcesLimits() (bool, string)
-}
-
 // limitsNotEnforced is the warning for a pod with limits on a runtime that cannot enforce them,
 // "" when there is none to give.
 func limitsNotEnforced(rt Runtime, pod *corev1.Pod) string {
@@ -25,4 +17,17 @@ func limitsNotEnforced(rt Runtime, pod *corev1.Pod) string {
 		return ""
 	}
 	return "resources.limits are not enforced on this node: its containers run without cgroup limits (" + why + ")"
+}
+
+// hasLimits reports whether any container of pod sets resource limits, which this lifecycle does
+// not enforce (no cgroups).
+func hasLimits(pod *corev1.Pod) bool {
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			if len(c.Resources.Limits) > 0 {
+				return true
+			}
+		}
+	}
+	return pod.Spec.Resources != nil && len(pod.Spec.Resources.Limits) > 0
 }

@@ -64,9 +64,3 @@ func (m *metrics) register(reg prometheus.Registerer, p *Provider) {
 func (m *metrics) cleanupFailed(step string) {
 	m.cleanupFailures.WithLabelValues(step).Inc()
 }
-
-// ProbeMetrics are the kubelet's prober metrics of the pods' probes (prober_probe_total and
-// prober_probe_duration_seconds, package probe's Metrics), which the kubelet API serves on
-// /metrics/probes rather than with the lifecycle's own metrics (Config.Registerer), as the
-// kubelet does.
-func (p *Provider) ProbeMetrics() prometheus.Collector { return p.probeMetrics }

@@ -10,14 +10,6 @@ import (
 	agentversion "github.com/vk-static/vk-static/internal/version"
 )
 
-// RuntimeVersion is implemented by a Runtime that knows its name and version (CRI Version:
-// "containerd", "1.6.20"), which the Node's nodeInfo.containerRuntimeVersion shows as the
-// kubelet shows it, "<name>://<version>".
-type RuntimeVersion interface {
-	Name() string
-	Version() string
-}
-
 // ConfigureNode fills the Node's nodeInfo from the machine, as the kubelet's MachineInfo and
 // VersionInfo setters do: kernel version, OS image (os-release's PRETTY_NAME), machine ID,
 // system UUID, boot ID and the container runtime's version; the kubelet version and the

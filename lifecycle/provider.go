@@ -34,43 +34,43 @@ type Provider struct {
 	volumes *volume.Manager
 	probes  *probe.Manager
 	// copies keep what API pods are built from, for when the API server cannot be reached
-	// (copies.go).
+	// ([Provider.objects]).
 	copies *localcopy.Store
 
 	mu      sync.Mutex
 	pods    map[types.UID]*podState
 	byName  map[string]types.UID // podutil.FullName → the UID it currently runs
 	workers map[types.UID]*podWorker
-	// podFiles orders each pod's record writes (store.go).
+	// podFiles orders each pod's record writes ([Provider.savePod]).
 	podFiles map[types.UID]*podFileWrites
 	notify   func(*corev1.Pod)
-	// notifier delivers statuses to notify in order (status.go).
+	// notifier delivers statuses to notify in order ([notifier]).
 	notifier *notifier
 	// runCtx is Run's context, nil before Run: workers start with it.
 	runCtx context.Context
 	wg     sync.WaitGroup
 	// stats keeps the previous CPU sample of each container, for usage rates.
 	stats *statsSamples
-	// sysctls are the sysctls pods may set (admission.go).
+	// sysctls are the sysctls pods may set ([sysctlAllowlist]).
 	sysctls *sysctlAllowlist
 	// kept are the pods whose records could not be read at start-up, by UID, with their
-	// containers and sandboxes, which are kept until the pod is created again (kept.go).
+	// containers and sandboxes, which are kept until the pod is created again ([keptPod]).
 	kept    map[types.UID]*keptPod
 	metrics *metrics
 	// probeMetrics are the kubelet's prober metrics, which the kubelet API serves on
 	// /metrics/probes (ProbeMetrics).
 	probeMetrics *probe.Metrics
-	// health follows the runtime's health for the Node's Ready condition (health.go); nil
+	// health follows the runtime's health for the Node's Ready condition ([newHealthMonitor]); nil
 	// for a runtime that reports none.
 	health *health.Monitor
-	// eviction measures the node's eviction signals for the pressure conditions (health.go);
+	// eviction measures the node's eviction signals for the pressure conditions ([newEvictionManager]);
 	// nil without Config.Eviction.
 	eviction *eviction.Manager
-	// shutdown delays the host's shutdown to stop the pods gracefully (shutdown.go); nil
+	// shutdown delays the host's shutdown to stop the pods gracefully ([newShutdownManager]); nil
 	// without Config.Shutdown.
 	shutdown *nodeshutdown.Manager
-	// restarts is the crash-loop back-off of every container (crashLoop, sync.go), imagePulls
-	// the pull back-off of every pod's images (imagePullBackoff, containers.go); a pod's keys
+	// restarts is the crash-loop back-off of every container ([crashLoop]), imagePulls
+	// the pull back-off of every pod's images ([imagePullBackoff]); a pod's keys
 	// are reset when it is forgotten.
 	restarts   *backoff.Keyed[containerKey]
 	imagePulls *backoff.Keyed[imageKey]
@@ -88,11 +88,12 @@ var (
 	_ provider.ContainerAttachHandler = (*Provider)(nil)
 	_ provider.PortForwardHandler     = (*Provider)(nil)
 	_ provider.StatsSummaryHandler    = (*Provider)(nil)
+	_ provider.NodeImageLister        = (*Provider)(nil)
 	_ io.Closer                       = (*Provider)(nil)
 )
 
 // New builds a provider and restores the pods a previous agent left in cfg.RootDir, with the
-// containers the runtime still holds for them (restore.go): those keep running.
+// containers the runtime still holds for them ([Provider.restore]): those keep running.
 //
 // cfg.Runtime is the provider's from this call on: New closes it if it fails, the provider's
 // Close otherwise; its caller never does.

@@ -12,17 +12,6 @@ import (
 	"github.com/vk-static/vk-static/lifecycle/probe"
 )
 
-// ImageUserService is implemented by a Runtime that runs images and knows which user each
-// runs as (CRI: ImageStatus's uid or username). The lifecycle then holds a container with
-// runAsNonRoot and no runAsUser to its image's user before creating it, as the kubelet's
-// verifyRunAsNonRoot: root, or a user name it cannot tell is not root, leaves the container
-// waiting with CreateContainerConfigError.
-type ImageUserService interface {
-	// ImageUser returns the user image runs as: its uid, or (uid nil) a non-numeric user
-	// name; neither for an image that names no user, which runs as root.
-	ImageUser(ctx context.Context, image string) (uid *int64, username string, err error)
-}
-
 // verifyRunAsNonRoot is the kubelet's verifyRunAsNonRoot for c's effective security context
 // (the container's over the pod's) and its image's user, with the kubelet's messages. A
 // runtime without ImageUserService checks runAsNonRoot itself (Admit: the process runtime's

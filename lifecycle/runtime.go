@@ -1,3 +1,8 @@
+// The runtime contract, whole: [Runtime], which every backend implements; then the interfaces
+// a backend implements for more than host processes (images, in-place resize, ephemeral
+// containers, stats of a whole pod, ...), each asked for with a type assertion; then the
+// values they pass. A runtime author needs no other file of this package.
+
 package lifecycle
 
 import (
@@ -10,6 +15,7 @@ import (
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
 	"github.com/vk-static/vk-static/lifecycle/dns"
+	"github.com/vk-static/vk-static/lifecycle/health"
 	"github.com/vk-static/vk-static/provider"
 )
 
@@ -103,7 +109,7 @@ type ImageService interface {
 
 // ResourceUpdater is implemented by a Runtime that changes a running container's resources in
 // place, as CRI's UpdateContainerResources (the process runtime: its cgroups). The lifecycle
-// resizes pods on it without restarting their containers (resize.go); on a Runtime without
+// resizes pods on it without restarting their containers ([Provider.actuateResize]); on a Runtime without
 // it, a resize is Infeasible.
 type ResourceUpdater interface {
 	// UpdateContainerResources gives the running container containerID the resources of c,
@@ -112,6 +118,83 @@ type ResourceUpdater interface {
 	// containers.
 	UpdateContainerResources(ctx context.Context, containerID string, pod *corev1.Pod, c *corev1.Container) error
 }
+
+// EphemeralRuntime is implemented by a Runtime that can run ephemeral containers in a pod's
+// existing sandbox. On a Runtime without it, an ephemeral container waits for good with a
+// message naming spec.ephemeralContainers and the runtime, and the rest of the pod runs on:
+// refusing the whole pod would stop a running one, since the containers arrive by UpdatePod.
+type EphemeralRuntime interface {
+	// AdmitEphemeral reports whether c, the ephemeral container at field (e.g.
+	// "spec.ephemeralContainers[0]"), can run in pod; its error names the field.
+	AdmitEphemeral(pod *corev1.Pod, c *corev1.EphemeralContainer, field string) error
+}
+
+// ImageFsDir is implemented by a Runtime with an image filesystem of its own (CRI
+// ImageFsInfo): a directory on it, measured for the imagefs eviction signals.
+type ImageFsDir interface {
+	ImageFsDir(ctx context.Context) (string, error)
+}
+
+// ImageReclaimer is implemented by a Runtime with images (CRI): DeleteUnusedImages removes
+// every image no container uses, the kubelet's reclaim of an image filesystem under pressure.
+type ImageReclaimer interface {
+	DeleteUnusedImages(ctx context.Context) error
+}
+
+// LimitEnforcer is a Runtime that says whether it enforces a pod's resource limits (the
+// process runtime does with cgroups, when it can use them). A Runtime that does not implement it
+// is taken to enforce them, as a CRI runtime does.
+type LimitEnforcer interface {
+	// EnforcesLimits reports whether limits are enforced, and if not why.
+	EnforcesLimits() (bool, string)
+}
+
+// ImageLister is implemented by a Runtime that keeps container images (CRI ListImages): the
+// Node's status.images lists them, as the kubelet's does.
+type ImageLister interface {
+	// ListImages returns every image the runtime holds, in any order.
+	ListImages(ctx context.Context) ([]provider.Image, error)
+}
+
+// RuntimeVersion is implemented by a Runtime that knows its name and version (CRI Version:
+// "containerd", "1.6.20"), which the Node's nodeInfo.containerRuntimeVersion shows as the
+// kubelet shows it, "<name>://<version>".
+type RuntimeVersion interface {
+	Name() string
+	Version() string
+}
+
+// ImageUserService is implemented by a Runtime that runs images and knows which user each
+// runs as (CRI: ImageStatus's uid or username). The lifecycle then holds a container with
+// runAsNonRoot and no runAsUser to its image's user before creating it, as the kubelet's
+// verifyRunAsNonRoot: root, or a user name it cannot tell is not root, leaves the container
+// waiting with CreateContainerConfigError.
+type ImageUserService interface {
+	// ImageUser returns the user image runs as: its uid, or (uid nil) a non-numeric user
+	// name; neither for an image that names no user, which runs as root.
+	ImageUser(ctx context.Context, image string) (uid *int64, username string, err error)
+}
+
+// SandboxStatsReader is implemented by a Runtime that measures a pod as a whole (its cgroup),
+// for what cannot be summed from its containers: the pressure stall information, which the
+// Summary's pod CPU, memory and IO then carry, as the kubelet's do from the pod's cgroup.
+type SandboxStatsReader interface {
+	// SandboxStats measures the pod of a sandbox that has running containers.
+	SandboxStats(ctx context.Context, sandboxID string) (*SandboxStats, error)
+}
+
+// SandboxAddresser is a Runtime that reads one sandbox's addresses without listing every
+// sandbox: listing reads each one's record, so that every pod started would cost as many reads
+// as there are pods (the process runtime: 100 pods started, 10,000 records read and decoded).
+type SandboxAddresser interface {
+	// SandboxIPs are the sandbox's addresses on the pod network; an error when it is unknown.
+	SandboxIPs(ctx context.Context, id string) ([]string, error)
+}
+
+// HealthChecker is implemented by a Runtime that reports its own health (CRI Status): while it
+// is down or not ready, the node is NotReady with the kubelet's message; running containers are
+// never touched for it. A Runtime without it is taken as always healthy (host processes).
+type HealthChecker = health.Checker
 
 // ImageAuth is a registry credential from an image pull secret, as CRI's AuthConfig.
 type ImageAuth struct {
@@ -347,4 +430,11 @@ type ContainerStats struct {
 // for a resource the runtime cannot tell.
 type PSI struct {
 	CPU, Memory, IO *statsv1alpha1.PSIStats
+}
+
+// SandboxStats is a pod's resource use at one moment, as a whole.
+type SandboxStats struct {
+	Timestamp time.Time
+	// PSI is the pod's pressure stall information; empty where the runtime has none.
+	PSI PSI
 }

@@ -52,7 +52,7 @@ type podState struct {
 	// deadlineExceeded is set when activeDeadlineSeconds has passed.
 	deadlineExceeded bool
 	// evicted is the eviction message of a pod the eviction manager evicted, or a critical pod
-	// preempted (evict.go): it is stopped within evictGrace, its volumes are removed, and it
+	// preempted ([Provider.evictPod]): it is stopped within evictGrace, its volumes are removed, and it
 	// stays Failed with evictedReason (Evicted when empty, or Preempting); evictedDone, when
 	// set, is closed once that is done.
 	evicted       string
@@ -63,15 +63,15 @@ type podState struct {
 	// eviction.
 	stopped bool
 	// cleanup is the retry back-off of a stopped pod whose containers, sandbox, volumes or
-	// directory could not all be removed (cleanup.go); nil until a cleanup failed.
+	// directory could not all be removed ([Provider.cleanupFailed]); nil until a cleanup failed.
 	cleanup *backoff.Delays
 	// leftovers are instances the runtime holds that the pod no longer tracks, which its syncs
-	// remove until the runtime confirms (leftovers.go).
+	// remove until the runtime confirms ([leftovers]).
 	leftovers leftovers
 	// status is the last status built and reported; nil before the first.
 	status *corev1.PodStatus
 	// resize is the pod's in-place resize: its containers' allocated and actuated resources
-	// and its conditions (resize.go).
+	// and its conditions ([podResize]).
 	resize podResize
 }
 
@@ -84,7 +84,7 @@ type podState struct {
 //	refused by admission: podTerminated from the start (nothing ever ran); deleted, it is stopped
 //	(nothing to stop) and forgotten like any other
 //
-// A deleted pod is forgotten once terminated and cleaned up (cleanup.go); any other terminated
+// A deleted pod is forgotten once terminated and cleaned up ([Provider.forget]); any other terminated
 // pod stays, Failed or Succeeded, until it is deleted.
 type podWorkState int
 
@@ -159,7 +159,7 @@ type containerRecord struct {
 	// sync need not ask the runtime about it: its status stays what was last read until then.
 	startSeen, watched bool
 	// resizeRestart is set when current is stopped for a resize its resizePolicy restarts it
-	// for (resize.go): the next instance starts at once, whatever the restart policy.
+	// for ([resizeAction]): the next instance starts at once, whatever the restart policy.
 	resizeRestart bool
 }
 

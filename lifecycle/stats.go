@@ -11,21 +11,6 @@ import (
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
-// SandboxStatsReader is implemented by a Runtime that measures a pod as a whole (its cgroup),
-// for what cannot be summed from its containers: the pressure stall information, which the
-// Summary's pod CPU, memory and IO then carry, as the kubelet's do from the pod's cgroup.
-type SandboxStatsReader interface {
-	// SandboxStats measures the pod of a sandbox that has running containers.
-	SandboxStats(ctx context.Context, sandboxID string) (*SandboxStats, error)
-}
-
-// SandboxStats is a pod's resource use at one moment, as a whole.
-type SandboxStats struct {
-	Timestamp time.Time
-	// PSI is the pod's pressure stall information; empty where the runtime has none.
-	PSI PSI
-}
-
 // GetStatsSummary measures every running container through the runtime and sums them per pod;
 // CPU rates come from the previous call's samples (the first call reports none, as cAdvisor's
 // first sample does). The node's figures come from Config.NodeStats. Pressure stall

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 
 	"github.com/vk-static/vk-static/podstatus"
 	"github.com/vk-static/vk-static/podutil"
@@ -94,7 +95,7 @@ func podStatus(st *podState, in statusInput) *corev1.PodStatus {
 	}
 	// The kubelet's conditions (podstatus.Conditions): ready to start containers while the pod
 	// has a sandbox and is not stopped; Ready reads the readiness gates' conditions from the pod
-	// as UpdatePod brought it (node: otherconditions.go keeps them).
+	// as UpdatePod brought it (package node keeps them).
 	out.Conditions = podstatus.Conditions(st.pod, out, st.sandboxID != "" && !st.stopped, st.status, in.now)
 	for i := range out.Conditions {
 		// The kubelet's since v1.35 (PodObservedGenerationTracking): each condition it owns
@@ -348,3 +349,8 @@ func (n *notifier) run(ctx context.Context, cb func() func(*corev1.Pod)) {
 		}
 	}
 }
+func (p *Provider) statusInput(st *podState) statusInput {
+	return statusInput{runtimeName: p.cfg.RuntimeName, hostIPs: p.cfg.NodeIPs, podIPs: p.podIPsLocked(st), now: metaNow(p.cfg.Clock)}
+}
+
+func metaNow(c clock.PassiveClock) metav1.Time { return metav1.NewTime(c.Now()) }

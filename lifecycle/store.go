@@ -39,7 +39,7 @@ type savedPod struct {
 	EvictGrace    time.Duration `json:"evictGrace,omitempty"`
 	EvictedReason string        `json:"evictedReason,omitempty"`
 	// Allocated and Actuated are the containers' resources as the node admitted them and as
-	// their current instances run with them (resize.go): a restarted agent neither forgets an
+	// their current instances run with them ([Provider.allocateResizeLocked]): a restarted agent neither forgets an
 	// allocated resize nor takes one for applied that was not.
 	Allocated map[string]corev1.ResourceRequirements `json:"allocated,omitempty"`
 	Actuated  map[string]corev1.ResourceRequirements `json:"actuated,omitempty"`
@@ -140,8 +140,8 @@ func (p *Provider) readSavedPod(uid string) (*savedPod, error) {
 // (current and previous), older ones removed. Containers and sandboxes of no known pod are
 // stopped and removed: nothing would ever report on them. A pod directory whose record cannot
 // be read (a crash mid-write on a file system that lost it, a corrupt file) is not "no pod":
-// its containers and sandboxes are kept as they are, reported (kept.go), until the pod
-// is created again (kept.go).
+// its containers and sandboxes are kept as they are, reported ([keptPod]), until the pod
+// is created again.
 func (p *Provider) restore(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
 	entries, err := os.ReadDir(p.cfg.podsDir())
@@ -275,19 +275,6 @@ func settleAdopted(st *podState) {
 			c := containerSpec(st.pod, name)
 			rec.started = c.StartupProbe == nil
 			rec.ready = rec.started && c.ReadinessProbe == nil
-		}
-	}
-}
-
-// probeRestoredLocked starts the probes of the running containers restore found; Run calls it,
-// so that they run with Run's context.
-func (p *Provider) probeRestoredLocked(ctx context.Context) {
-	for uid, st := range p.pods {
-		for name, rec := range st.containers {
-			if rec.running() && rec.exited != nil {
-				c := containerSpec(st.pod, name)
-				p.probes.Add(ctx, uid, c, rec.current.ID, rec.current.StartedAt, p.targetLocked(st, c, rec.current.ID))
-			}
 		}
 	}
 }
