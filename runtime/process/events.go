@@ -2,23 +2,22 @@ package process
 
 import (
 	"context"
-	"sync"
 
+	"github.com/vk-static/vk-static/internal/queue"
 	"github.com/vk-static/vk-static/lifecycle"
 )
 
 // subscriber delivers events to one NotifyContainers callback, in order, from a goroutine of
-// its own, so that a slow callback delays no container operation.
+// its own, so that a slow callback delays no container operation. Its events share one key
+// and are merged by appending, so none is coalesced away: every start and exit is delivered.
 type subscriber struct {
-	cb    func(lifecycle.ContainerEvent)
-	mu    sync.Mutex
-	queue []lifecycle.ContainerEvent
-	wake  chan struct{}
+	cb     func(lifecycle.ContainerEvent)
+	events *queue.Queue[struct{}, []lifecycle.ContainerEvent]
 }
 
 // NotifyContainers calls cb for every container start and exit until ctx ends.
 func (r *Runtime) NotifyContainers(ctx context.Context, cb func(lifecycle.ContainerEvent)) {
-	s := &subscriber{cb: cb, wake: make(chan struct{}, 1)}
+	s := &subscriber{cb: cb, events: queue.New[struct{}](appendEvents)}
 	r.mu.Lock()
 	r.subscribers[s] = struct{}{}
 	r.mu.Unlock()
@@ -32,32 +31,28 @@ func (r *Runtime) NotifyContainers(ctx context.Context, cb func(lifecycle.Contai
 			select {
 			case <-ctx.Done():
 				return
-			case <-s.wake:
+			case <-s.events.Ready():
 			}
-			s.mu.Lock()
-			events := s.queue
-			s.queue = nil
-			s.mu.Unlock()
-			for _, ev := range events {
-				if ctx.Err() != nil {
-					return
+			for _, batch := range s.events.Take() {
+				for _, ev := range batch.Value {
+					if ctx.Err() != nil {
+						return
+					}
+					s.cb(ev)
 				}
-				s.cb(ev)
 			}
 		}
 	}()
+}
+
+func appendEvents(old, new []lifecycle.ContainerEvent) []lifecycle.ContainerEvent {
+	return append(old, new...)
 }
 
 func (r *Runtime) emit(ev lifecycle.ContainerEvent) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for s := range r.subscribers {
-		s.mu.Lock()
-		s.queue = append(s.queue, ev)
-		s.mu.Unlock()
-		select {
-		case s.wake <- struct{}{}:
-		default:
-		}
+		s.events.Add(struct{}{}, []lifecycle.ContainerEvent{ev})
 	}
 }
