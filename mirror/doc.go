@@ -1,7 +1,7 @@
 // Package mirror keeps the API server's view of static pods: it creates and deletes mirror
 // pods (Client), says whether a pod is the current mirror of a static pod (IsMirrorOf), and
 // decides what must happen to a mirror (Decide). It never decides a pod's lifecycle, and
-// Decide does no I/O: the lifecycle loop in node/ reads the state, asks Decide, and calls the
+// Decide does no I/O: the pod sync loop in node/ reads the state, asks Decide, and calls the
 // Client.
 //
 // Contract:

@@ -3,7 +3,7 @@
 // Providers implement the contract in package provider (PodLifecycleHandler and its optional
 // capabilities); this package is the side that calls them.
 //
-// PodController is the lifecycle loop. It applies the merged updates from sources/ to its
+// PodController is the pod sync loop. It applies the merged updates from sources/ to its
 // DesiredPods and reconciles each pod full name — one worker at a time per name — from
 // three facts: the desired pod, the pod the provider runs, and the mirror pod. Its guarantees:
 //

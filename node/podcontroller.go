@@ -115,7 +115,7 @@ type PodControllerConfig struct {
 	StatusBacklog *StatusBacklog
 }
 
-// PodController is the lifecycle loop: every pod full name is reconciled by one worker at a
+// PodController is the pod sync loop: every pod full name is reconciled by one worker at a
 // time, from three facts — the desired pod (pod manager), the pod the provider runs, and the
 // mirror pod — so that no event ordering can leave them inconsistent.
 type PodController struct {

@@ -11,7 +11,7 @@ import (
 	"github.com/vk-static/vk-static/sources"
 )
 
-// TestPodControllerTranscripts pins the lifecycle loop's answers to what its sources, its
+// TestPodControllerTranscripts pins the pod sync loop's answers to what its sources, its
 // provider and the API server say, one transcript per situation ([transcript] and the comment
 // above it explain how to read them). Times are those of the fake clock: the provider is polled
 // every 10 s, and a pod is synced again 60–90 s after its last successful sync.

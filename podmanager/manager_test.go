@@ -147,7 +147,7 @@ func TestDeletePod(t *testing.T) {
 // static pod gets a new UID under the same full name while the API server still has the mirror
 // of the old one. Both orders of REMOVE(old) and ADD(new) must end in the same state. For the
 // kubelet e2e "should be updated when static pod updated": the old mirror is still found by full
-// name and IsMirrorPodOf is false, so the lifecycle loop knows to recreate it.
+// name and IsMirrorPodOf is false, so the pod sync loop knows to recreate it.
 func TestStaticPodEditedWhileOldMirrorExists(t *testing.T) {
 	for _, order := range []string{"remove then add", "add then remove"} {
 		t.Run(order, func(t *testing.T) {
@@ -243,7 +243,7 @@ func TestNameHeldByTwoPods(t *testing.T) {
 // manifest removed and written again yields the same UID and hash, so the mirror pairs again
 // and is no orphan: "should successfully recreate when file is removed and recreated"
 // (conformance: Mirror Pod, recreate); the restart count that test checks is the provider's
-// and the lifecycle loop's.
+// and the pod sync loop's.
 func TestGetOrphanedMirrorPodNames(t *testing.T) {
 	kept := staticPod("kept", "k")
 	gone := staticPod("gone", "g")

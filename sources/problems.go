@@ -9,8 +9,8 @@ import (
 
 // Problem is a rejected manifest or pod: a file or HTTP body that failed to decode, or a pod
 // refused by the merger (duplicate name); or a whole source that cannot be read
-// (ErrSourceUnavailable), whose end a RecoveryReporter hears about. The lifecycle loop turns Problems into Events on the
-// Node and a metric; sources only report them.
+// (ErrSourceUnavailable), whose end a RecoveryReporter hears about. The pod sync loop turns
+// Problems into Events on the Node and a metric; sources only report them.
 type Problem struct {
 	// Source is podutil.FileSource, podutil.HTTPSource or podutil.APIServerSource.
 	Source string

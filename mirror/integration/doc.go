@@ -6,8 +6,8 @@
 //
 // The kubelet's acceptance tests of mirror pods (test/e2e_node/mirror_pod_test.go) are what these
 // tests, mirror.TestDecide and podmanager's tests answer; each names the behaviours it covers,
-// and the lifecycle loop's tests exercise them end to end with a running agent. Two are not
-// mirror behaviour and are left to the provider and the lifecycle loop: EnvFiles, and "should
+// and the pod sync loop's tests exercise them end to end with a running agent. Two are not
+// mirror behaviour and are left to the provider and the pod sync loop: EnvFiles, and "should
 // not change container status" across a kubelet restart.
 //
 //	go test -race ./mirror/integration

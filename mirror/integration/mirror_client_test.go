@@ -30,7 +30,7 @@ var env *testenv.Env
 
 func TestMain(m *testing.M) { os.Exit(testenv.Main(m, &env)) }
 
-// agent is what the lifecycle loop would hold: a clientset with the node identity (whose
+// agent is what the pod sync loop would hold: a clientset with the node identity (whose
 // requests are recorded) and a mirror client built on it.
 type agent struct {
 	node     string
@@ -126,7 +126,7 @@ func getPod(t *testing.T, namespace, name string) (*corev1.Pod, bool) {
 	return pod, true
 }
 
-// reconcile runs one step of what the lifecycle loop does for this full name: read the
+// reconcile runs one step of what the pod sync loop does for this full name: read the
 // mirror, Decide, act. It returns the action taken.
 func (a *agent) reconcile(t *testing.T, static *corev1.Pod) mirror.Action {
 	t.Helper()
@@ -307,7 +307,7 @@ func TestMirrorRecreatedAfterEdit(t *testing.T) {
 // mirror pod to disappear"). Not before it finished: "should launch successfully even if it
 // temporarily failed termination" needs the orphaned mirror left alone meanwhile (the orphan
 // rows of mirror.TestDecide; waiting for the termination before starting the new pod is the
-// lifecycle loop's).
+// pod sync loop's).
 func TestOrphanedMirrorDeleted(t *testing.T) {
 	ctx := context.Background()
 	ns := env.Namespace(t)
