@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/vk-static/vk-static/internal/queue"
 	"github.com/vk-static/vk-static/internal/watchstore"
 	"github.com/vk-static/vk-static/kubeclient"
 	"github.com/vk-static/vk-static/podutil"
@@ -49,13 +50,9 @@ func (s *APISource) Run(ctx context.Context, out chan<- Snapshot) {
 	logger := klog.FromContext(ctx).WithValues("source", podutil.APIServerSource, "node", s.nodeName)
 	ctx = klog.NewContext(ctx, logger)
 	selector := fields.OneTermEqualSelector("spec.nodeName", s.nodeName).String()
-	dirty := make(chan struct{}, 1)
-	markDirty := func() {
-		select {
-		case dirty <- struct{}{}:
-		default: // already pending; the next TakeChanges includes this change
-		}
-	}
+	// One key: the store keeps the changes, and the next TakeChanges includes all of them.
+	dirty := queue.New[struct{}, struct{}](nil)
+	markDirty := func() { dirty.Add(struct{}{}, struct{}{}) }
 	// A watch store rather than an informer: it reconnects within seconds after an API server
 	// outage (an informer may wait up to 30 s), so API pods converge quickly when it returns.
 	pods := s.client.Pods(metav1.NamespaceAll)
@@ -93,7 +90,10 @@ func (s *APISource) Run(ctx context.Context, out chan<- Snapshot) {
 				logger.V(4).Info("Sent a full snapshot", "pods", len(pending.pods))
 			}
 			pending.sent()
-		case <-dirty:
+		case <-dirty.Ready():
+			// Taken before the store's changes, so that a change the store records after
+			// TakeChanges wakes this loop again.
+			dirty.Take()
 			pending.apply(store, store.TakeChanges())
 		}
 	}

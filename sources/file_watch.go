@@ -4,10 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/fsnotify/fsnotify"
 	"k8s.io/klog/v2"
+
+	"github.com/vk-static/vk-static/internal/queue"
 )
 
 // dirWatch collects fsnotify events about a manifest path and signals that some arrived. It
@@ -23,10 +24,10 @@ type dirWatch struct {
 	dirWatched bool
 	parentOK   bool
 
-	mu      sync.Mutex
-	pending watchEvents
+	// pending holds the operations seen on each name, OR'ed, since the last take; the name ""
+	// stands for a failure (see record).
+	pending *queue.Queue[string, fsnotify.Op]
 
-	signal  chan struct{}
 	done    chan struct{}
 	stopped chan struct{}
 }
@@ -42,7 +43,7 @@ type watchEvents struct {
 func newDirWatch(path string) *dirWatch {
 	return &dirWatch{
 		path: path, parent: filepath.Dir(path),
-		signal:  make(chan struct{}, 1),
+		pending: queue.New[string](orOps),
 		done:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
@@ -50,16 +51,25 @@ func newDirWatch(path string) *dirWatch {
 
 // changed receives a signal after relevant events; a burst of events may be one signal. take
 // returns them.
-func (w *dirWatch) changed() <-chan struct{} { return w.signal }
+func (w *dirWatch) changed() <-chan struct{} { return w.pending.Ready() }
 
 // take returns the events collected since the last take.
 func (w *dirWatch) take() watchEvents {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	evs := w.pending
-	w.pending = watchEvents{}
+	var evs watchEvents
+	for _, it := range w.pending.Take() {
+		if it.Key == "" {
+			evs.failed = true
+			continue
+		}
+		if evs.ops == nil {
+			evs.ops = map[string]fsnotify.Op{}
+		}
+		evs.ops[it.Key] = it.Value
+	}
 	return evs
 }
+
+func orOps(old, new fsnotify.Op) fsnotify.Op { return old | new }
 
 // watchesDir reports whether the path is a directory that is watched (else it is a single file,
 // or missing).
@@ -151,22 +161,11 @@ func (w *dirWatch) relevant(ev fsnotify.Event) bool {
 	return dir == w.parent && strings.HasPrefix(filepath.Base(ev.Name), "..")
 }
 
-// record adds an event (name "" for a failure) and signals.
+// record adds an event (name "" for a failure: no relevant event is unnamed) and signals. A
+// name's events before the next take are one entry, their operations OR'ed: a burst costs one
+// re-list, and no more memory than the directory has names.
 func (w *dirWatch) record(name string, op fsnotify.Op) {
-	w.mu.Lock()
-	if name == "" {
-		w.pending.failed = true
-	} else {
-		if w.pending.ops == nil {
-			w.pending.ops = map[string]fsnotify.Op{}
-		}
-		w.pending.ops[name] |= op
-	}
-	w.mu.Unlock()
-	select {
-	case w.signal <- struct{}{}:
-	default: // a signal is already pending; one re-list covers both
-	}
+	w.pending.Add(name, op)
 }
 
 // close stops fsnotify and the pump goroutine and returns once they have stopped.
