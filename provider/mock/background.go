@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vk-static/vk-static/internal/queue"
 )
 
 // background is the provider's pending work: status notifications not yet delivered and delayed
@@ -22,23 +24,19 @@ type background struct {
 	order   []podKey
 	pending map[podKey]*corev1.Pod
 
-	due  transitionHeap
-	wake chan struct{} // capacity 1: "there is new work"
+	due transitionHeap
+	// wake has one key, "there is new work": the work itself is in order, pending and due.
+	wake *queue.Queue[struct{}, struct{}]
 }
 
 func newBackground(size int) background {
 	return background{
 		pending: make(map[podKey]*corev1.Pod, size),
-		wake:    make(chan struct{}, 1),
+		wake:    queue.New[struct{}, struct{}](nil),
 	}
 }
 
-func (b *background) signal() {
-	select {
-	case b.wake <- struct{}{}:
-	default:
-	}
-}
+func (b *background) signal() { b.wake.Add(struct{}{}, struct{}{}) }
 
 // notifyLocked queues pod (read-only from now on) for delivery.
 func (b *background) notifyLocked(key podKey, pod *corev1.Pod) {
@@ -137,7 +135,8 @@ func (p *Provider) wait(ctx context.Context, next time.Time) {
 	}
 	select {
 	case <-ctx.Done():
-	case <-p.bg.wake:
+	case <-p.bg.wake.Ready():
+		p.bg.wake.Take()
 	case <-fire:
 	}
 }
