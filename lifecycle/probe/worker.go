@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/vk-static/vk-static/internal/queue"
 )
 
 // maxAttempts is how many times the kubelet runs a probe that errors before giving up on that
@@ -22,8 +24,11 @@ type worker struct {
 	startedAt time.Time
 	target    Target
 	cancel    context.CancelFunc
-	// trigger asks for a probe now (buffered: asking never blocks, and asks coalesce).
-	trigger chan struct{}
+	// asks are asks for a probe now, under one key: asking never blocks, and asks made while
+	// a probe runs coalesce into one more probe.
+	asks *queue.Queue[struct{}, struct{}]
+	// trigger is asks' [queue.Queue.Ready]: it holds a wake-up while an ask is pending.
+	trigger <-chan struct{}
 	// done is closed when the worker's goroutine ends.
 	done chan struct{}
 
@@ -33,6 +38,7 @@ type worker struct {
 }
 
 func newWorker(m *Manager, key instanceKey, kind Kind, spec *corev1.Probe, startedAt time.Time, t Target, cancel context.CancelFunc) *worker {
+	asks := queue.New[struct{}, struct{}](nil)
 	return &worker{
 		m:         m,
 		key:       key,
@@ -41,18 +47,14 @@ func newWorker(m *Manager, key instanceKey, kind Kind, spec *corev1.Probe, start
 		startedAt: startedAt,
 		target:    t,
 		cancel:    cancel,
-		trigger:   make(chan struct{}, 1),
+		asks:      asks,
+		trigger:   asks.Ready(),
 		done:      make(chan struct{}),
 	}
 }
 
 // triggerNow asks the worker to probe without waiting for its next tick.
-func (w *worker) triggerNow() {
-	select {
-	case w.trigger <- struct{}{}:
-	default:
-	}
-}
+func (w *worker) triggerNow() { w.asks.Add(struct{}{}, struct{}{}) }
 
 // run probes every period until doProbe says to stop or ctx ends: at once (after the start-up
 // jitter), then on each tick of the period; a triggered probe restarts the period from then.
@@ -84,6 +86,7 @@ func (w *worker) run(ctx context.Context) {
 			return
 		case <-ticker.C():
 		case <-w.trigger:
+			w.asks.Take()
 			ticker.Stop()
 			ticker = w.m.clk.NewTicker(period)
 			logger.V(4).Info("Probe triggered")
