@@ -14,6 +14,7 @@ import (
 
 	"github.com/vk-static/vk-static/backoff"
 	"github.com/vk-static/vk-static/eviction"
+	"github.com/vk-static/vk-static/internal/queue"
 	"github.com/vk-static/vk-static/lifecycle/health"
 	"github.com/vk-static/vk-static/lifecycle/localcopy"
 	"github.com/vk-static/vk-static/lifecycle/probe"
@@ -44,8 +45,9 @@ type Provider struct {
 	// podFiles orders each pod's record writes ([Provider.savePod]).
 	podFiles map[types.UID]*podFileWrites
 	notify   func(*corev1.Pod)
-	// notifier delivers statuses to notify in order ([notifier]).
-	notifier *notifier
+	// statuses are the pods' statuses built and not yet delivered to notify, newest per pod
+	// ([Provider.deliverStatuses]).
+	statuses *queue.Queue[types.UID, *corev1.Pod]
 	// runCtx is Run's context, nil before Run: workers start with it.
 	runCtx context.Context
 	wg     sync.WaitGroup
@@ -137,7 +139,7 @@ func New(ctx context.Context, cfg Config) (_ *Provider, err error) {
 		workers:  map[types.UID]*podWorker{},
 		podFiles: map[types.UID]*podFileWrites{},
 		stats:    &statsSamples{},
-		notifier: newNotifier(),
+		statuses: queue.New[types.UID, *corev1.Pod](nil),
 		sysctls:  sysctls,
 		kept:     map[types.UID]*keptPod{},
 		// The kubelet's numbers, with its reset after twice the longest delay for image pulls.
@@ -191,13 +193,7 @@ func (p *Provider) Run(ctx context.Context) error {
 	}
 	p.rt.NotifyContainers(ctx, p.onContainerEvent)
 	p.wg.Go(func() { p.runHealth(ctx) })
-	p.wg.Go(func() {
-		p.notifier.run(ctx, func() func(*corev1.Pod) {
-			p.mu.Lock()
-			defer p.mu.Unlock()
-			return p.notify
-		})
-	})
+	p.wg.Go(func() { p.deliverStatuses(ctx) })
 	p.mu.Lock()
 	p.runCtx = ctx
 	p.probeRestoredLocked(ctx)
@@ -413,7 +409,7 @@ func (p *Provider) publishLocked(st *podState) {
 	st.status = s
 	pod := st.pod.DeepCopy()
 	pod.Status = *s.DeepCopy()
-	p.notifier.enqueue(pod)
+	p.statuses.Add(pod.UID, pod)
 }
 
 // publish rebuilds and reports the status of the pod with uid, if the provider still has it.

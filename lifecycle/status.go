@@ -3,11 +3,9 @@ package lifecycle
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
 	"github.com/vk-static/vk-static/podstatus"
@@ -299,56 +297,31 @@ func phase(st *podState, s *corev1.PodStatus) corev1.PodPhase {
 	return corev1.PodPending
 }
 
-// notifier delivers pod statuses to NotifyPods' callback from one goroutine, in the order they
-// were built, coalesced per pod: a status built later is never overtaken by one built earlier
-// (statuses are built under the provider's lock, but delivered outside it, since the callback
-// may block), and a pod whose status changed twice before delivery is delivered once, newest.
-type notifier struct {
-	mu      sync.Mutex
-	pending map[types.UID]*corev1.Pod
-	order   []types.UID
-	wake    chan struct{}
-}
-
-func newNotifier() *notifier {
-	return &notifier{pending: map[types.UID]*corev1.Pod{}, wake: make(chan struct{}, 1)}
-}
-
-// enqueue queues pod for delivery, replacing a not yet delivered status of the same pod.
-func (n *notifier) enqueue(pod *corev1.Pod) {
-	n.mu.Lock()
-	if _, queued := n.pending[pod.UID]; !queued {
-		n.order = append(n.order, pod.UID)
-	}
-	n.pending[pod.UID] = pod
-	n.mu.Unlock()
-	select {
-	case n.wake <- struct{}{}:
-	default:
-	}
-}
-
-// run delivers queued statuses to the callback cb returns (nil: they are dropped) until ctx
-// ends.
-func (n *notifier) run(ctx context.Context, cb func() func(*corev1.Pod)) {
+// deliverStatuses hands the statuses publishLocked queued to NotifyPods' callback, from one
+// goroutine, until ctx ends: in the order they were built, and coalesced per pod — a status
+// built later is never overtaken by one built earlier, and a pod whose status changed twice
+// before delivery is delivered once, newest. Statuses are built under p.mu but delivered
+// outside it, since the callback may block. Without a callback they are dropped.
+func (p *Provider) deliverStatuses(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-n.wake:
+		case <-p.statuses.Ready():
 		}
-		n.mu.Lock()
-		order, pending := n.order, n.pending
-		n.order, n.pending = nil, map[types.UID]*corev1.Pod{}
-		n.mu.Unlock()
-		notify := cb()
-		for _, uid := range order {
-			if notify != nil {
-				notify(pending[uid])
-			}
+		items := p.statuses.Take()
+		p.mu.Lock()
+		notify := p.notify
+		p.mu.Unlock()
+		if notify == nil {
+			continue
+		}
+		for _, it := range items {
+			notify(it.Value)
 		}
 	}
 }
+
 func (p *Provider) statusInput(st *podState) statusInput {
 	return statusInput{runtimeName: p.cfg.RuntimeName, hostIPs: p.cfg.NodeIPs, podIPs: p.podIPsLocked(st), now: metaNow(p.cfg.Clock)}
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/vk-static/vk-static/internal/queue"
 	"github.com/vk-static/vk-static/provider"
 )
 
@@ -24,8 +25,8 @@ import (
 // deadline, the volume refresh). Kicks while a sync runs coalesce into one more sync; nothing
 // polls. It is the kubelet's pod worker: a pod's slow stop (its grace period) holds up no other.
 type podWorker struct {
-	kick    chan struct{}
-	timer   clock.Timer // the next wake, nil for none
+	kicks   *queue.Queue[struct{}, struct{}] // a wake-up signal: one key
+	timer   clock.Timer                      // the next wake, nil for none
 	due     time.Time
 	running bool // its goroutine has started
 }
@@ -34,7 +35,7 @@ type podWorker struct {
 func (p *Provider) startWorkerLocked(uid types.UID) {
 	w, ok := p.workers[uid]
 	if !ok {
-		w = &podWorker{kick: make(chan struct{}, 1)}
+		w = &podWorker{kicks: queue.New[struct{}, struct{}](nil)}
 		p.workers[uid] = w
 	}
 	if !w.running && p.runCtx != nil {
@@ -45,12 +46,7 @@ func (p *Provider) startWorkerLocked(uid types.UID) {
 	w.poke()
 }
 
-func (w *podWorker) poke() {
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
-}
+func (w *podWorker) poke() { w.kicks.Add(struct{}{}, struct{}{}) }
 
 // kickLocked makes uid's worker sync again soon.
 func (p *Provider) kickLocked(uid types.UID) {
@@ -94,8 +90,9 @@ func (p *Provider) runWorker(ctx context.Context, uid types.UID, w *podWorker) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-w.kick:
+		case <-w.kicks.Ready():
 		}
+		w.kicks.Take() // before the sync: a kick during it is one more sync
 		if forgotten := p.syncPod(ctx, uid); forgotten {
 			return
 		}
