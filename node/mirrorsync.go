@@ -15,6 +15,12 @@ import (
 	"github.com/vk-static/vk-static/podutil"
 )
 
+// errWaitForWatch marks a sync that must be retried because an answer of the API server
+// contradicts what the watch shows (AlreadyExists for a mirror the watch lacks, NotFound for one
+// it holds): one of them is behind, and deciding again shortly is right either way. It is
+// retried with the pod's back-off and logged quietly.
+var errWaitForWatch = errors.New("the API server and the watch disagree")
+
 // syncMirror makes the mirror of key match its static pod, as mirror.Decide says. desired is
 // the wanted pod under key (nil when none); staticTerminated reports that no provider pod is
 // running under key, so an orphaned mirror may go.
