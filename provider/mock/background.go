@@ -19,32 +19,41 @@ type background struct {
 	callback func(*corev1.Pod)
 	running  bool
 
-	// order and pending coalesce notifications: a pod's key is queued once, and delivery sends
-	// the newest state stored in pending at that time.
-	order   []podKey
-	pending map[podKey]*corev1.Pod
+	// notifications coalesce per pod: a pod's key is queued once, and delivery sends its newest
+	// state. A notification put back after its delivery was cut short (requeue) never replaces
+	// a newer one: the higher seq wins.
+	notifications *queue.Queue[podKey, notification]
+	seq           uint64
 
 	due transitionHeap
-	// wake has one key, "there is new work": the work itself is in order, pending and due.
+	// wake has one key, "a transition was scheduled": the transitions themselves are in due.
 	wake *queue.Queue[struct{}, struct{}]
 }
 
-func newBackground(size int) background {
+// notification is one state of a pod to deliver, numbered in the order it was stored.
+type notification struct {
+	seq uint64
+	pod *corev1.Pod
+}
+
+func newerNotification(old, new notification) notification {
+	if new.seq > old.seq {
+		return new
+	}
+	return old
+}
+
+func newBackground() background {
 	return background{
-		pending: make(map[podKey]*corev1.Pod, size),
-		wake:    queue.New[struct{}, struct{}](nil),
+		notifications: queue.New[podKey, notification](newerNotification),
+		wake:          queue.New[struct{}, struct{}](nil),
 	}
 }
 
-func (b *background) signal() { b.wake.Add(struct{}{}, struct{}{}) }
-
 // notifyLocked queues pod (read-only from now on) for delivery.
 func (b *background) notifyLocked(key podKey, pod *corev1.Pod) {
-	if _, queued := b.pending[key]; !queued {
-		b.order = append(b.order, key)
-	}
-	b.pending[key] = pod
-	b.signal()
+	b.seq++
+	b.notifications.Add(key, notification{seq: b.seq, pod: pod})
 }
 
 // transitionKind is a delayed change of a pod's state.
@@ -65,7 +74,7 @@ type transition struct {
 
 func (b *background) scheduleLocked(at time.Time, key podKey, uid types.UID, kind transitionKind) {
 	heap.Push(&b.due, transition{at: at, key: key, uid: uid, kind: kind})
-	b.signal()
+	b.wake.Add(struct{}{}, struct{}{})
 }
 
 // NotifyPods registers cb for status changes and starts the background goroutine, which stops
@@ -87,29 +96,28 @@ func (p *Provider) run(ctx context.Context) {
 		p.mu.Lock()
 		now := p.cfg.Clock.Now()
 		p.applyDueLocked(now)
-		order, pending, cb := p.bg.order, p.bg.pending, p.bg.callback
-		if len(order) > 0 {
-			p.bg.order, p.bg.pending = nil, make(map[podKey]*corev1.Pod, len(pending))
-		}
+		items, cb := p.bg.notifications.Take(), p.bg.callback
 		var next time.Time
 		if len(p.bg.due) > 0 {
 			next = p.bg.due[0].at
 		}
 		if ctx.Err() != nil {
 			p.bg.running = false
+			p.requeue(items)
 			p.mu.Unlock()
 			return
 		}
 		p.mu.Unlock()
 
-		if len(order) > 0 {
-			for _, key := range order {
+		if len(items) > 0 {
+			for i, it := range items {
 				if ctx.Err() != nil {
-					p.requeue(order, pending)
+					p.mu.Lock()
+					p.requeue(items[i:])
+					p.mu.Unlock()
 					break
 				}
-				cb(pending[key])
-				delete(pending, key)
+				cb(it.Value.pod)
 			}
 			continue // more may have arrived while delivering
 		}
@@ -135,26 +143,19 @@ func (p *Provider) wait(ctx context.Context, next time.Time) {
 	}
 	select {
 	case <-ctx.Done():
+	case <-p.bg.notifications.Ready():
+		// Taken by the loop.
 	case <-p.bg.wake.Ready():
 		p.bg.wake.Take()
 	case <-fire:
 	}
 }
 
-// requeue puts undelivered notifications back (behind newer ones) for a later NotifyPods.
-func (p *Provider) requeue(order []podKey, pending map[podKey]*corev1.Pod) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, key := range order {
-		pod, ok := pending[key]
-		if !ok {
-			continue
-		}
-		if _, newer := p.bg.pending[key]; newer {
-			continue
-		}
-		p.bg.order = append(p.bg.order, key)
-		p.bg.pending[key] = pod
+// requeue puts undelivered notifications back, for a later NotifyPods: behind what is queued,
+// and never over a newer state of the same pod. Called with p.mu held.
+func (p *Provider) requeue(items []queue.Item[podKey, notification]) {
+	for _, it := range items {
+		p.bg.notifications.Add(it.Key, it.Value)
 	}
 }
 

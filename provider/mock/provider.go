@@ -80,7 +80,7 @@ func New(cfg Config) (*Provider, error) {
 	p := &Provider{
 		cfg:     cfg,
 		pods:    make(map[podKey]*podEntry, size),
-		bg:      newBackground(size),
+		bg:      newBackground(),
 		started: cfg.Clock.Now(),
 		hostIPs: []corev1.HostIP{{IP: cfg.InternalIP}},
 		podIPs:  []corev1.PodIP{{IP: cfg.PodIP}},
