@@ -27,8 +27,6 @@ type worker struct {
 	// asks are asks for a probe now, under one key: asking never blocks, and asks made while
 	// a probe runs coalesce into one more probe.
 	asks *queue.Queue[struct{}, struct{}]
-	// trigger is asks' [queue.Queue.Ready]: it holds a wake-up while an ask is pending.
-	trigger <-chan struct{}
 	// done is closed when the worker's goroutine ends.
 	done chan struct{}
 
@@ -48,7 +46,6 @@ func newWorker(m *Manager, key instanceKey, kind Kind, spec *corev1.Probe, start
 		target:    t,
 		cancel:    cancel,
 		asks:      asks,
-		trigger:   asks.Ready(),
 		done:      make(chan struct{}),
 	}
 }
@@ -85,7 +82,7 @@ func (w *worker) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-ticker.C():
-		case <-w.trigger:
+		case <-w.asks.Ready():
 			w.asks.Take()
 			ticker.Stop()
 			ticker = w.m.clk.NewTicker(period)

@@ -134,7 +134,7 @@ func TestWorkerStartupGatesLivenessAndReadiness(t *testing.T) {
 	assert.Equal(t, []Update{update(Startup, Success, "startup exit 0")}, h.takeUpdates())
 	assert.True(t, h.m.Started(podUID, "app", instanceID))
 	assert.False(t, h.m.Ready(podUID, "app", instanceID), "started, not yet ready")
-	assert.Len(t, h.workers[Readiness].trigger, 1, "readiness is asked to probe now")
+	assert.Len(t, h.workers[Readiness].asks.Ready(), 1, "readiness is asked to probe now")
 
 	require.True(t, h.probe(Readiness))
 	require.True(t, h.probe(Liveness))
@@ -151,12 +151,12 @@ func TestWorkerStartupUpdateBeforeReadinessTrigger(t *testing.T) {
 	triggeredAtUpdate := -1
 	h.m.onChange = func(u Update) {
 		if u.Kind == Startup {
-			triggeredAtUpdate = len(h.workers[Readiness].trigger)
+			triggeredAtUpdate = len(h.workers[Readiness].asks.Ready())
 		}
 	}
 	require.False(t, h.probe(Startup))
 	assert.Equal(t, 0, triggeredAtUpdate, "readiness not yet triggered when the startup Update is delivered")
-	assert.Len(t, h.workers[Readiness].trigger, 1, "and triggered after it")
+	assert.Len(t, h.workers[Readiness].asks.Ready(), 1, "and triggered after it")
 }
 
 func TestWorkerStartupFailure(t *testing.T) {
