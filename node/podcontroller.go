@@ -236,11 +236,11 @@ func (c *PodController) Run(ctx context.Context) (err error) {
 		wg.Go(func() { c.pollStatus(ctx) })
 	}
 	for i := 0; i < c.cfg.Workers; i++ {
-		wg.Go(func() { c.runWorker(ctx, "sync", c.sync, c.syncPod, c.synced, nil) })
+		wg.Go(func() { c.processQueue(ctx, "sync", c.sync, c.reconcile, c.synced, nil) })
 	}
 	if !c.static {
 		for i := 0; i < c.cfg.StatusWorkers; i++ {
-			wg.Go(func() { c.runWorker(ctx, "status", c.status, c.syncStatus, nil, c.cfg.StatusBacklog) })
+			wg.Go(func() { c.processQueue(ctx, "status", c.status, c.syncStatus, nil, c.cfg.StatusBacklog) })
 		}
 	}
 	close(c.ready)
@@ -250,7 +250,7 @@ func (c *PodController) Run(ctx context.Context) (err error) {
 }
 
 // adoptProviderPods records what the provider already runs (after an agent restart) so that
-// nothing is created twice; whether each pod is still wanted is decided by syncPod once its
+// nothing is created twice; whether each pod is still wanted is decided by reconcile once its
 // source has been seen.
 func (c *PodController) adoptProviderPods(ctx context.Context) error {
 	pods, err := c.cfg.Provider.GetPods(ctx)
@@ -418,9 +418,9 @@ func (c *PodController) pollStatus(ctx context.Context) {
 	}
 }
 
-// runWorker syncs keys from q until it shuts down; synced, when not nil, is told of every key
+// processQueue syncs keys from q until it shuts down; synced, when not nil, is told of every key
 // that synced successfully, and backlog, when not nil, of every key taken and done.
-func (c *PodController) runWorker(ctx context.Context, name string, q workqueue.TypedRateLimitingInterface[string],
+func (c *PodController) processQueue(ctx context.Context, name string, q workqueue.TypedRateLimitingInterface[string],
 	sync func(context.Context, string) error, synced func(key string), backlog *StatusBacklog) {
 	for {
 		key, shutdown := q.Get()

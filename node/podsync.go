@@ -18,7 +18,7 @@ import (
 	"github.com/vk-static/vk-static/provider"
 )
 
-// syncPod reconciles one full name, moving the pod it knows ([knownPod]) through the states
+// reconcile decides one full name, moving the pod it knows ([knownPod]) through the states
 // of [knownState]: a gone pod is forgotten — or, an API pod being deleted, handed
 // to the status workers, which write its terminal status and DELETE it (finishDeletion); a pod
 // no longer wanted is stopped (terminate: podGiven → podDeleteSent → podGone); the
@@ -26,7 +26,7 @@ import (
 // provider does not run and reconciles the mirror.
 // Each step that must wait (for termination, for a source to be seen) returns and relies on
 // the next event or a timed requeue; the periodic resync decides every key again in any case.
-func (c *PodController) syncPod(ctx context.Context, key string) error {
+func (c *PodController) reconcile(ctx context.Context, key string) error {
 	logger := klog.FromContext(ctx).WithValues("podFullName", key)
 	ctx = klog.NewContext(ctx, logger)
 	desired, _ := c.cfg.Pods.GetPodByFullName(key)
@@ -115,7 +115,7 @@ func (c *PodController) syncStatus(ctx context.Context, key string) error {
 // API round trip each, and at 1000 pods deleted at once ten sync workers, each waiting for both,
 // were what bounded the deletion — not the API server (docs/performance.md, "All deleted").
 func (c *PodController) finishDeletion(ctx context.Context, key string, running knownPod, desired *corev1.Pod) error {
-	logger := klog.FromContext(ctx).WithValues("podFullName", key) // once per pod, as syncPod's
+	logger := klog.FromContext(ctx).WithValues("podFullName", key) // once per pod, as reconcile's
 	ctx = klog.NewContext(ctx, logger)
 	switch err := c.writer.write(ctx, key); {
 	case apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err):
