@@ -1,14 +1,7 @@
 package kubelet
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
-
-	"golang.org/x/sys/unix"
-
-	"github.com/vk-static/vk-static/internal/mounts"
+	"github.com/vk-static/vk-static/test/support/hostpaths"
 )
 
 // HostPaths are where the kubelet writes whatever its configuration and flags say: the
@@ -18,76 +11,22 @@ import (
 // nothing of the kubelet's is left on the machine.
 var HostPaths = []string{"/var/lib/kubelet", "/var/log/containers"}
 
-// MissingDirs are, for each of paths that does not exist, its topmost missing ancestor (or
-// itself): what MaskHostPaths will create on the machine's filesystem and RemoveDirs removes
-// afterwards. Call it before the run.
-func MissingDirs(paths []string) []string {
-	var out []string
-	for _, p := range paths {
-		p = filepath.Clean(p)
-		if _, err := os.Lstat(p); err == nil {
-			continue
-		}
-		top := p
-		for parent := filepath.Dir(top); parent != top; parent = filepath.Dir(top) {
-			if _, err := os.Lstat(parent); err == nil {
-				break
-			}
-			top = parent
-		}
-		out = append(out, top)
-	}
-	return out
-}
+// MissingDirs is hostpaths.MissingDirs: what MaskHostPaths will create on the machine's
+// filesystem and RemoveDirs removes afterwards. Call it before the run.
+func MissingDirs(paths []string) []string { return hostpaths.MissingDirs(paths) }
 
-// MaskHostPaths mounts an empty tmpfs on each of paths, creating the directory if need be.
-// It must run in a mount namespace of the run's own whose mounts do not propagate to the
-// machine's (test/support/netns.Enter makes them private): the mounts go with that namespace.
+// MaskHostPaths mounts an empty tmpfs (0755, 64 MiB: the kubelet writes sockets and links
+// there, little else) on each of paths, creating the directory if need be, in the run's own
+// mount namespace (hostpaths.Mask).
 func MaskHostPaths(paths []string) error {
 	for _, p := range paths {
-		if err := os.MkdirAll(p, 0o755); err != nil {
+		if err := hostpaths.Mask(hostpaths.Tmpfs{Path: p, Mode: 0o755, Size: "64m"}); err != nil {
 			return err
-		}
-		if err := unix.Mount("tmpfs", p, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755,size=64m"); err != nil {
-			return fmt.Errorf("mount a tmpfs on %s: %w", p, err)
 		}
 	}
 	return nil
 }
 
-// RemoveDirs removes what MaskHostPaths created (dirs from MissingDirs), once the namespace
-// and its mounts are gone; they hold only what MaskHostPaths created beneath them, which is
-// empty on the machine's side. A directory another run's namespace still has a mount on (two
-// runs at once both found it missing) is left to that run: removing it would detach the
-// other run's tmpfs, and its kubelet would then write on the machine.
-func RemoveDirs(dirs []string) error {
-	var errs []error
-	for _, d := range dirs {
-		if inUse, err := mounts.Elsewhere(d); err != nil || len(inUse) > 0 {
-			errs = append(errs, err)
-			continue
-		}
-		if err := removeEmptyTree(d); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// removeEmptyTree removes dir and the directories below it, all of which must be empty:
-// anything else is not ours, and stays (os.Remove fails on it).
-func removeEmptyTree(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if !e.IsDir() {
-			return fmt.Errorf("not removing %s: it holds %s", dir, e.Name())
-		}
-		if err := removeEmptyTree(filepath.Join(dir, e.Name())); err != nil {
-			return err
-		}
-	}
-	return os.Remove(dir)
-}
+// RemoveDirs is hostpaths.RemoveDirs: it removes what MaskHostPaths created (dirs from
+// MissingDirs) once the namespace and its mounts are gone.
+func RemoveDirs(dirs []string) error { return hostpaths.RemoveDirs(dirs) }
