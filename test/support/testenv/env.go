@@ -94,6 +94,13 @@ func Start(ctx context.Context, opts Options) (*Env, error) {
 	return nil, lastErr
 }
 
+// BinDir is the directory of the test control plane's binaries (kube-apiserver, etcd,
+// kube-controller-manager, kubectl): $VK_STATIC_TESTBIN, else the Makefile's cache directory;
+// an error, naming `make testbin`, when kube-apiserver or etcd is missing there. For tests that
+// run those binaries themselves rather than through Start (test/e2ekubeadm: kubeadm's static
+// pods).
+func BinDir() (string, error) { return binDir("") }
+
 func binDir(dir string) (string, error) {
 	if dir == "" {
 		dir = os.Getenv("VK_STATIC_TESTBIN")
