@@ -46,13 +46,13 @@ func refusalReason(err error) string {
 	return reasonNotAdmitted
 }
 
-// kubeletAdmit refuses what the kubelet's own admission handlers refuse on a Linux node, with
-// their reasons and messages, before the node's predicates (nodeAdmitLocked): a pod the node's
-// pressure leaves no room for, sysctls outside the safe set and Config.AllowedUnsafeSysctls,
-// and a pod for another operating system (spec.os.name, or the kubernetes.io/os label the
-// kubelet checks against its node's), and any pod while the node shuts down ([Provider.shutdownAdmit]).
-// Nothing is started for such a pod; its status is the kubelet's rejection: Failed, the
-// reason, "Pod was rejected: <message>".
+// kubeletAdmit refuses what the kubelet's own admission handlers refuse on a Linux node, with their
+// reasons and messages, before the node's predicates (nodeAdmitLocked): a pod the node's pressure
+// leaves no room for, sysctls outside the safe set and Config.AllowedUnsafeSysctls, and a pod for
+// another operating system (spec.os.name, or the kubernetes.io/os label the kubelet checks against
+// its node's), and any pod while the node shuts down ([Provider.shutdownAdmit]). Nothing is started
+// for such a pod; its status is the kubelet's rejection: Failed, the reason, "Pod was rejected:
+// <message>".
 func (p *Provider) kubeletAdmit(pod *corev1.Pod) error {
 	// The kubelet's order: its eviction manager's handler, the sysctls', then its predicates'.
 	if err := p.pressureAdmit(pod); err != nil {

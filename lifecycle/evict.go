@@ -305,8 +305,8 @@ func (p *Provider) reclaimContainers(ctx context.Context) error {
 func (p *Provider) evictionManager() *eviction.Manager { return p.eviction }
 
 // newEvictionManager builds the eviction manager of cfg.Eviction, measuring the host with
-// cfg.RootDir as the nodefs and the runtime's image filesystem, if it has one, as the imagefs,
-// and evicting p's pods ([Provider.evictPod]) after reclaiming dead containers and, with a runtime that
+// cfg.RootDir as the nodefs and the runtime's image filesystem, if it has one, as the imagefs, and
+// evicting p's pods ([Provider.evictPod]) after reclaiming dead containers and, with a runtime that
 // has images, unused images.
 func newEvictionManager(cfg Config, p *Provider) *eviction.Manager {
 	if cfg.Eviction == nil {

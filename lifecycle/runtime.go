@@ -109,8 +109,8 @@ type ImageService interface {
 
 // ResourceUpdater is implemented by a Runtime that changes a running container's resources in
 // place, as CRI's UpdateContainerResources (the process runtime: its cgroups). The lifecycle
-// resizes pods on it without restarting their containers ([Provider.actuateResize]); on a Runtime without
-// it, a resize is Infeasible.
+// resizes pods on it without restarting their containers ([Provider.actuateResize]); on a Runtime
+// without it, a resize is Infeasible.
 type ResourceUpdater interface {
 	// UpdateContainerResources gives the running container containerID the resources of c,
 	// and its pod the limits of pod (its cgroup, where the runtime has one per pod): pod is

@@ -84,8 +84,8 @@ type podState struct {
 //	refused by admission: podTerminated from the start (nothing ever ran); deleted, it is stopped
 //	(nothing to stop) and forgotten like any other
 //
-// A deleted pod is forgotten once terminated and cleaned up ([Provider.forget]); any other terminated
-// pod stays, Failed or Succeeded, until it is deleted.
+// A deleted pod is forgotten once terminated and cleaned up ([Provider.forget]); any other
+// terminated pod stays, Failed or Succeeded, until it is deleted.
 type podWorkState int
 
 const (

@@ -103,11 +103,11 @@ func (p *Provider) runWorker(ctx context.Context, uid types.UID, w *podWorker) {
 // map is missing, a sandbox the runtime could not create) is tried again.
 const retryAfter = 10 * time.Second
 
-// syncPod brings one pod a step closer to what it should be and reports its status, as its
-// work state says ([podState.workState]): in podSyncing the plan's containers are started (below); any
-// other state is syncTerminating's. It returns true once the pod has been stopped for good and
-// forgotten; a deleted pod that could not be cleaned up yet stays, and its worker tries again
-// when the back-off wakes it.
+// syncPod brings one pod a step closer to what it should be and reports its status, as its work
+// state says ([podState.workState]): in podSyncing its volumes and sandbox are set up and the
+// [plan]'s containers started; any other state is syncTerminating's. It returns true once the pod
+// has been stopped for good and forgotten; a deleted pod that could not be cleaned up yet stays,
+// and its worker tries again when the back-off wakes it.
 func (p *Provider) syncPod(ctx context.Context, uid types.UID) (forgotten bool) {
 	_ = p.removeLeftovers(ctx, uid) // logged, and tried again
 	p.refreshContainers(ctx, uid)
