@@ -29,7 +29,7 @@ FUZZTIME_API ?= 10s
 
 export VK_STATIC_TESTBIN := $(TESTBIN)
 
-.PHONY: all build test fuzz testbin cri-testbin dbus-testbin vm-testbin test-cgroupv2 kubectl lint run demo bench bench-full bench-cri bench-heap clean
+.PHONY: all build test fuzz testbin cri-testbin dbus-testbin kubeadm-testbin vm-testbin test-cgroupv2 kubectl lint run demo bench bench-full bench-cri bench-heap clean
 
 all: build
 
@@ -113,7 +113,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) ./sources
 	$(GO) test -run '^$$' -fuzz '^FuzzHandlers$$' -fuzztime $(FUZZTIME_API) ./node/api
 
-testbin: $(APISERVER) $(CONTROLLER_MANAGER) $(ETCD) $(KUBECTL) cri-testbin dbus-testbin
+testbin: $(APISERVER) $(CONTROLLER_MANAGER) $(ETCD) $(KUBECTL) cri-testbin dbus-testbin kubeadm-testbin
 
 # cri-testbin: the CRI provider's tests start a throwaway containerd of their own
 # (test/support/testcontainerd) that runs containers with runc, is driven by ctr (it comes with
@@ -161,6 +161,25 @@ $(CONTROLLER_MANAGER):
 
 $(ETCD):
 	cd hack/tools && CGO_ENABLED=0 $(GO) build -o $@ go.etcd.io/etcd/server/v3
+
+# kubeadm-testbin: kubeadm, which writes test/e2ekubeadm's control plane (certificates,
+# kubeconfigs, the four static pods' manifests, bootstrap tokens), and kube-scheduler, the one
+# component of it testbin lacks. They are built from their own module, test/e2ekubeadm/tools:
+# kubeadm needs go.sum entries hack/tools lacks (corefile-migration, system-validators), and
+# hack/tools/go.sum keys the control plane's cache. Its go.sum keys this cache. KUBE_LDFLAGS
+# matter for kubeadm: without them it takes itself for v1.0.0-placeholder-version, the release
+# it defaults and checks the cluster's by. A few minutes on two cores after kube-apiserver's
+# build, whose packages they share; tests find them through VK_STATIC_KUBEADMBIN.
+KUBEADM_TOOLS_KEY := $(shell sha256sum test/e2ekubeadm/tools/go.sum | cut -c1-12)
+KUBEADMBIN ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/vk-static/kubeadm/$(KUBE_VERSION)-$(KUBEADM_TOOLS_KEY)
+KUBEADM_BINS := $(KUBEADMBIN)/kubeadm $(KUBEADMBIN)/kube-scheduler
+
+export VK_STATIC_KUBEADMBIN := $(KUBEADMBIN)
+
+kubeadm-testbin: $(KUBEADM_BINS)
+
+$(KUBEADM_BINS):
+	cd test/e2ekubeadm/tools && CGO_ENABLED=0 $(GO) build -ldflags '$(KUBE_LDFLAGS)' -o $@ k8s.io/kubernetes/cmd/$(notdir $@)
 
 # lint also fails on an untidy go.mod/go.sum (a direct dependency marked indirect, a missing or
 # stale requirement), printing the diff. hack/tools is not checked: its go.sum keys the cached
