@@ -21,6 +21,14 @@ import (
 // retried with the pod's back-off and logged quietly.
 var errWaitForWatch = errors.New("the API server and the watch disagree")
 
+// errMirrorRefused marks a sync whose mirror the API server refused (Forbidden, Invalid). The
+// refusal may last a moment only: an API server that has just started refuses mirrors that
+// name system-node-critical until it has made its system PriorityClasses, which is every
+// kubeadm control plane's first mirrors. So it is decided again with a back-off of its own
+// (refusedRetry), which grows to the resync period: a mirror refused for good is asked for no
+// more often than the resync would, and reported once.
+var errMirrorRefused = errors.New("the API server refused the mirror pod")
+
 // syncMirror makes the mirror of key match its static pod, as mirror.Decide says. desired is
 // the wanted pod under key (nil when none); staticTerminated reports that no provider pod is
 // running under key, so an orphaned mirror may go.
@@ -82,14 +90,15 @@ func (c *PodController) syncMirror(ctx context.Context, key string, desired *cor
 		logger.V(2).Info("Node unavailable; mirror pod creation deferred", "err", err)
 		return nil // the Node's events and the periodic resync requeue mirrors once the Node is back
 	case apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || errors.Is(err, mirror.ErrNotStatic):
-		// Refused by the API server: report it like a bad manifest, once, and try again on the
-		// periodic resync (a restarting API server can refuse transiently) — never hammer it.
+		// Refused by the API server: report it like a bad manifest, once, and try again with
+		// the refusal's back-off (a starting or restarting API server can refuse transiently),
+		// which never asks more often than that, nor in the end more often than the resync.
 		if c.refusals.first(key, "mirror", err) {
 			c.cfg.Recorder.Eventf(nodeRef(c.cfg.NodeName), corev1.EventTypeWarning, "FailedMirror",
 				"The API server refused the mirror pod for %s: %v", key, err)
-			logger.Error(err, "The API server refused the mirror pod; trying again on the next resync")
+			logger.Error(err, "The API server refused the mirror pod; trying again with back-off")
 		}
-		return nil
+		return fmt.Errorf("%w: %w", errMirrorRefused, err)
 	case err != nil:
 		return fmt.Errorf("create mirror pod: %w", err)
 	}

@@ -163,8 +163,24 @@ func TestMirrorDeleteAnswered404WhileStillListed(t *testing.T) {
 	}
 }
 
-// A mirror the API server refuses is reported once and created by the periodic resync, with no
-// event telling the controller to try again.
+// A refusal that lasts a moment — kubeadm's mirrors reach an API server that has just started
+// and has not yet made its system PriorityClasses, and are Forbidden for naming
+// system-node-critical — is decided again within seconds, not at the next resync (an hour here,
+// a minute by default, while the kubelet retries at its next probe-driven sync): the refused
+// mirror has a back-off of its own.
+func TestRefusedMirrorIsRetriedBeforeTheResync(t *testing.T) {
+	h := newWithAPI(t, time.Hour)
+	h.mirrors.mu.Lock()
+	h.mirrors.refuseCreates = 2
+	h.mirrors.mu.Unlock()
+	p := staticPod("web", "1")
+	h.send(sources.PodUpdate{Op: sources.ADD, Source: podutil.FileSource, Pods: []*corev1.Pod{p}, SourceSeen: true})
+	h.waitCreated("web-1")
+}
+
+// A mirror the API server refuses is reported once and created by a later retry (the refusal's
+// back-off, capped at the resync period: 50 ms here), with no event telling the controller to
+// try again.
 func TestRefusedMirrorIsRetriedOnResync(t *testing.T) {
 	h := newWithAPI(t, 50*time.Millisecond)
 	h.mirrors.mu.Lock()

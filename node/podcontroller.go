@@ -50,6 +50,13 @@ func catchUpRetry() backoff.Policy {
 	return backoff.Policy{Initial: 100 * time.Millisecond, Max: 5 * time.Second}
 }
 
+// refusedRetry is the back-off of a mirror the API server refused (errMirrorRefused): from half
+// a second, about what an API server takes to make its bootstrap objects after it starts
+// serving, up to the resync period, at which a refusal that lasts is asked again anyway.
+func refusedRetry(syncFrequency time.Duration) backoff.Policy {
+	return backoff.Policy{Initial: min(500*time.Millisecond, syncFrequency), Max: syncFrequency}
+}
+
 // DesiredPods is what the controller reconciles toward: the pods the node must run (from the
 // source updates, which the controller applies to it), the mirrors the API server holds for
 // the static ones, and the client that writes those mirrors. It is the part of
@@ -139,6 +146,8 @@ type PodController struct {
 	refusals refusals // reported once per distinct answer, retried on the resync
 	// catchUp is the back-off of a key whose sync waits for the watch (errWaitForWatch).
 	catchUp workqueue.TypedRateLimiter[string]
+	// refused is the back-off of a key whose mirror the API server refused (errMirrorRefused).
+	refused workqueue.TypedRateLimiter[string]
 
 	ready chan struct{}
 	ended runresult.Result
@@ -193,6 +202,7 @@ func NewPodController(cfg PodControllerConfig) (*PodController, error) {
 		seen:    map[string]bool{},
 		ready:   make(chan struct{}),
 		catchUp: backoff.Limiter[string](catchUpRetry()),
+		refused: backoff.Limiter[string](refusedRetry(cfg.SyncFrequency)),
 	}
 	if cfg.StatusBacklog != nil {
 		cfg.StatusBacklog.Track(c.status.Len)
@@ -443,6 +453,12 @@ func (c *PodController) processQueue(ctx context.Context, name string, q workque
 			// applies: the disagreement has a back-off of its own, which starts short.
 			delay := c.catchUp.When(key)
 			klog.FromContext(ctx).V(2).Info("Waiting for the watch to catch up, will retry", "queue", name, "podFullName", key, "after", delay, "reason", err)
+			q.Forget(key)
+			q.AddAfter(key, delay)
+		case errors.Is(err, errMirrorRefused):
+			// Reported by syncMirror once per distinct answer; the retry is quiet.
+			delay := c.refused.When(key)
+			klog.FromContext(ctx).V(4).Info("Mirror pod refused, will retry", "queue", name, "podFullName", key, "after", delay)
 			q.Forget(key)
 			q.AddAfter(key, delay)
 		default:

@@ -112,11 +112,10 @@ func TestPodControllerTranscripts(t *testing.T) {
 				"api: create pods default/web-n1 → Forbidden",
 				"event: Warning FailedMirror node/n1",
 			}},
-			{advance(10 * time.Second), nil}, // no mirror to show the status on
-			{advance(80 * time.Second), []string{
+			{advance(10 * time.Second), []string{ // the refusal's back-off (half a second), not the resync
 				"api: create pods default/web-n1 → Forbidden",
 			}},
-			{advance(90 * time.Second), []string{ // and the status has somewhere to go
+			{advance(10 * time.Second), []string{ // and the status has somewhere to go
 				"api: create pods default/web-n1",
 				"api: patch pods/status default/web-n1",
 				"event: Normal Started default/web-n1",

@@ -25,6 +25,7 @@ const resyncJitter = 0.5
 // often by events still has a single resync waiting.
 func (c *PodController) synced(key string) {
 	c.catchUp.Forget(key)
+	c.refused.Forget(key)
 	if !c.exists(key) {
 		c.refusals.forget(key)
 		return
