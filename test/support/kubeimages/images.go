@@ -44,7 +44,9 @@ const (
 	// the same image (same digest) as test/support/testcontainerd's SandboxImage.
 	Pause = "registry.k8s.io/pause:3.10.2"
 	// KubeProxy and CoreDNS are the add-ons' images: kubeadm lists them, but no static pod
-	// runs them, and they are not built here.
+	// runs them, and they are not built here. kubeadm init's preflight (ImagePull) pulls them
+	// too unless the ClusterConfiguration disables the add-ons (proxy.disabled, dns.disabled)
+	// or the check is skipped (--ignore-preflight-errors=ImagePull).
 	KubeProxy = "registry.k8s.io/kube-proxy:" + KubernetesVersion
 	CoreDNS   = "registry.k8s.io/coredns/coredns:v1.14.2"
 )
