@@ -51,13 +51,17 @@ func (c *cluster) mirror(ctx context.Context, component string) (*corev1.Pod, er
 // seen when timeout passes.
 func (c *cluster) waitMirror(t *testing.T, component string, timeout time.Duration, what string, check func(*corev1.Pod) error) *corev1.Pod {
 	t.Helper()
-	return podwait.Until(t, c.admin, metav1.NamespaceSystem, c.mirrorName(component), timeout, what, check)
+	start := time.Now()
+	p := podwait.Until(t, c.admin, metav1.NamespaceSystem, c.mirrorName(component), timeout, what, check)
+	t.Logf("%s: %s (%s)", p.Name, what, time.Since(start).Round(100*time.Millisecond))
+	return p
 }
 
 // waitNodeReady waits until Node name reports Ready with nodeIP as its InternalIP.
 func (c *cluster) waitNodeReady(t *testing.T, name string, timeout time.Duration) *corev1.Node {
 	t.Helper()
 	var node *corev1.Node
+	start := time.Now()
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		n, err := c.admin.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
 		require.NoError(ct, err)
@@ -67,6 +71,7 @@ func (c *cluster) waitNodeReady(t *testing.T, name string, timeout time.Duration
 		assert.Equal(ct, corev1.ConditionTrue, ready.Status, "Ready: %s %s", ready.Reason, ready.Message)
 		node = n
 	}, timeout, 500*time.Millisecond, "Node %s registered and Ready at %s", name, nodeIP)
+	t.Logf("Node %s Ready (%s)", name, time.Since(start).Round(100*time.Millisecond))
 	return node
 }
 

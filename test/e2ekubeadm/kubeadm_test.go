@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,8 +70,8 @@ func kubeadmConfig(node string, apiServerArgs map[string]string) string {
 	var extra strings.Builder
 	if len(apiServerArgs) > 0 {
 		extra.WriteString("apiServer:\n  extraArgs:\n")
-		for name, value := range apiServerArgs {
-			fmt.Fprintf(&extra, "  - name: %s\n    value: %q\n", name, value)
+		for _, name := range slices.Sorted(maps.Keys(apiServerArgs)) {
+			fmt.Fprintf(&extra, "  - name: %s\n    value: %q\n", name, apiServerArgs[name])
 		}
 	}
 	return fmt.Sprintf(`apiVersion: kubeadm.k8s.io/v1beta4
