@@ -68,7 +68,7 @@ func (p *Provider) adoptKeptLocked(ctx context.Context, st *podState) {
 		}
 	}
 	for _, cs := range k.containers {
-		if !adoptContainer(st, cs) {
+		if !adoptContainer(st, cs, false) {
 			st.leftovers.containers = append(st.leftovers.containers, cs)
 		}
 	}

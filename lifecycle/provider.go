@@ -213,8 +213,10 @@ func (p *Provider) Run(ctx context.Context) error {
 	return nil
 }
 
-// stopAll stops every pod's containers with their grace periods, all pods at once, for an agent
-// told to take its pods down with it. The pods stay known: the next agent starts them again.
+// stopAll stops every pod's containers with their grace periods, then its sandbox, all pods at
+// once, for an agent told to take its pods down with it: a sandbox left running would outlive
+// the agent (the process runtime's holder, PID 1 of a pod's namespaces). The pods stay known:
+// the next agent starts them again, in new sandboxes, as after a reboot.
 func (p *Provider) stopAll(ctx context.Context) {
 	p.mu.Lock()
 	uids := make([]types.UID, 0, len(p.pods))
@@ -224,7 +226,21 @@ func (p *Provider) stopAll(ctx context.Context) {
 	p.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, uid := range uids {
-		wg.Go(func() { p.stopPod(ctx, uid) })
+		wg.Go(func() {
+			p.stopPod(ctx, uid)
+			p.mu.Lock()
+			var id string
+			if st, ok := p.pods[uid]; ok {
+				id = st.sandboxID
+			}
+			p.mu.Unlock()
+			if id == "" {
+				return
+			}
+			if err := p.rt.StopSandbox(ctx, id); err != nil && !provider.IsNotFound(err) {
+				klog.FromContext(ctx).Error(err, "Stopping a pod's sandbox as the agent exits", "podUID", uid, "sandboxID", id)
+			}
+		})
 	}
 	wg.Wait()
 }

@@ -449,7 +449,7 @@ func TestAPIPodImageChangeRestartsThatContainer(t *testing.T) {
 	assert.Equal(t, int32(0), h.status(pod.UID).ContainerStatuses[1].RestartCount, "the other container is untouched")
 }
 
-func TestStopPodsOnExitStopsEveryContainer(t *testing.T) {
+func TestStopPodsOnExitStopsEveryContainerAndSandbox(t *testing.T) {
 	h := &harness{t: t, clock: clocktesting.NewFakeClock(time.Now()), root: t.TempDir(), events: record.NewFakeRecorder(100)}
 	h.rt = newFakeRuntime(h.clock)
 	p, err := New(context.Background(), Config{Runtime: h.rt, RuntimeName: "fake", RootDir: h.root, Clock: h.clock, StopPodsOnExit: true})
@@ -463,9 +463,49 @@ func TestStopPodsOnExitStopsEveryContainer(t *testing.T) {
 	<-done
 	assert.Empty(t, h.rt.running("a"))
 	assert.Empty(t, h.rt.running("b"))
+	h.rt.mu.Lock()
+	require.Len(t, h.rt.sandboxes, 1)
+	for id, sb := range h.rt.sandboxes {
+		assert.Equal(t, SandboxNotReady, sb.State, "sandbox %s stopped too: nothing of the pod outlives the agent", id)
+	}
+	h.rt.mu.Unlock()
 	pods, err := p.GetPods(context.Background())
 	require.NoError(t, err)
 	assert.Len(t, pods, 1, "the pod stays known for the next agent")
+}
+
+// An agent that stopped its pods as it exited (or a reboot, which ends the sandboxes' holders)
+// leaves a pod's sandbox not ready: the next agent runs the pod in a new sandbox and its
+// containers go on counting their restarts from the exited instances of the old one, as the
+// kubelet after a reboot, instead of starting over at 0 (and overwriting 0.log).
+func TestPodRunsAgainInANewSandboxWithItsRestartCount(t *testing.T) {
+	h := newHarness(t)
+	h.stop()
+	h.configure = func(c *Config) { c.StopPodsOnExit = true }
+	h.start()
+	pod := testPod("rb1", corev1.RestartPolicyAlways, ctr("main", "sleep", "1000"))
+	require.NoError(t, h.p.CreatePod(context.Background(), pod))
+	h.eventually(pod.UID, "Running", func(s *corev1.PodStatus) bool { return s.Phase == corev1.PodRunning })
+	first := h.status(pod.UID).ContainerStatuses[0].ContainerID
+
+	h.stop() // every container and the sandbox stopped
+	h.start()
+	h.eventually(pod.UID, "running again, restarted once", func(s *corev1.PodStatus) bool {
+		cs := s.ContainerStatuses[0]
+		return cs.State.Running != nil && cs.RestartCount == 1 && cs.ContainerID != first
+	})
+	cs := h.status(pod.UID).ContainerStatuses[0]
+	require.NotNil(t, cs.LastTerminationState.Terminated, "the last state is the old sandbox's instance")
+	assert.Equal(t, first, cs.LastTerminationState.Terminated.ContainerID)
+	h.rt.mu.Lock()
+	defer h.rt.mu.Unlock()
+	ready := 0
+	for _, sb := range h.rt.sandboxes {
+		if sb.State == SandboxReady {
+			ready++
+		}
+	}
+	assert.Equal(t, 1, ready, "one ready sandbox: the new one (sandboxes: %d)", len(h.rt.sandboxes))
 }
 
 func TestPodIPIsTheSandboxesOnThePodNetwork(t *testing.T) {

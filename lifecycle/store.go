@@ -172,6 +172,11 @@ func (p *Provider) restore(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("lifecycle: list the runtime's sandboxes: %w", err)
 	}
+	// A known pod's sandboxes that are not ready — stopped with the agent, or whose holder a
+	// reboot ended — run nothing more, but their exited containers are the pod's history: its
+	// restart counts and last states, as the kubelet reads them from the runtime after a reboot.
+	// They are kept for the containers below, then removed; the pod gets a new sandbox.
+	var dead []*SandboxStatus
 	for _, sb := range sandboxes {
 		if k, ok := p.kept[types.UID(sb.Labels[LabelPodUID])]; ok {
 			k.sandboxes = append(k.sandboxes, sb)
@@ -181,8 +186,19 @@ func (p *Provider) restore(ctx context.Context) error {
 		if ok && adoptSandbox(st, sb) {
 			continue
 		}
+		if ok && sb.State == SandboxNotReady {
+			dead = append(dead, sb)
+			continue
+		}
 		logger.Info("Removing a sandbox of no pod", "sandboxID", sb.ID, "podUID", sb.Labels[LabelPodUID])
 		p.removeSandbox(ctx, sb.ID)
+	}
+	deadSandbox := map[string]bool{}
+	for _, sb := range dead {
+		// A pod with a ready sandbox has its history there.
+		if p.pods[types.UID(sb.Labels[LabelPodUID])].sandboxID == "" {
+			deadSandbox[sb.ID] = true
+		}
 	}
 
 	containers, err := p.rt.ListContainers(ctx)
@@ -198,7 +214,8 @@ func (p *Provider) restore(ctx context.Context) error {
 		}
 		st, ok := p.pods[types.UID(cs.Labels[LabelPodUID])]
 		name := cs.Labels[LabelContainerName]
-		if !ok || containerSpec(st.pod, name) == nil || cs.SandboxID != st.sandboxID {
+		history := ok && deadSandbox[cs.SandboxID] && cs.State == ContainerExited
+		if !ok || containerSpec(st.pod, name) == nil || (cs.SandboxID != st.sandboxID && !history) {
 			logger.Info("Removing a container of no pod", "containerID", cs.ID, "podUID", cs.Labels[LabelPodUID], "container", name)
 			p.removeOrphanContainer(ctx, cs)
 			continue
@@ -207,9 +224,13 @@ func (p *Provider) restore(ctx context.Context) error {
 		if rec == nil || rec.previous == nil {
 			p.addTerminationMessage(ctx, st.pod, name, cs)
 		}
-		if !adoptContainer(st, cs) {
+		if !adoptContainer(st, cs, history) {
 			p.removeOrphanContainer(ctx, cs)
 		}
+	}
+	for _, sb := range dead {
+		logger.Info("Removing a pod's sandbox that is not ready; the pod gets a new one", "sandboxID", sb.ID, "podUID", sb.Labels[LabelPodUID])
+		p.removeSandbox(ctx, sb.ID)
 	}
 	for uid, st := range p.pods {
 		settleAdopted(st)
@@ -241,11 +262,12 @@ func adoptSandbox(st *podState, sb *SandboxStatus) bool {
 
 // adoptContainer attaches an instance the runtime holds to the pod's container record; the
 // instances of a container come newest first, so the first is its current one and the second
-// its previous. false: the instance is of no use to the pod (not in its spec, of another
-// sandbox, older than the two kept).
-func adoptContainer(st *podState, cs *ContainerStatus) bool {
+// its previous. history: cs is an exited instance of a sandbox of the pod that is no longer
+// ready, which counts for the restarts and the last state only. false: the instance is of no
+// use to the pod (not in its spec, of another sandbox, older than the two kept).
+func adoptContainer(st *podState, cs *ContainerStatus, history bool) bool {
 	name := cs.Labels[LabelContainerName]
-	if containerSpec(st.pod, name) == nil || cs.SandboxID != st.sandboxID {
+	if containerSpec(st.pod, name) == nil || (cs.SandboxID != st.sandboxID && !history) {
 		return false
 	}
 	rec := st.containers[name]
