@@ -50,10 +50,11 @@ ARGS ?= -v=2
 run: build
 	$(BIN)/vk-static --pod-manifest-path=examples/manifests --root-dir=$(CURDIR)/run --pod-logs-dir=$(CURDIR)/run/log/pods --stop-pods-on-exit $(ARGS)
 
-# demo starts the test control plane and the agent with a node identity on the example
-# manifests, and prints the kubectl commands to look at them (kubectl from `make kubectl`).
+# demo runs a one-node cluster whose control plane the agent runs as static pods: kubeadm's
+# unmodified manifests, in network and mount namespaces of the demo's own (as root), and prints
+# the kubectl commands to look at it; Ctrl-C stops it all (hack/demo).
 demo: build testbin
-	$(GO) run ./hack/demo --kubectl=$(KUBECTL)
+	$(GO) run ./hack/demo
 
 # kubectl for the demo and the end-to-end tests (test/e2e drives it as a user would), built
 # from the same Kubernetes release as the test control plane. It is part of testbin: after the
