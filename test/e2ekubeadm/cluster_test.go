@@ -30,6 +30,7 @@ var components = []string{"etcd", "kube-apiserver", "kube-controller-manager", "
 // cluster is the kubeadm control plane under test and the agent that runs it.
 type cluster struct {
 	node    string
+	rt      nodeRuntime
 	agent   *agentproc.Agent
 	kubeadm kubeadmRunner
 	// admin is kubernetes-admin of admin.conf, in kubeadm:cluster-admins: allowed everything
@@ -119,14 +120,8 @@ func (c *cluster) allRunningReady(t *testing.T, components []string, timeout tim
 	return out
 }
 
-// workload is the process the agent runs for the one container of pod (a mirror: its status is
-// the static pod's), as its supervisor recorded it.
-func (c *cluster) workload(t require.TestingT, p *corev1.Pod) agentproc.Workload {
-	require.Len(t, p.Status.ContainerStatuses, 1, "%s", p.Name)
-	w, err := agentproc.ContainerWorkload(c.agent.Dir, p.Status.ContainerStatuses[0].ContainerID)
-	require.NoError(t, err, "%s", p.Name)
-	return w
-}
+// workload is what runs the one container of pod (a mirror: its status is the static pod's).
+func (c *cluster) workload(t require.TestingT, p *corev1.Pod) workload { return c.rt.workload(t, c, p) }
 
 // kubectlRun runs kubectl as kubernetes-admin and returns its standard output, or an error with
 // its standard error.
@@ -170,8 +165,9 @@ func readManifests(t *testing.T) map[string]string {
 }
 
 // stopControlPlane removes kubeadm's manifests and waits until the agent has stopped their
-// processes, so that the agent's own clean-up (agentproc.StartInTest) finds none left.
-func stopControlPlane(t *testing.T, a *agentproc.Agent) {
+// containers, so that the agent's own clean-up (agentproc.StartInTest) and the runtime's find
+// none left.
+func stopControlPlane(t *testing.T, c *cluster) {
 	t.Helper()
 	entries, _ := os.ReadDir(manifestDir)
 	for _, e := range entries {
@@ -179,11 +175,7 @@ func stopControlPlane(t *testing.T, a *agentproc.Agent) {
 			t.Errorf("remove manifest: %v", err)
 		}
 	}
-	assert.EventuallyWithT(t, func(c *assert.CollectT) {
-		procs, err := agentproc.ContainerProcesses(a.Dir)
-		require.NoError(c, err)
-		assert.Empty(c, procs, "still running")
-	}, 2*time.Minute, 200*time.Millisecond, "the control plane's processes stop once its manifests are removed")
+	c.rt.waitStopped(t, c)
 }
 
 // step runs f as subtest name and stops the test when it fails: each step needs the ones

@@ -17,7 +17,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/test/support/agentproc"
-	"github.com/vk-static/vk-static/test/support/cgrouptest"
 	"github.com/vk-static/vk-static/test/support/podwait"
 )
 
@@ -34,28 +33,37 @@ const (
 )
 
 // TestKubeadmControlPlane: kubeadm's control plane, from its unmodified manifests, run by
-// vk-static as a kubeadm node's kubelet runs it (see the package documentation). Each step
-// needs the one before it; the first that fails ends the test.
-func TestKubeadmControlPlane(t *testing.T) {
+// vk-static as a kubeadm node's kubelet runs it (see the package documentation), with the
+// process provider: the containers are host processes running the test control plane's
+// binaries.
+func TestKubeadmControlPlane(t *testing.T) { testControlPlane(t, processRuntime{}) }
+
+// TestKubeadmControlPlaneCRI is the same with --provider cri on a containerd of the test's
+// own, which runs kubeadm's images, built from the same binaries and imported.
+func TestKubeadmControlPlaneCRI(t *testing.T) { testControlPlane(t, &criRuntime{}) }
+
+// testControlPlane is the scenario, on runtime rt. Each step needs the one before it; the
+// first that fails ends the test.
+func testControlPlane(t *testing.T, rt nodeRuntime) {
 	ctx := context.Background()
+	freshKubeadmPaths(t) // first: unmounted last
 	bins := findBinaries(t)
-	linkIntoPath(t, bins)
 	dir := t.TempDir()
-	c := &cluster{node: node, kubeadm: kubeadmRunner{path: bins.kubeadm, home: dir}, kubectl: bins.kubectl, home: dir}
+	c := &cluster{node: node, rt: rt, kubeadm: kubeadmRunner{path: bins.kubeadm, home: dir}, kubectl: bins.kubectl, home: dir}
 	config := writeConfig(t, dir, "kubeadm.yaml", kubeadmConfig(node, nil))
+	providerArgs := rt.start(t, bins) // its clean-up runs after the agent's
 
 	c.kubeadm.run(t, "init", "phase", "certs", "all", "--config", config)
 	c.kubeadm.run(t, "init", "phase", "kubeconfig", "all", "--config", config)
 	// The agent starts now, with kubeadm's kubelet.conf, before there is a manifest or an API
 	// server, as the kubelet of `kubeadm init` does. kubeadm's CA signed the API server's
 	// kubelet client certificate: with it the agent knows the API server calling its API.
-	c.agent = agentproc.StartInTest(t, agentproc.Config{Binary: agentBinary, Dir: t.TempDir(), Node: node, Args: []string{
+	c.agent = agentproc.StartInTest(t, agentproc.Config{Binary: agentBinary, Dir: t.TempDir(), Node: node, Args: append([]string{
 		"--kubeconfig", kubeletConf, "--pod-manifest-path", manifestDir, "--client-ca-file", caFile,
 		"--node-ip", nodeIP.String(), "--address", nodeIP.String(),
-		"--provider", "process", "--process-allow-host-network", "--cgroup-root", cgrouptest.Root(t),
 		"--node-status-update-frequency", "2s", "-v", "2",
-	}})
-	t.Cleanup(func() { stopControlPlane(t, c.agent) }) // before the agent's own clean-up
+	}, providerArgs...)})
+	t.Cleanup(func() { stopControlPlane(t, c) }) // before the agent's own clean-up
 	c.kubeadm.run(t, "init", "phase", "etcd", "local", "--config", config)
 	c.kubeadm.run(t, "init", "phase", "control-plane", "all", "--config", config)
 	written := readManifests(t)
@@ -90,6 +98,7 @@ func TestKubeadmControlPlane(t *testing.T) {
 			assert.Equal(t, ptr.To[int32](2000001000), p.Spec.Priority, p.Name)
 			assert.True(t, p.Spec.HostNetwork, p.Name)
 			assert.Equal(t, nodeIP.String(), p.Status.PodIP, p.Name)
+			rt.checkMirror(t, p)
 		}
 		// kubeadm's own annotations, which kubeadm join and upgrade read back from the mirrors.
 		assert.Equal(t, nodeIP.String()+":6443", mirrors["kube-apiserver"].Annotations["kubeadm.kubernetes.io/kube-apiserver.advertise-address.endpoint"])
@@ -112,13 +121,7 @@ func TestKubeadmControlPlane(t *testing.T) {
 	step(t, "Scheduling", func(t *testing.T) {
 		ns, err := c.admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "scheduling"}}, metav1.CreateOptions{})
 		require.NoError(t, err)
-		pod := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: "unbound"},
-			Spec: corev1.PodSpec{ // no nodeName: the scheduler binds it
-				TerminationGracePeriodSeconds: ptr.To[int64](1),
-				Containers:                    []corev1.Container{{Name: "main", Image: "busybox", Command: []string{"sleep", "3600"}}},
-			},
-		}
+		pod := rt.apiPod()
 		// The kube-controller-manager makes the namespace's default ServiceAccount and
 		// kube-root-ca.crt, which the pod's token volume needs; until then admission refuses it.
 		require.EventuallyWithT(t, func(ct *assert.CollectT) {
@@ -135,12 +138,13 @@ func TestKubeadmControlPlane(t *testing.T) {
 			}
 			podwait.Gone(t, c.admin, ns.Name, pod.Name, time.Minute)
 		})
-		podwait.Until(t, c.admin, ns.Name, pod.Name, 2*time.Minute, "scheduled to "+node+" and running", func(p *corev1.Pod) error {
+		p := podwait.Until(t, c.admin, ns.Name, pod.Name, 2*time.Minute, "scheduled to "+node+" and running", func(p *corev1.Pod) error {
 			if p.Spec.NodeName != node {
 				return fmt.Errorf("nodeName %q, conditions %s", p.Spec.NodeName, podwait.Describe(p.Status.Conditions))
 			}
 			return podwait.MainRunning(p)
 		})
+		rt.checkAPIPod(t, p)
 		require.EventuallyWithT(t, func(ct *assert.CollectT) {
 			events, err := c.admin.CoreV1().Events(ns.Name).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod.Name + ",reason=Scheduled"})
 			require.NoError(ct, err)
@@ -152,12 +156,12 @@ func TestKubeadmControlPlane(t *testing.T) {
 
 	step(t, "AgentRestart", func(t *testing.T) {
 		before := map[string]*corev1.Pod{}
-		workloads := map[string]agentproc.Workload{}
+		workloads := map[string]workload{}
 		for _, comp := range components {
 			p, err := c.mirror(ctx, comp)
 			require.NoError(t, err)
 			before[comp], workloads[comp] = p, c.workload(t, p)
-			require.True(t, workloads[comp].Running(), "%s: pid %d", comp, workloads[comp].Pid)
+			require.True(t, workloads[comp].running(), "%s: %s runs", comp, workloads[comp])
 		}
 		lease, err := c.admin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, node, metav1.GetOptions{})
 		require.NoError(t, err)
@@ -168,14 +172,25 @@ func TestKubeadmControlPlane(t *testing.T) {
 		for _, comp := range components {
 			assert.Equal(t, before[comp].UID, after[comp].UID, "%s: the same mirror", comp)
 			assert.Equal(t, before[comp].Status.ContainerStatuses[0].ContainerID, after[comp].Status.ContainerStatuses[0].ContainerID, "%s: the same container", comp)
-			assert.True(t, workloads[comp].Running(), "%s: pid %d still runs", comp, workloads[comp].Pid)
-			assert.Equal(t, workloads[comp].Pid, c.workload(t, after[comp]).Pid, "%s: the same process", comp)
+			assert.True(t, workloads[comp].running(), "%s: %s still runs", comp, workloads[comp])
+			w := c.workload(t, after[comp])
+			assert.Equal(t, workloads[comp].pid, w.pid, "%s: the same process", comp)
+			assert.Equal(t, workloads[comp].started, w.started, "%s: the same start of its container", comp)
 		}
 		require.EventuallyWithT(t, func(ct *assert.CollectT) {
 			l, err := c.admin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, node, metav1.GetOptions{})
 			require.NoError(ct, err)
 			assert.True(ct, l.Spec.RenewTime.After(lease.Spec.RenewTime.Time), "renewed at %v, before the restart at %v", l.Spec.RenewTime, lease.Spec.RenewTime)
 		}, time.Minute, 500*time.Millisecond, "the restarted agent renews the Node's Lease")
+		// Again once the restarted agent has been at work a while: the mirrors read above may
+		// still have had the old agent's statuses. The new one reruns the probes of the
+		// containers it takes up, and until they pass reports them not ready (or not started),
+		// as a restarted kubelet does; they end Running and Ready, the same containers.
+		again := c.allRunningReady(t, components, restartTimeout)
+		for _, comp := range components {
+			assert.Equal(t, before[comp].Status.ContainerStatuses[0].ContainerID, again[comp].Status.ContainerStatuses[0].ContainerID, "%s: the same container", comp)
+			assert.Equal(t, workloads[comp].pid, c.workload(t, again[comp]).pid, "%s: the same process", comp)
+		}
 	})
 
 	step(t, "EditAPIServer", func(t *testing.T) {
@@ -195,8 +210,8 @@ func TestKubeadmControlPlane(t *testing.T) {
 		})
 		assert.Contains(t, p.Spec.Containers[0].Command, "--event-ttl=2h0m0s")
 		assert.Equal(t, p.Annotations["kubernetes.io/config.hash"], p.Annotations["kubernetes.io/config.mirror"])
-		assert.False(t, oldWorkload.Running(), "the old kube-apiserver (pid %d) stopped", oldWorkload.Pid)
-		assert.NotEqual(t, oldWorkload.Pid, c.workload(t, p).Pid)
+		assert.False(t, oldWorkload.running(), "the old kube-apiserver (%s) stopped", oldWorkload)
+		assert.NotEqual(t, oldWorkload.pid, c.workload(t, p).pid)
 		// The cluster comes back: the controller manager and the scheduler lose their leases
 		// while the API server is replaced and may restart; all four end Running and Ready.
 		c.waitNodeReady(t, node, restartTimeout)
@@ -209,11 +224,13 @@ func TestKubeadmControlPlane(t *testing.T) {
 		w := c.workload(t, p)
 		require.NoError(t, os.Remove(filepath.Join(manifestDir, "kube-scheduler.yaml")))
 		podwait.Gone(t, c.admin, metav1.NamespaceSystem, c.mirrorName("kube-scheduler"), 2*time.Minute)
-		require.Eventually(t, func() bool { return !w.Running() }, time.Minute, 200*time.Millisecond, "the scheduler (pid %d) stops", w.Pid)
+		require.Eventually(t, func() bool { return !w.running() }, time.Minute, 200*time.Millisecond, "the scheduler (%s) stops", w)
 		c.allRunningReady(t, []string{"etcd", "kube-apiserver", "kube-controller-manager"}, time.Minute)
 	})
 
-	step(t, "Join", func(t *testing.T) { c.testJoin(t) })
+	if rt.join() {
+		step(t, "Join", func(t *testing.T) { c.testJoin(t) })
+	}
 }
 
 // withoutBlockOwnerDeletion is refs with BlockOwnerDeletion cleared: which value it has is not

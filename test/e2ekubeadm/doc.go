@@ -3,12 +3,30 @@
 // `make kubeadm-testbin`) writes its certificates, kubeconfigs and the unmodified manifests of
 // etcd, kube-apiserver, kube-controller-manager and kube-scheduler into
 // /etc/kubernetes/manifests, and the agent, started with kubeadm's kubelet.conf before any API
-// server exists, runs them with the process provider, registers its Node with the API server it
-// has just started and makes their mirror pods once that answers. The test then checks what a
-// control-plane node must do: kubectl logs through the API server, scheduling by the static
-// scheduler, an agent restart that keeps the control plane's processes, an edited manifest
-// that replaces its pod and mirror, a removed one that takes its mirror with it, and a second
-// agent that joins with a bootstrap token from `kubeadm token create`.
+// server exists, runs them, registers its Node with the API server it has just started and
+// makes their mirror pods once that answers. The test then checks what a control-plane node
+// must do: kubectl logs through the API server, scheduling by the static scheduler, an agent
+// restart that keeps the control plane's containers, an edited manifest that replaces its pod
+// and mirror, a removed one that takes its mirror with it, and a second agent that joins with
+// a bootstrap token from `kubeadm token create`.
+//
+// The scenario runs twice, once per provider (testControlPlane with a nodeRuntime):
+//
+//   - TestKubeadmControlPlane: --provider process. The containers are host processes; an
+//     agent restart keeps each one's pid.
+//   - TestKubeadmControlPlaneCRI: --provider cri, on a containerd of the test's own
+//     (test/support/testcontainerd) started in the test's namespaces. kubeadm's images
+//     (registry.k8s.io/kube-apiserver, kube-controller-manager and kube-scheduler at
+//     v1.36.3, etcd:3.6.8-0, pause:3.10.2) are built as the conformance harness builds its
+//     images, locally, each a single layer holding the same static binary the process run
+//     uses (test/support/kubeimages), and imported with ctr, so that the manifests' images
+//     resolve with their imagePullPolicy IfNotPresent and nothing is pulled. An agent
+//     restart keeps each container's ID, its containerd task's pid and its start time.
+//     containerd has a bridge CNI network (as test/e2ecri's): its runtime then reports
+//     NetworkReady, which the Node's Ready follows, and the scheduled API pod, the only pod
+//     not on the host's network, runs with an address of the pod network and a test image
+//     (test/support/testimage's workload, imported too). The join is left out: it is about
+//     the agent's credentials, which the provider does not change.
 //
 // kubeadm's paths are constants (/etc/kubernetes and its manifests directory; /var/lib/etcd is
 // the default the manifests are left with), and kubeadm's API server certificate and etcd name
@@ -16,21 +34,26 @@
 // mount namespaces of its own (test/support/netns: root is needed, and its absence is a
 // failure, not a skip), where the node's address is netns.NodeIP on the namespace's lo, and
 // hides /etc/kubernetes, /var/lib/etcd (a 1 GiB tmpfs: etcd preallocates 64 MB write-ahead log
-// segments) and /usr/local/sbin behind tmpfs mounts of that namespace (test/support/hostpaths):
-// nothing kubeadm or its control plane writes reaches the machine's /etc or /var/lib. The
-// parent creates the mount points the machine lacks before the child runs and removes them after.
+// segments), /usr/local/sbin and /usr/libexec/kubernetes (the controller manager's flex-volume
+// directory, a hostPath its manifest has created if missing) behind tmpfs mounts of that
+// namespace (test/support/hostpaths): nothing kubeadm or its control plane writes reaches the
+// machine's /etc, /var/lib or /usr. Each test
+// mounts fresh tmpfs mounts over those for its own run and unmounts them at its end, so the
+// two runs share no certificate, manifest or etcd data. The parent creates the mount points the
+// machine lacks before the child runs and removes them after.
 //
-// kubeadm's containers run bare command names (kube-apiserver, etcd, …) and set no PATH, so the
-// process provider's supervisor looks them up in its default search path, whose first
+// On the process provider kubeadm's containers run bare command names (kube-apiserver, etcd,
+// …) and set no PATH, so the supervisor looks them up in its default search path, whose first
 // directory is /usr/local/sbin. The test puts symbolic links there, in its tmpfs, to the test
 // control plane's binaries ($VK_STATIC_TESTBIN: etcd, kube-apiserver, kube-controller-manager)
 // and to kube-scheduler from kubeadm's cache ($VK_STATIC_KUBEADMBIN). Each container's mount
 // namespace is a copy of the agent's, which is the test's: the containers see the links, the
-// machine does not. kubeadm itself runs without the *_proxy variables, which it would otherwise
-// copy into every manifest.
+// machine does not. On CRI the same names resolve through the images' PATH. kubeadm itself
+// runs without the *_proxy variables, which it would otherwise copy into every manifest.
 //
 // The agent's own state stays in the test's temporary directories (--root-dir, --pod-logs-dir,
 // as test/support/agentproc passes them), and the test ends by removing the manifests and
-// waiting for the control plane's processes to stop; what is still running then is killed and
-// fails the test.
+// waiting for the control plane to stop: for the process provider, what is still running then
+// is killed and fails the test; for CRI, the containerd must hold no sandbox and no container
+// before it is stopped.
 package e2ekubeadm

@@ -21,14 +21,18 @@ const binDirEnv = "VK_STATIC_E2EKUBEADM_BIN"
 
 // masks are the machine's paths the child hides behind a tmpfs of its mount namespace: kubeadm
 // writes /etc/kubernetes (certificates, kubeconfigs, manifests) and etcd /var/lib/etcd whatever
-// it is told, and /usr/local/sbin gets the links through which the containers' bare command
-// names resolve.
+// it is told, /usr/local/sbin gets the links through which the containers' bare command names
+// resolve, and the agent makes the controller manager's /usr/libexec/kubernetes/… volume.
+// Each test mounts them again for itself (freshKubeadmPaths).
 var masks = []hostpaths.Tmpfs{
 	{Path: "/etc/kubernetes", Mode: 0o755, Size: "64m"},
 	// etcd preallocates its write-ahead log in 64 MB segments; 0700 as etcd wants its data
 	// directory.
 	{Path: "/var/lib/etcd", Mode: 0o700, Size: "1g"},
 	{Path: pathDir, Mode: 0o755, Size: "1m"},
+	// The controller manager's flex-volume directory, a hostPath of type DirectoryOrCreate in
+	// kubeadm's manifest: the agent would otherwise create it on the machine.
+	{Path: "/usr/libexec/kubernetes", Mode: 0o755, Size: "1m"},
 }
 
 // agentBinary is vk-static built with -race, with vk-static-supervisor beside it.
