@@ -20,7 +20,8 @@
 //     v1.36.3, etcd:3.6.8-0, pause:3.10.2) are built as the conformance harness builds its
 //     images, locally, each a single layer holding the same static binary the process run
 //     uses (test/support/kubeimages), and imported with ctr, so that the manifests' images
-//     resolve with their imagePullPolicy IfNotPresent and nothing is pulled. An agent
+//     resolve with their imagePullPolicy IfNotPresent and nothing is pulled (each
+//     container's imageID is the imported image's). An agent
 //     restart keeps each container's ID, its containerd task's pid and its start time.
 //     containerd has a bridge CNI network (as test/e2ecri's): its runtime then reports
 //     NetworkReady, which the Node's Ready follows, and the scheduled API pod, the only pod
@@ -35,7 +36,7 @@
 // failure, not a skip), where the node's address is netns.NodeIP on the namespace's lo, and
 // hides /etc/kubernetes, /var/lib/etcd (a 1 GiB tmpfs: etcd preallocates 64 MB write-ahead log
 // segments), /usr/local/sbin and /usr/libexec/kubernetes (the controller manager's flex-volume
-// directory, a hostPath its manifest has created if missing) behind tmpfs mounts of that
+// directory, a hostPath volume of type DirectoryOrCreate) behind tmpfs mounts of that
 // namespace (test/support/hostpaths): nothing kubeadm or its control plane writes reaches the
 // machine's /etc, /var/lib or /usr. Each test
 // mounts fresh tmpfs mounts over those for its own run and unmounts them at its end, so the
