@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/vk-static/vk-static/test/support/agentproc"
+	"github.com/vk-static/vk-static/test/support/kubeadmnode"
 	"github.com/vk-static/vk-static/test/support/podwait"
 )
 
@@ -128,7 +129,7 @@ func (c *cluster) workload(t require.TestingT, p *corev1.Pod) workload { return 
 func (c *cluster) kubectlRun(args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, c.kubectl, append([]string{"--kubeconfig", adminConf}, args...)...)
+	cmd := exec.CommandContext(ctx, c.kubectl, append([]string{"--kubeconfig", kubeadmnode.AdminConf}, args...)...)
 	cmd.Env = append(os.Environ(), "HOME="+c.home)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -153,11 +154,11 @@ func clientFor(t *testing.T, kubeconfig string) kubernetes.Interface {
 // readManifests is the content of every file in kubeadm's manifest directory, by name.
 func readManifests(t *testing.T) map[string]string {
 	t.Helper()
-	entries, err := os.ReadDir(manifestDir)
+	entries, err := os.ReadDir(kubeadmnode.ManifestDir)
 	require.NoError(t, err)
 	out := map[string]string{}
 	for _, e := range entries {
-		data, err := os.ReadFile(filepath.Join(manifestDir, e.Name()))
+		data, err := os.ReadFile(filepath.Join(kubeadmnode.ManifestDir, e.Name()))
 		require.NoError(t, err)
 		out[e.Name()] = string(data)
 	}
@@ -169,9 +170,9 @@ func readManifests(t *testing.T) map[string]string {
 // none left.
 func stopControlPlane(t *testing.T, c *cluster) {
 	t.Helper()
-	entries, _ := os.ReadDir(manifestDir)
+	entries, _ := os.ReadDir(kubeadmnode.ManifestDir)
 	for _, e := range entries {
-		if err := os.Remove(filepath.Join(manifestDir, e.Name())); err != nil {
+		if err := os.Remove(filepath.Join(kubeadmnode.ManifestDir, e.Name())); err != nil {
 			t.Errorf("remove manifest: %v", err)
 		}
 	}

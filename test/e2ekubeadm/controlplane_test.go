@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/vk-static/vk-static/test/support/agentproc"
+	"github.com/vk-static/vk-static/test/support/kubeadmnode"
 	"github.com/vk-static/vk-static/test/support/podwait"
 )
 
@@ -47,10 +48,11 @@ func TestKubeadmControlPlaneCRI(t *testing.T) { testControlPlane(t, &criRuntime{
 func testControlPlane(t *testing.T, rt nodeRuntime) {
 	ctx := context.Background()
 	freshKubeadmPaths(t) // first: unmounted last
-	bins := findBinaries(t)
+	bins, err := kubeadmnode.FindBinaries()
+	require.NoError(t, err)
 	dir := t.TempDir()
-	c := &cluster{node: node, rt: rt, kubeadm: kubeadmRunner{path: bins.kubeadm, home: dir}, kubectl: bins.kubectl, home: dir}
-	config := writeConfig(t, dir, "kubeadm.yaml", kubeadmConfig(node, nil))
+	c := &cluster{node: node, rt: rt, kubeadm: kubeadmRunner{kubeadmnode.Kubeadm{Path: bins.Kubeadm, Home: dir}}, kubectl: bins.Kubectl, home: dir}
+	config := writeConfig(t, dir, "kubeadm.yaml", nil)
 	providerArgs := rt.start(t, bins) // its clean-up runs after the agent's
 
 	c.kubeadm.run(t, "init", "phase", "certs", "all", "--config", config)
@@ -59,7 +61,7 @@ func testControlPlane(t *testing.T, rt nodeRuntime) {
 	// server, as the kubelet of `kubeadm init` does. kubeadm's CA signed the API server's
 	// kubelet client certificate: with it the agent knows the API server calling its API.
 	c.agent = agentproc.StartInTest(t, agentproc.Config{Binary: agentBinary, Dir: t.TempDir(), Node: node, Args: append([]string{
-		"--kubeconfig", kubeletConf, "--pod-manifest-path", manifestDir, "--client-ca-file", caFile,
+		"--kubeconfig", kubeadmnode.KubeletConf, "--pod-manifest-path", kubeadmnode.ManifestDir, "--client-ca-file", kubeadmnode.CAFile,
 		"--node-ip", nodeIP.String(), "--address", nodeIP.String(),
 		"--node-status-update-frequency", "2s", "-v", "2",
 	}, providerArgs...)})
@@ -70,7 +72,7 @@ func testControlPlane(t *testing.T, rt nodeRuntime) {
 	require.Len(t, written, len(components), "kubeadm's manifests: %v", written)
 
 	step(t, "APIServerAnswers", func(t *testing.T) {
-		super := clientFor(t, superAdmin) // system:masters: admin.conf has no rights yet
+		super := clientFor(t, kubeadmnode.SuperAdminConf) // system:masters: admin.conf has no rights yet
 		require.EventuallyWithT(t, func(ct *assert.CollectT) {
 			rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			defer cancel()
@@ -80,7 +82,7 @@ func testControlPlane(t *testing.T, rt nodeRuntime) {
 		// RBAC for kubernetes-admin, bootstrap tokens and the API server's calls to the kubelet
 		// API (kubectl logs), and a first token.
 		c.kubeadm.run(t, "init", "phase", "bootstrap-token", "--config", config)
-		c.admin = clientFor(t, adminConf)
+		c.admin = clientFor(t, kubeadmnode.AdminConf)
 	})
 
 	step(t, "NodeAndMirrors", func(t *testing.T) {
@@ -197,7 +199,7 @@ func testControlPlane(t *testing.T, rt nodeRuntime) {
 		old, err := c.mirror(ctx, "kube-apiserver")
 		require.NoError(t, err)
 		oldWorkload := c.workload(t, old)
-		edited := writeConfig(t, dir, "kubeadm-event-ttl.yaml", kubeadmConfig(node, map[string]string{"event-ttl": "2h0m0s"}))
+		edited := writeConfig(t, dir, "kubeadm-event-ttl.yaml", map[string]string{"event-ttl": "2h0m0s"})
 		c.kubeadm.run(t, "init", "phase", "control-plane", "apiserver", "--config", edited)
 		p := c.waitMirror(t, "kube-apiserver", restartTimeout, "replaced: a new UID and hash, --event-ttl, Running and Ready", func(p *corev1.Pod) error {
 			switch {
@@ -222,7 +224,7 @@ func testControlPlane(t *testing.T, rt nodeRuntime) {
 		p, err := c.mirror(ctx, "kube-scheduler")
 		require.NoError(t, err)
 		w := c.workload(t, p)
-		require.NoError(t, os.Remove(filepath.Join(manifestDir, "kube-scheduler.yaml")))
+		require.NoError(t, os.Remove(filepath.Join(kubeadmnode.ManifestDir, "kube-scheduler.yaml")))
 		podwait.Gone(t, c.admin, metav1.NamespaceSystem, c.mirrorName("kube-scheduler"), 2*time.Minute)
 		require.Eventually(t, func() bool { return !w.running() }, time.Minute, 200*time.Millisecond, "the scheduler (%s) stops", w)
 		c.allRunningReady(t, []string{"etcd", "kube-apiserver", "kube-controller-manager"}, time.Minute)

@@ -29,28 +29,18 @@
 //     (test/support/testimage's workload, imported too). The join is left out: it is about
 //     the agent's credentials, which the provider does not change.
 //
-// kubeadm's paths are constants (/etc/kubernetes and its manifests directory; /var/lib/etcd is
-// the default the manifests are left with), and kubeadm's API server certificate and etcd name
-// the node's address, never 127.0.0.1. So TestMain re-executes the test binary in network and
-// mount namespaces of its own (test/support/netns: root is needed, and its absence is a
-// failure, not a skip), where the node's address is netns.NodeIP on the namespace's lo, and
-// hides /etc/kubernetes, /var/lib/etcd (a 1 GiB tmpfs: etcd preallocates 64 MB write-ahead log
-// segments), /usr/local/sbin and /usr/libexec/kubernetes (the controller manager's flex-volume
-// directory, a hostPath volume of type DirectoryOrCreate) behind tmpfs mounts of that
-// namespace (test/support/hostpaths): nothing kubeadm or its control plane writes reaches the
-// machine's /etc, /var/lib or /usr. Each test
-// mounts fresh tmpfs mounts over those for its own run and unmounts them at its end, so the
-// two runs share no certificate, manifest or etcd data. The parent creates the mount points the
-// machine lacks before the child runs and removes them after.
-//
-// On the process provider kubeadm's containers run bare command names (kube-apiserver, etcd,
-// …) and set no PATH, so the supervisor looks them up in its default search path, whose first
-// directory is /usr/local/sbin. The test puts symbolic links there, in its tmpfs, to the test
-// control plane's binaries ($VK_STATIC_TESTBIN: etcd, kube-apiserver, kube-controller-manager)
-// and to kube-scheduler from kubeadm's cache ($VK_STATIC_KUBEADMBIN). Each container's mount
-// namespace is a copy of the agent's, which is the test's: the containers see the links, the
-// machine does not. On CRI the same names resolve through the images' PATH. kubeadm itself
-// runs without the *_proxy variables, which it would otherwise copy into every manifest.
+// The node is test/support/kubeadmnode's, as make demo's: kubeadm's paths are constants and its
+// API server certificate and etcd name the node's address, never 127.0.0.1, so TestMain
+// re-executes the test binary in network and mount namespaces of its own (test/support/netns:
+// root is needed, and its absence is a failure, not a skip), where the node's address is
+// netns.NodeIP on the namespace's lo and kubeadmnode.Masks hide /etc/kubernetes,
+// /var/lib/etcd, /usr/local/sbin and /usr/libexec/kubernetes behind tmpfs mounts of that
+// namespace: nothing kubeadm or its control plane writes reaches the machine's /etc, /var/lib
+// or /usr. Each test mounts fresh tmpfs mounts over those for its own run and unmounts them at
+// its end, so the two runs share no certificate, manifest or etcd data. The parent creates the
+// mount points the machine lacks before the child runs and removes them after. On the process
+// provider the manifests' bare command names resolve through kubeadmnode.LinkIntoPath's links
+// in /usr/local/sbin; on CRI through the images' PATH.
 //
 // The agent's own state stays in the test's temporary directories (--root-dir, --pod-logs-dir,
 // as test/support/agentproc passes them), and the test ends by removing the manifests and

@@ -20,6 +20,7 @@ import (
 
 	"github.com/vk-static/vk-static/test/support/agentproc"
 	"github.com/vk-static/vk-static/test/support/cgrouptest"
+	"github.com/vk-static/vk-static/test/support/kubeadmnode"
 	"github.com/vk-static/vk-static/test/support/testenv"
 )
 
@@ -34,7 +35,7 @@ var tokenPattern = regexp.MustCompile(`^([a-z0-9]{6})\.[a-z0-9]{16}$`)
 // and its Node becomes Ready.
 func (c *cluster) testJoin(t *testing.T) {
 	ctx := context.Background()
-	token := strings.TrimSpace(c.kubeadm.run(t, "token", "create", "--kubeconfig", adminConf))
+	token := strings.TrimSpace(c.kubeadm.run(t, "token", "create", "--kubeconfig", kubeadmnode.AdminConf))
 	m := tokenPattern.FindStringSubmatch(token)
 	require.NotNil(t, m, "kubeadm token create printed %q", token)
 	id := m[1]
@@ -59,7 +60,7 @@ func (c *cluster) testJoin(t *testing.T) {
 	bootstrap := filepath.Join(dir, "bootstrap.kubeconfig")
 	require.NoError(t, testenv.WriteKubeconfig(bootstrap, &rest.Config{Host: server, BearerToken: token, TLSClientConfig: rest.TLSClientConfig{CAData: caData}}))
 	a, err := agentproc.Start(agentproc.Config{Binary: agentBinary, Dir: dir, Node: joining, Args: []string{
-		"--kubeconfig", filepath.Join(dir, "kubeconfig"), "--bootstrap-kubeconfig", bootstrap, "--client-ca-file", caFile,
+		"--kubeconfig", filepath.Join(dir, "kubeconfig"), "--bootstrap-kubeconfig", bootstrap, "--client-ca-file", kubeadmnode.CAFile,
 		"--node-ip", nodeIP.String(), "--address", nodeIP.String(),
 		"--provider", "process", "--process-allow-host-network", "--cgroup-root", cgrouptest.Root(t),
 		"--node-status-update-frequency", "2s", "-v", "2",
@@ -111,7 +112,7 @@ func (c *cluster) testJoin(t *testing.T) {
 	require.NotNil(t, cert, "no certificate in kubelet-client-current.pem")
 	assert.Equal(t, "system:node:"+joining, cert.Subject.CommonName)
 	assert.Equal(t, []string{"system:nodes"}, cert.Subject.Organization)
-	caPEM, err := os.ReadFile(caFile)
+	caPEM, err := os.ReadFile(kubeadmnode.CAFile)
 	require.NoError(t, err)
 	roots := x509.NewCertPool()
 	require.True(t, roots.AppendCertsFromPEM(caPEM))

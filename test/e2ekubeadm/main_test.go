@@ -8,6 +8,7 @@ import (
 
 	"github.com/vk-static/vk-static/test/support/agentproc"
 	"github.com/vk-static/vk-static/test/support/hostpaths"
+	"github.com/vk-static/vk-static/test/support/kubeadmnode"
 	"github.com/vk-static/vk-static/test/support/netns"
 )
 
@@ -19,27 +20,11 @@ var nodeIP = netns.NodeIP
 // of vk-static and vk-static-supervisor.
 const binDirEnv = "VK_STATIC_E2EKUBEADM_BIN"
 
-// masks are the machine's paths the child hides behind a tmpfs of its mount namespace: kubeadm
-// writes /etc/kubernetes (certificates, kubeconfigs, manifests) and etcd /var/lib/etcd whatever
-// it is told, /usr/local/sbin gets the links through which the containers' bare command names
-// resolve, and the agent makes the controller manager's /usr/libexec/kubernetes/… volume.
-// Each test mounts them again for itself (freshKubeadmPaths).
-var masks = []hostpaths.Tmpfs{
-	{Path: "/etc/kubernetes", Mode: 0o755, Size: "64m"},
-	// etcd preallocates its write-ahead log in 64 MB segments; 0700 as etcd wants its data
-	// directory.
-	{Path: "/var/lib/etcd", Mode: 0o700, Size: "1g"},
-	{Path: pathDir, Mode: 0o755, Size: "1m"},
-	// The controller manager's flex-volume directory, a hostPath of type DirectoryOrCreate in
-	// kubeadm's manifest: the agent would otherwise create it on the machine.
-	{Path: "/usr/libexec/kubernetes", Mode: 0o755, Size: "1m"},
-}
-
 // agentBinary is vk-static built with -race, with vk-static-supervisor beside it.
 var agentBinary string
 
 // TestMain builds the agent and runs the tests again in network and mount namespaces of their
-// own (test/support/netns), after creating the mount points of masks the machine lacks, which
+// own (test/support/netns), after creating the mount points of kubeadmnode.Masks the machine lacks, which
 // it removes once the child has ended. What the child left in its network namespace is killed
 // and fails the run.
 func TestMain(m *testing.M) {
@@ -51,11 +36,7 @@ func prepare() ([]string, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	paths := make([]string, len(masks))
-	for i, m := range masks {
-		paths[i] = m.Path
-	}
-	created := hostpaths.MissingDirs(paths)
+	created := hostpaths.MissingDirs(kubeadmnode.MaskPaths())
 	return []string{binDirEnv + "=" + filepath.Dir(agent)}, func() {
 		remove()
 		if err := hostpaths.RemoveDirs(created); err != nil {
@@ -71,7 +52,7 @@ func runChild(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2ekubeadm:", err)
 		return 1
 	}
-	if err := hostpaths.Mask(masks...); err != nil {
+	if err := hostpaths.Mask(kubeadmnode.Masks...); err != nil {
 		fmt.Fprintln(os.Stderr, "e2ekubeadm:", err)
 		return 1
 	}

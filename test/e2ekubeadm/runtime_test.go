@@ -24,6 +24,7 @@ import (
 	"github.com/vk-static/vk-static/test/support/agentproc"
 	"github.com/vk-static/vk-static/test/support/cgrouptest"
 	"github.com/vk-static/vk-static/test/support/hostpaths"
+	"github.com/vk-static/vk-static/test/support/kubeadmnode"
 	"github.com/vk-static/vk-static/test/support/kubeimages"
 	"github.com/vk-static/vk-static/test/support/testcontainerd"
 	"github.com/vk-static/vk-static/test/support/testimage"
@@ -35,7 +36,7 @@ import (
 type nodeRuntime interface {
 	// start prepares the runtime for t (stopped when t ends, after the agent) and returns the
 	// agent's provider flags.
-	start(t *testing.T, bins binaries) []string
+	start(t *testing.T, bins kubeadmnode.Binaries) []string
 	// workload is what runs the one container of p (a mirror: its status is the static pod's).
 	workload(t require.TestingT, c *cluster, p *corev1.Pod) workload
 	// checkMirror checks what the runtime shows in the status of a control-plane mirror.
@@ -67,11 +68,11 @@ func (w workload) String() string {
 }
 
 // processRuntime is --provider process: the containers are host processes under the agent's
-// supervisors, their commands the links linkIntoPath makes.
+// supervisors, their commands the links kubeadmnode.LinkIntoPath makes.
 type processRuntime struct{}
 
-func (processRuntime) start(t *testing.T, bins binaries) []string {
-	linkIntoPath(t, bins)
+func (processRuntime) start(t *testing.T, bins kubeadmnode.Binaries) []string {
+	require.NoError(t, kubeadmnode.LinkIntoPath(bins))
 	return []string{"--provider", "process", "--process-allow-host-network", "--cgroup-root", cgrouptest.Root(t)}
 }
 
@@ -128,7 +129,7 @@ type criRuntime struct {
 // once and copied twice (a tarball for ctr, containerd's content store).
 const importTimeout = 5 * time.Minute
 
-func (r *criRuntime) start(t *testing.T, _ binaries) []string {
+func (r *criRuntime) start(t *testing.T, _ kubeadmnode.Binaries) []string {
 	ctx, cancel := context.WithTimeout(context.Background(), importTimeout)
 	defer cancel()
 	// A bridge network: the runtime reports NetworkReady (the Node's Ready follows it, as the
@@ -257,17 +258,17 @@ func unboundPod(image string, command, args []string) *corev1.Pod {
 	}
 }
 
-// freshKubeadmPaths mounts a new tmpfs on each of kubeadm's paths (masks) for t, over the one
+// freshKubeadmPaths mounts a new tmpfs on each of kubeadm's paths (kubeadmnode.Masks) for t, over the one
 // TestMain mounted, and unmounts it when t ends: each test's kubeadm starts from empty
 // /etc/kubernetes and /var/lib/etcd, and nothing of one test's control plane reaches the next.
 // Registered first, the unmount runs last, once the test's agent and runtime are gone.
 func freshKubeadmPaths(t *testing.T) {
 	t.Helper()
-	require.NoError(t, hostpaths.Mask(masks...))
+	require.NoError(t, hostpaths.Mask(kubeadmnode.Masks...))
 	t.Cleanup(func() {
-		for i := len(masks) - 1; i >= 0; i-- {
-			if err := unix.Unmount(masks[i].Path, 0); err != nil {
-				t.Errorf("unmount the test's tmpfs on %s: %v", masks[i].Path, err)
+		for i := len(kubeadmnode.Masks) - 1; i >= 0; i-- {
+			if err := unix.Unmount(kubeadmnode.Masks[i].Path, 0); err != nil {
+				t.Errorf("unmount the test's tmpfs on %s: %v", kubeadmnode.Masks[i].Path, err)
 			}
 		}
 	})

@@ -36,13 +36,17 @@ const PathDir = "/usr/local/sbin"
 
 // Masks are the machine's paths the namespace hides behind a tmpfs of its own: kubeadm writes
 // /etc/kubernetes (certificates, kubeconfigs, manifests) and etcd /var/lib/etcd whatever it is
-// told, and PathDir gets the links through which the containers' bare command names resolve.
+// told, PathDir gets the links through which the containers' bare command names resolve, and
+// the agent makes the controller manager's /usr/libexec/kubernetes/… volume.
 var Masks = []hostpaths.Tmpfs{
 	{Path: KubernetesDir, Mode: 0o755, Size: "64m"},
 	// etcd preallocates its write-ahead log in 64 MB segments; 0700 as etcd wants its data
 	// directory.
 	{Path: "/var/lib/etcd", Mode: 0o700, Size: "1g"},
 	{Path: PathDir, Mode: 0o755, Size: "1m"},
+	// The controller manager's flex-volume directory, a hostPath of type DirectoryOrCreate in
+	// kubeadm's manifest: the agent would otherwise create it on the machine.
+	{Path: "/usr/libexec/kubernetes", Mode: 0o755, Size: "1m"},
 }
 
 // MaskPaths are the paths of Masks: what hostpaths.MissingDirs is asked about before the
