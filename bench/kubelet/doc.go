@@ -10,8 +10,9 @@
 // (node identity, node IP, root and certificate directories). The kubelet refuses a loopback
 // node IP, so it runs only in a network namespace with another address on lo (test/support/netns;
 // vkbench -peers kubelet puts the whole run there), and it writes a few host paths whatever
-// it is told (HostPaths), which MaskHostPaths hides behind tmpfs mounts in the run's own mount
-// namespace (MissingDirs and RemoveDirs take away the empty mount points it had to create).
+// it is told (HostPaths), which hostpaths.Mask hides behind tmpfs mounts in the run's own mount
+// namespace (hostpaths.MissingDirs and RemoveDirs take away the empty mount points it had to
+// create).
 // It leaves its root directory bind-mounted on itself: the bench detaches that
 // (internal/mounts) before the directory is removed.
 //

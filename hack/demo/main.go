@@ -57,7 +57,7 @@ func run(agent, dir, node string) error {
 		return errors.New("make demo runs as root: it makes network and mount namespaces of its own, and tmpfs mounts in them")
 	}
 	// The mount points kubeadm's paths need on the machine, made here and removed after.
-	created := hostpaths.MissingDirs(kubeadmnode.MaskPaths())
+	created := hostpaths.MissingDirs(hostpaths.Paths(kubeadmnode.Masks))
 	defer func() {
 		if err := hostpaths.RemoveDirs(created); err != nil {
 			fmt.Fprintln(os.Stderr, "demo: remove the mount points made for the tmpfs masks:", err)

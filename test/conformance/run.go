@@ -16,6 +16,7 @@ import (
 	"github.com/vk-static/vk-static/bench/kubelet"
 	"github.com/vk-static/vk-static/internal/mounts"
 	"github.com/vk-static/vk-static/test/support/childproc"
+	"github.com/vk-static/vk-static/test/support/hostpaths"
 	"github.com/vk-static/vk-static/test/support/testcontainerd"
 	"github.com/vk-static/vk-static/test/support/testimage"
 )
@@ -177,7 +178,7 @@ func Run(ctx context.Context, o Options) (_ *Result, err error) {
 
 	// The kubelet writes a few host paths whatever it is told: hidden behind tmpfs mounts
 	// of this mount namespace (the caller removes the directories created for them).
-	if err := kubelet.MaskHostPaths(kubelet.HostPaths); err != nil {
+	if err := hostpaths.Mask(kubelet.HostPaths...); err != nil {
 		return nil, err
 	}
 

@@ -36,7 +36,7 @@ func prepare() ([]string, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	created := hostpaths.MissingDirs(kubeadmnode.MaskPaths())
+	created := hostpaths.MissingDirs(hostpaths.Paths(kubeadmnode.Masks))
 	return []string{binDirEnv + "=" + filepath.Dir(agent)}, func() {
 		remove()
 		if err := hostpaths.RemoveDirs(created); err != nil {

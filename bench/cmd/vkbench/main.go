@@ -22,6 +22,7 @@ import (
 	"github.com/vk-static/vk-static/bench/kubelet"
 	"github.com/vk-static/vk-static/internal/mounts"
 	"github.com/vk-static/vk-static/test/support/agentproc"
+	"github.com/vk-static/vk-static/test/support/hostpaths"
 	"github.com/vk-static/vk-static/test/support/netns"
 	"github.com/vk-static/vk-static/test/support/testenv"
 )
@@ -85,9 +86,9 @@ func run(args []string) int {
 		// The kubelet's own paths on the machine are hidden there behind tmpfs mounts: the
 		// directories created for those mounts are removed once the namespace is gone.
 		if !netns.InChild() {
-			created := kubelet.MissingDirs(kubelet.HostPaths)
+			created := hostpaths.MissingDirs(hostpaths.Paths(kubelet.HostPaths))
 			code := runInNamespace(args)
-			if err := kubelet.RemoveDirs(created); err != nil {
+			if err := hostpaths.RemoveDirs(created); err != nil {
 				fmt.Fprintln(os.Stderr, "vkbench:", err)
 				code = max(code, 1)
 			}
@@ -97,7 +98,7 @@ func run(args []string) int {
 			fmt.Fprintln(os.Stderr, "vkbench:", err)
 			return 1
 		}
-		if err := kubelet.MaskHostPaths(kubelet.HostPaths); err != nil {
+		if err := hostpaths.Mask(kubelet.HostPaths...); err != nil {
 			fmt.Fprintln(os.Stderr, "vkbench:", err)
 			return 1
 		}

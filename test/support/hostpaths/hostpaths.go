@@ -23,6 +23,15 @@ type Tmpfs struct {
 	Size string
 }
 
+// Paths are the paths of masks: what MissingDirs is asked about before the namespace is made.
+func Paths(masks []Tmpfs) []string {
+	paths := make([]string, len(masks))
+	for i, m := range masks {
+		paths[i] = m.Path
+	}
+	return paths
+}
+
 // MissingDirs are, for each of paths that does not exist, its topmost missing ancestor (or
 // itself): what Mask will create on the machine's filesystem and RemoveDirs removes
 // afterwards. Call it before the run.

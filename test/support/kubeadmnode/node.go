@@ -49,16 +49,6 @@ var Masks = []hostpaths.Tmpfs{
 	{Path: "/usr/libexec/kubernetes", Mode: 0o755, Size: "1m"},
 }
 
-// MaskPaths are the paths of Masks: what hostpaths.MissingDirs is asked about before the
-// namespaces are made.
-func MaskPaths() []string {
-	paths := make([]string, len(Masks))
-	for i, m := range Masks {
-		paths[i] = m.Path
-	}
-	return paths
-}
-
 // Binaries are the programs a kubeadm node runs.
 type Binaries struct {
 	Kubeadm, Kubectl string

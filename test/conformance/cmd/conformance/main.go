@@ -24,6 +24,7 @@ import (
 
 	"github.com/vk-static/vk-static/bench/kubelet"
 	"github.com/vk-static/vk-static/test/conformance"
+	"github.com/vk-static/vk-static/test/support/hostpaths"
 	"github.com/vk-static/vk-static/test/support/netns"
 )
 
@@ -66,7 +67,7 @@ func run(args []string) int {
 	if !netns.InChild() {
 		// The kubelet's host paths are hidden behind tmpfs mounts in the child's mount
 		// namespace; the directories made for them on the machine go once it has ended.
-		created := kubelet.MissingDirs(kubelet.HostPaths)
+		created := hostpaths.MissingDirs(hostpaths.Paths(kubelet.HostPaths))
 		code, leftover, err := netns.Run(args)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "conformance:", err)
@@ -76,7 +77,7 @@ func run(args []string) int {
 			fmt.Fprintf(os.Stderr, "conformance: killed %d processes left in the run's network namespace: %v\n", len(leftover), leftover)
 			code = max(code, 1)
 		}
-		if err := kubelet.RemoveDirs(created); err != nil {
+		if err := hostpaths.RemoveDirs(created); err != nil {
 			fmt.Fprintln(os.Stderr, "conformance:", err)
 			code = max(code, 1)
 		}
