@@ -87,9 +87,9 @@ type Config struct {
 	// pod are brought up to date (the kubelet does it on each pod sync); default
 	// DefaultVolumeRefresh.
 	VolumeRefresh time.Duration
-	// StopPodsOnExit stops every pod's containers, with their grace periods, when Run returns;
-	// by default they keep running while the agent is stopped (restarted, upgraded) and the
-	// next agent takes them up again.
+	// StopPodsOnExit stops every pod's containers, with their grace periods, then its sandbox,
+	// when Run returns, as a reboot would; by default they keep running while the agent is
+	// stopped (restarted, upgraded) and the next agent takes them up again.
 	StopPodsOnExit bool
 	// RuntimeStatusPeriod is how often the health of a Runtime that reports it (health.Checker)
 	// is asked, and RuntimeStatusThreshold how long it may go without saying it is ready before

@@ -98,7 +98,7 @@ func (o *options) addProviderFlags(fs *pflag.FlagSet) {
 	fs.Int32Var(&p.ContainerLogMaxFiles, "container-log-max-files", p.ContainerLogMaxFiles, "The log files kept per container, the current one included.")
 	fs.StringToStringVar(&p.SystemReserved, "system-reserved", p.SystemReserved, "Resources kept for the system, subtracted from the Node's allocatable: cpu=500m,memory=1Gi,ephemeral-storage=1Gi.")
 	fs.StringToStringVar(&p.KubeReserved, "kube-reserved", p.KubeReserved, "Resources kept for the agent, subtracted from the Node's allocatable, as --system-reserved.")
-	fs.BoolVar(&p.StopPodsOnExit, "stop-pods-on-exit", p.StopPodsOnExit, "With --provider process: stop every container (with its grace period) when the agent stops. By default containers keep running while the agent is stopped, restarted or upgraded, and the next agent takes them up again.")
+	fs.BoolVar(&p.StopPodsOnExit, "stop-pods-on-exit", p.StopPodsOnExit, "With --provider process: stop every container (with its grace period), then its pod's sandbox, when the agent stops; the next agent runs the pods again in new sandboxes, as after a reboot. By default containers keep running while the agent is stopped, restarted or upgraded, and the next agent takes them up again.")
 }
 
 // applyCRIConfig applies a KubeletConfiguration's runtime and image GC fields.
