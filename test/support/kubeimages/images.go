@@ -4,9 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"debug/elf"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -113,31 +111,17 @@ func FindBinaries() (Binaries, error) {
 }
 
 // KubeadmBinDir is the directory of kubeadm and kube-scheduler: $VK_STATIC_KUBEADMBIN (the
-// Makefile exports it), else the Makefile's KUBEADMBIN, the user cache directory keyed by the
-// first 12 hex digits of test/e2ekubeadm/tools/go.sum's SHA-256, that file found by walking up
-// from the working directory (go test runs in the package's).
+// Makefile exports it), else the Makefile's KUBEADMBIN (testenv.ToolsCacheDir of
+// test/e2ekubeadm/tools).
 func KubeadmBinDir() (string, error) {
 	if dir := os.Getenv("VK_STATIC_KUBEADMBIN"); dir != "" {
 		return dir, nil
 	}
-	cache, err := os.UserCacheDir()
+	dir, err := testenv.ToolsCacheDir("test/e2ekubeadm/tools", "kubeadm")
 	if err != nil {
 		return "", fmt.Errorf("locate kubeadm's cache: %w (run make kubeadm-testbin, or set VK_STATIC_KUBEADMBIN)", err)
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := wd; ; d = filepath.Dir(d) {
-		sum, err := os.ReadFile(filepath.Join(d, "test", "e2ekubeadm", "tools", "go.sum"))
-		if err == nil {
-			h := sha256.Sum256(sum)
-			return filepath.Join(cache, "vk-static", "kubeadm", KubernetesVersion+"-"+hex.EncodeToString(h[:])[:12]), nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("locate kubeadm's cache: no test/e2ekubeadm/tools/go.sum above %s (run make kubeadm-testbin, or set VK_STATIC_KUBEADMBIN)", wd)
-		}
-	}
+	return dir, nil
 }
 
 // checkStatic fails unless p is an executable ELF file without a program interpreter (a

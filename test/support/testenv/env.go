@@ -119,9 +119,14 @@ func binDir(dir string) (string, error) {
 	return dir, nil
 }
 
-// defaultBinDir is the Makefile's TESTBIN: the user cache directory keyed by the first 12 hex
-// digits of hack/tools/go.sum's SHA-256, found by walking up from the working directory.
-func defaultBinDir() (string, error) {
+// defaultBinDir is the Makefile's TESTBIN (ToolsCacheDir of hack/tools).
+func defaultBinDir() (string, error) { return ToolsCacheDir("hack/tools", "testbin") }
+
+// ToolsCacheDir is where the Makefile builds the binaries of the tools module at module (a
+// slash-separated path from the repository's root): the user cache directory's
+// vk-static/<kind>/v1.36.3-<key>, key the first 12 hex digits of the module's go.sum's SHA-256,
+// that file found by walking up from the working directory (go test runs in the package's).
+func ToolsCacheDir(module, kind string) (string, error) {
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		return "", err
@@ -131,13 +136,13 @@ func defaultBinDir() (string, error) {
 		return "", err
 	}
 	for d := wd; ; d = filepath.Dir(d) {
-		sum, err := os.ReadFile(filepath.Join(d, "hack", "tools", "go.sum"))
+		sum, err := os.ReadFile(filepath.Join(d, filepath.FromSlash(module), "go.sum"))
 		if err == nil {
 			h := sha256.Sum256(sum)
-			return filepath.Join(cache, "vk-static", "testbin", "v1.36.3-"+hex.EncodeToString(h[:])[:12]), nil
+			return filepath.Join(cache, "vk-static", kind, "v1.36.3-"+hex.EncodeToString(h[:])[:12]), nil
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no hack/tools/go.sum above %s", wd)
+			return "", fmt.Errorf("no %s/go.sum above %s", module, wd)
 		}
 	}
 }
